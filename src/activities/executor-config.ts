@@ -1,0 +1,71 @@
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from '../shared/limits.js';
+
+/** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
+export interface ExecutorOptions {
+  /**
+   * Foreground timeout when a call gives none.
+   * @default DEFAULT_TIMEOUT_MS (2 minutes)
+   */
+  defaultTimeoutMs?: number;
+  /**
+   * Cap on a foreground timeout; a larger request is clamped to it.
+   * @default DEFAULT_MAX_TIMEOUT_MS (10 minutes)
+   */
+  maxTimeoutMs?: number;
+  /**
+   * Workdir for a call whose session has no cwd and that names none.
+   * @default the worker process's cwd
+   */
+  defaultWorkdir?: string;
+  /**
+   * Bytes of each stream kept in a result; the complete stream stays in its spill file.
+   * @default DEFAULT_OUTPUT_LIMIT_BYTES (30 KiB)
+   */
+  outputLimitBytes?: number;
+  /**
+   * Private directory (0700) for the spill files that hold each run's complete output.
+   * @default `<os tmpdir>/durable-bash-<uid>`
+   */
+  spillDir?: string;
+  /**
+   * Environment variables never passed to commands, on top of every `TEMPORAL_*` variable (the
+   * worker's own credentials).
+   * @default []
+   */
+  secretEnv?: string[];
+}
+
+export interface ExecutorConfig {
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  defaultWorkdir: string;
+  outputLimitBytes: number;
+  spillDir: string;
+  secretEnv: readonly string[];
+}
+
+export function compileExecutorOptions(options: ExecutorOptions = {}): ExecutorConfig {
+  const maxTimeoutMs = positive('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
+  const defaultTimeoutMs = Math.min(
+    positive('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
+    maxTimeoutMs,
+  );
+  const uid = process.getuid?.() ?? 'user';
+  return {
+    defaultTimeoutMs,
+    maxTimeoutMs,
+    defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
+    outputLimitBytes: positive('outputLimitBytes', options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES),
+    spillDir: path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`)),
+    secretEnv: options.secretEnv ?? [],
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`invalid ${name}: expected a positive number, got ${value}`);
+  }
+  return value;
+}

@@ -1,0 +1,21 @@
+import path from 'node:path';
+import type { BashTaskInput, CommandSpec } from '../shared/task.js';
+import type { ExecutorConfig } from './executor-config.js';
+
+/**
+ * Applies the worker's executor config to a request: the workdir default and the timeout's default
+ * and cap. A local activity, so the workflow learns the effective timeout before it sets its timer.
+ */
+export function createResolveCommand(config: ExecutorConfig) {
+  return async function resolveCommand(input: BashTaskInput): Promise<CommandSpec> {
+    const spec: CommandSpec = {
+      taskId: input.taskId,
+      command: input.command,
+      workdir: path.resolve(config.defaultWorkdir, input.workdir ?? '.'),
+      background: input.background,
+    };
+    if (!input.background)
+      spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
+    return spec;
+  };
+}

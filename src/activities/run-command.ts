@@ -1,0 +1,120 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
+import type { CommandOutcome, CommandProgress, CommandSpec } from '../shared/task.js';
+import type { ExecutorConfig } from './executor-config.js';
+import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
+import { createSpillFile, ensurePrivateDir, readTail, streamTail } from './spill-files.js';
+
+/** Failure types the command activity raises; none is worth a retry. */
+export const CommandFailureType = {
+  workdirNotFound: 'WorkdirNotFound',
+  spawnFailed: 'SpawnFailed',
+} as const;
+
+/**
+ * Runs one command to its end. Output goes to spill files; progress (pid, byte counts, bounded
+ * tails) is heartbeated. A cancellation the workflow requested (a kill or a timeout) ends the
+ * process group and still returns the outcome; any other cancellation (worker shutdown, the run
+ * closed) leaves the process alone.
+ */
+export function createRunCommand(config: ExecutorConfig) {
+  return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
+    const context = Context.current();
+    await assertWorkdir(spec.workdir);
+    await ensurePrivateDir(config.spillDir);
+    const files = {
+      stdout: path.join(config.spillDir, `${spec.taskId}.stdout`),
+      stderr: path.join(config.spillDir, `${spec.taskId}.stderr`),
+    };
+    const [stdoutFile, stderrFile] = await Promise.all([
+      createSpillFile(files.stdout),
+      createSpillFile(files.stderr),
+    ]);
+    const startedAtMs = Date.now();
+    let running: ReturnType<typeof spawnGroup>;
+    try {
+      running = spawnGroup({
+        command: spec.command,
+        cwd: spec.workdir,
+        env: commandEnv(config.secretEnv),
+        stdoutFd: stdoutFile.fd,
+        stderrFd: stderrFile.fd,
+      });
+    } finally {
+      await Promise.all([stdoutFile.close(), stderrFile.close()]);
+    }
+    const { child, exit } = running;
+    const pid = child.pid;
+    if (pid === undefined) {
+      const cause = await exit.then(
+        () => undefined,
+        (err: Error) => err,
+      );
+      throw ApplicationFailure.create({
+        type: CommandFailureType.spawnFailed,
+        message: `could not start bash: ${cause?.message ?? 'no pid'}`,
+        nonRetryable: true,
+      });
+    }
+
+    const progress = async (): Promise<CommandProgress> => {
+      const [stdout, stderr] = await Promise.all([
+        readTail(files.stdout, HEARTBEAT_TAIL_BYTES),
+        readTail(files.stderr, HEARTBEAT_TAIL_BYTES),
+      ]);
+      return { pid, startedAtMs, host: os.hostname(), stdout, stderr };
+    };
+    context.heartbeat(await progress());
+    const heartbeats = setInterval(() => {
+      progress().then(
+        (details) => context.heartbeat(details),
+        () => undefined, // A failed read is retried on the next tick.
+      );
+    }, HEARTBEAT_INTERVAL_MS);
+
+    // A kill or timeout from the workflow ends the group; any other cancellation (worker shutdown,
+    // the run closed) ends only this attempt and leaves the command running.
+    let killing = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    const leftRunning = context.cancelled.catch((err: unknown) => {
+      if (!context.cancellationDetails?.cancelRequested) throw err;
+      killing = true;
+      signalGroup(pid, 'SIGTERM');
+      graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+      return new Promise<never>(() => undefined);
+    });
+
+    try {
+      const { exitCode, signal } = await Promise.race([exit, leftRunning]);
+      // The leader is gone; after a kill, nothing it started may outlive it.
+      if (killing) signalGroup(pid, 'SIGKILL');
+      const [stdout, stderr] = await Promise.all([
+        streamTail(files.stdout, config.outputLimitBytes),
+        streamTail(files.stderr, config.outputLimitBytes),
+      ]);
+      if (!spec.background) {
+        // A foreground run keeps a spill file only when its result points at it.
+        if (!stdout.spillPath) await fs.rm(files.stdout, { force: true });
+        if (!stderr.spillPath) await fs.rm(files.stderr, { force: true });
+      }
+      return { exitCode, signal, stdout, stderr, host: os.hostname() };
+    } finally {
+      clearInterval(heartbeats);
+      clearTimeout(graceTimer);
+    }
+  };
+}
+
+async function assertWorkdir(workdir: string): Promise<void> {
+  const stat = await fs.stat(workdir).catch(() => undefined);
+  if (!stat?.isDirectory()) {
+    throw ApplicationFailure.create({
+      type: CommandFailureType.workdirNotFound,
+      message: `workdir does not exist or is not a directory: ${workdir}`,
+      nonRetryable: true,
+    });
+  }
+}

@@ -1,0 +1,151 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  type Client,
+  isGrpcDeadlineError,
+  ServiceError,
+  TimeoutFailure,
+  WorkflowFailedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+} from '@temporalio/client';
+import { TemporalUnreachableError } from '../errors.js';
+import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
+import { TaskStatus } from '../shared/task.js';
+import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { bashTask } from '../workflows/bash-task.js';
+import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
+import { newTaskId } from './task-id.js';
+
+export interface BashTasksOptions {
+  client: Client;
+  /** The task queue the command workers serve. @default DEFAULT_TASK_QUEUE */
+  taskQueue?: string;
+}
+
+export interface StartRequest {
+  command: string;
+  description: string;
+  /** Absolute, or relative to the worker's default workdir; absent for the worker's default. */
+  workdir?: string;
+  timeoutMs?: number;
+  background: boolean;
+  /** The agent session that owns the task; undefined for a task with no owner. */
+  owner?: string;
+}
+
+/** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
+export class RunAbortedError extends Error {
+  override readonly name = 'RunAbortedError';
+  constructor(readonly taskId: TaskId) {
+    super(`command aborted; task ${taskId} was stopped`);
+  }
+}
+
+/** Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`). */
+export class RunFailedError extends Error {
+  override readonly name = 'RunFailedError';
+  constructor(
+    readonly taskId: TaskId,
+    readonly status: typeof TaskStatus.failed | typeof TaskStatus.lost,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The client side of durable-bash tasks: each run is one `bashTask` workflow whose id is the task id. */
+export class BashTasks {
+  readonly client: Client;
+  readonly taskQueue: string;
+
+  constructor(options: BashTasksOptions) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  }
+
+  /** Starts a run; resolves once the server has accepted it. */
+  async start(request: StartRequest): Promise<TaskId> {
+    const taskId = newTaskId();
+    const input: BashTaskInput = {
+      taskId,
+      command: request.command,
+      description: request.description,
+      background: request.background,
+      ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
+      ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+    };
+    const typedSearchAttributes = [
+      { key: statusSearchAttribute, value: TaskStatus.running },
+      ...(request.owner !== undefined ? [{ key: ownerSearchAttribute, value: request.owner }] : []),
+    ];
+    try {
+      await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        this.client.workflow.start(bashTask, {
+          workflowId: taskId,
+          taskQueue: this.taskQueue,
+          args: [input],
+          typedSearchAttributes,
+          memo: {
+            command: request.command,
+            description: request.description,
+            workdir: request.workdir ?? null,
+          },
+          staticSummary: request.description,
+          staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
+          workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        }),
+      );
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+    return taskId;
+  }
+
+  /** Waits for a run's result. Aborting `signal` stops the run (its process group is killed). */
+  async result(taskId: TaskId, signal?: AbortSignal): Promise<BashTaskResult> {
+    const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
+    const abort = new AbortController();
+    const onAbort = () => abort.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (signal?.aborted) abort.abort();
+      return await this.client.withAbortSignal(abort.signal, () => handle.result());
+    } catch (err) {
+      if (abort.signal.aborted) {
+        await handle.cancel();
+        throw new RunAbortedError(taskId);
+      }
+      if (err instanceof WorkflowFailedError) throw runFailure(taskId, err);
+      throw this.unreachable(err) ?? err;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private unreachable(err: unknown): TemporalUnreachableError | undefined {
+    const cause = err instanceof ServiceError ? err.cause : err;
+    const code = (cause as { code?: unknown } | undefined)?.code;
+    // gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): no server answered in time.
+    if (code === 14 || code === 4 || isGrpcDeadlineError(cause)) {
+      return new TemporalUnreachableError(clientAddress(this.client), firstLine(cause));
+    }
+    return undefined;
+  }
+}
+
+function runFailure(taskId: TaskId, err: WorkflowFailedError): RunFailedError {
+  const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
+  if (activity?.cause instanceof TimeoutFailure) {
+    return new RunFailedError(
+      taskId,
+      TaskStatus.lost,
+      `task ${taskId} was lost: its worker stopped answering`,
+    );
+  }
+  const reason =
+    activity?.cause instanceof ApplicationFailure ? activity.cause.message : firstLine(err.cause ?? err);
+  return new RunFailedError(taskId, TaskStatus.failed, reason);
+}

@@ -1,0 +1,31 @@
+/** durable-bash: bash, bash_output and bash_kill for AI agents, where every command run is a Temporal workflow. */
+export type { ExecutorOptions } from './activities/index.js';
+export {
+  BashTasks,
+  type BashTasksOptions,
+  RunAbortedError,
+  RunFailedError,
+  type StartRequest,
+} from './client/bash-tasks.js';
+export { connectClient, resolveTarget, type TemporalTarget } from './client/connect.js';
+export { registerSearchAttributes } from './client/search-attributes.js';
+export {
+  InvalidArgumentsError,
+  isInvalidArgumentsError,
+  isTemporalUnreachableError,
+  TemporalUnreachableError,
+} from './errors.js';
+export * from './shared/limits.js';
+export {
+  ownerSearchAttribute,
+  searchAttributeNames,
+  statusSearchAttribute,
+} from './shared/search-attributes.js';
+export type { BashTaskInput, BashTaskResult, CommandOutcome, StreamTail, TaskId } from './shared/task.js';
+export { TaskStatus } from './shared/task.js';
+export { DEFAULT_TASK_QUEUE } from './shared/task-queues.js';
+export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
+export { renderRun } from './tools/render.js';
+export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';
+export { type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
+export { bundleWorkflows } from './worker/workflow-bundle.js';

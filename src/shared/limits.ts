@@ -1,0 +1,22 @@
+/** Limits and cadences shared by the workflow, the activities and the tools. Units are in the names. */
+
+/** Time a process group gets between SIGTERM and SIGKILL. */
+export const KILL_GRACE_MS = 2_000;
+
+/** How often the command activity reports progress (and so learns of a cancellation). */
+export const HEARTBEAT_INTERVAL_MS = 200;
+
+/** Without a heartbeat for this long the server deems the command activity's worker gone. */
+export const HEARTBEAT_TIMEOUT_MS = 20_000;
+
+/** Bytes of each stream's tail carried in a heartbeat, for readers while the command runs. */
+export const HEARTBEAT_TAIL_BYTES = 16 * 1024;
+
+/** Default bytes of each stream kept in a result; the rest is only in the spill file. */
+export const DEFAULT_OUTPUT_LIMIT_BYTES = 30 * 1024;
+
+/** Default foreground timeout when the call gives none. */
+export const DEFAULT_TIMEOUT_MS = 2 * 60_000;
+
+/** Default cap on a foreground timeout. */
+export const DEFAULT_MAX_TIMEOUT_MS = 10 * 60_000;

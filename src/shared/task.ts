@@ -1,0 +1,78 @@
+/**
+ * The shapes that cross the boundary between the tools, the workflow and the command activity.
+ * Plain data only: everything here travels as a Temporal payload.
+ */
+
+/** A task id doubles as its workflow id: `bash-` and a random UUID, unique across restarts and fleets. */
+export type TaskId = string & { readonly __brand: 'TaskId' };
+
+export const TaskStatus = {
+  running: 'running',
+  completed: 'completed',
+  killed: 'killed',
+  /** The command could not be run (no such workdir, bash would not start). */
+  failed: 'failed',
+  /** The worker running the command stopped answering. */
+  lost: 'lost',
+} as const;
+export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
+
+/** What the tool asks for; the worker's executor config fills in what is left open. */
+export interface BashTaskInput {
+  taskId: TaskId;
+  command: string;
+  description: string;
+  /** Absolute, or undefined to use the worker's default workdir (else the worker's cwd). */
+  workdir?: string;
+  /** Requested foreground timeout; the worker applies its default and cap. Ignored in the background. */
+  timeoutMs?: number;
+  background: boolean;
+}
+
+/** The run as the worker resolved it against its executor config. */
+export interface CommandSpec {
+  taskId: TaskId;
+  command: string;
+  workdir: string;
+  /** Undefined for a background run: no timeout applies. */
+  timeoutMs?: number;
+  background: boolean;
+}
+
+/** The end of one output stream, plus where its complete copy lives when the tail is not all of it. */
+export interface StreamTail {
+  /** Total bytes the command wrote to this stream. */
+  bytes: number;
+  /** The last bytes of the stream (at most the in-result limit), decoded as UTF-8. */
+  tail: string;
+  /** The complete stream on the worker host; set only when `tail` is not the whole stream. */
+  spillPath?: string;
+}
+
+/** How a command's process ended, as the command activity observed it. */
+export interface CommandOutcome {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: StreamTail;
+  stderr: StreamTail;
+  /** The worker's hostname, so a reader on another host knows a spill path is not for it. */
+  host: string;
+}
+
+/** The workflow's result: the outcome plus why the run was stopped, if it was. */
+export interface BashTaskResult extends CommandOutcome {
+  /** Set when the foreground timeout fired, whatever the process did afterwards. */
+  timedOutAfterMs?: number;
+}
+
+/**
+ * What the command activity heartbeats while the command runs: cumulative, never deltas, so the
+ * latest details alone tell a reader everything (the server keeps only the latest).
+ */
+export interface CommandProgress {
+  pid: number;
+  startedAtMs: number;
+  host: string;
+  stdout: { bytes: number; tail: string };
+  stderr: { bytes: number; tail: string };
+}

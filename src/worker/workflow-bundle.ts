@@ -1,0 +1,22 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type BundleOptions, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+
+/** The workflows' entry module: the compiled `.js` in a build, the `.ts` source under a TS loader. */
+export function workflowsPath(): string {
+  const compiled = fileURLToPath(new URL('../workflows/index.js', import.meta.url));
+  return existsSync(compiled) ? compiled : fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+}
+
+/** Lets the bundler follow the `.js` specifiers that ESM TypeScript writes for `.ts` files. */
+export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
+  webpackConfigHook: (config) => {
+    config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+    return config;
+  },
+};
+
+/** Bundles the workflows once, for processes that start many workers (tests, benchmarks). */
+export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions });
+}

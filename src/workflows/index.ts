@@ -1,0 +1,1 @@
+export { bashTask } from './bash-task.js';

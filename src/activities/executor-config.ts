@@ -30,6 +30,12 @@ export interface ExecutorOptions {
    */
   spillDir?: string;
   /**
+   * The task queue whose workers run this worker's commands, for commands that run on another host
+   * or in a sandbox; the workflow side stays here.
+   * @default the worker's own task queue
+   */
+  commandTaskQueue?: string;
+  /**
    * Environment variables never passed to commands, on top of every `TEMPORAL_*` variable (the
    * worker's own credentials).
    * @default []
@@ -44,9 +50,10 @@ export interface ExecutorConfig {
   outputLimitBytes: number;
   spillDir: string;
   secretEnv: readonly string[];
+  commandTaskQueue: string;
 }
 
-export function compileExecutorOptions(options: ExecutorOptions = {}): ExecutorConfig {
+export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
   const maxTimeoutMs = positive('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
   const defaultTimeoutMs = Math.min(
     positive('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
@@ -60,6 +67,7 @@ export function compileExecutorOptions(options: ExecutorOptions = {}): ExecutorC
     outputLimitBytes: positive('outputLimitBytes', options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES),
     spillDir: path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`)),
     secretEnv: options.secretEnv ?? [],
+    commandTaskQueue: options.commandTaskQueue ?? taskQueue,
   };
 }
 

@@ -13,6 +13,7 @@ export function createResolveCommand(config: ExecutorConfig) {
       command: input.command,
       workdir: path.resolve(config.defaultWorkdir, input.workdir ?? '.'),
       background: input.background,
+      taskQueue: config.commandTaskQueue,
     };
     if (!input.background)
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);

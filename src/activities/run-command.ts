@@ -3,16 +3,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
-import type { CommandOutcome, CommandProgress, CommandSpec } from '../shared/task.js';
+import {
+  type CommandOutcome,
+  type CommandProgress,
+  type CommandSpec,
+  RunFailureType,
+} from '../shared/task.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
 import { createSpillFile, ensurePrivateDir, readTail, streamTail } from './spill-files.js';
-
-/** Failure types the command activity raises; none is worth a retry. */
-export const CommandFailureType = {
-  workdirNotFound: 'WorkdirNotFound',
-  spawnFailed: 'SpawnFailed',
-} as const;
 
 /**
  * Runs one command to its end. Output goes to spill files; progress (pid, byte counts, bounded
@@ -54,7 +53,7 @@ export function createRunCommand(config: ExecutorConfig) {
         (err: Error) => err,
       );
       throw ApplicationFailure.create({
-        type: CommandFailureType.spawnFailed,
+        type: RunFailureType.spawnFailed,
         message: `could not start bash: ${cause?.message ?? 'no pid'}`,
         nonRetryable: true,
       });
@@ -112,7 +111,7 @@ async function assertWorkdir(workdir: string): Promise<void> {
   const stat = await fs.stat(workdir).catch(() => undefined);
   if (!stat?.isDirectory()) {
     throw ApplicationFailure.create({
-      type: CommandFailureType.workdirNotFound,
+      type: RunFailureType.workdirNotFound,
       message: `workdir does not exist or is not a directory: ${workdir}`,
       nonRetryable: true,
     });

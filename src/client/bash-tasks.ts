@@ -12,7 +12,7 @@ import {
 import { TemporalUnreachableError } from '../errors.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
-import { TaskStatus } from '../shared/task.js';
+import { RunFailureType, TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
@@ -145,7 +145,11 @@ function runFailure(taskId: TaskId, err: WorkflowFailedError): RunFailedError {
       `task ${taskId} was lost: its worker stopped answering`,
     );
   }
-  const reason =
-    activity?.cause instanceof ApplicationFailure ? activity.cause.message : firstLine(err.cause ?? err);
-  return new RunFailedError(taskId, TaskStatus.failed, reason);
+  if (activity?.cause instanceof ApplicationFailure) {
+    return new RunFailedError(taskId, TaskStatus.failed, activity.cause.message);
+  }
+  if (err.cause instanceof ApplicationFailure && err.cause.type === RunFailureType.neverStarted) {
+    return new RunFailedError(taskId, TaskStatus.lost, err.cause.message);
+  }
+  return new RunFailedError(taskId, TaskStatus.failed, firstLine(err.cause ?? err));
 }

@@ -17,6 +17,14 @@ export const TaskStatus = {
 } as const;
 export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
 
+/** Failure types a run can end with; none is worth a retry. */
+export const RunFailureType = {
+  workdirNotFound: 'WorkdirNotFound',
+  spawnFailed: 'SpawnFailed',
+  /** The foreground timeout fired before any worker took the command. */
+  neverStarted: 'NeverStarted',
+} as const;
+
 /** What the tool asks for; the worker's executor config fills in what is left open. */
 export interface BashTaskInput {
   taskId: TaskId;
@@ -37,6 +45,8 @@ export interface CommandSpec {
   /** Undefined for a background run: no timeout applies. */
   timeoutMs?: number;
   background: boolean;
+  /** Where the command activity runs. */
+  taskQueue: string;
 }
 
 /** The end of one output stream, plus where its complete copy lives when the tail is not all of it. */

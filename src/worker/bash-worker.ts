@@ -28,11 +28,12 @@ export function createBashWorker(options: BashWorkerOptions): Promise<Worker> {
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : { workflowsPath: workflowsPath(), bundlerOptions };
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   return Worker.create({
     connection: options.connection,
     namespace: options.namespace ?? 'default',
-    taskQueue: options.taskQueue ?? DEFAULT_TASK_QUEUE,
-    activities: createCommandActivities(options.executor),
+    taskQueue,
+    activities: createCommandActivities(options.executor ?? {}, taskQueue),
     ...workflows,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
     // Heartbeats carry live output and bring back cancellations, so they are not held back.

@@ -1,7 +1,9 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
+  ApplicationFailure,
   CancellationScope,
+  isCancellation,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -12,7 +14,7 @@ import type { CommandActivities } from '../activities/index.js';
 import { HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, CommandOutcome, CommandSpec } from '../shared/task.js';
-import { TaskStatus } from '../shared/task.js';
+import { RunFailureType, TaskStatus } from '../shared/task.js';
 
 const { resolveCommand } = proxyLocalActivities<CommandActivities>({
   // Pure arithmetic on the worker's config.
@@ -24,6 +26,7 @@ const BACKGROUND_RUN_LIMIT = '365 days';
 
 function commandActivity(spec: CommandSpec) {
   return proxyActivities<CommandActivities>({
+    taskQueue: spec.taskQueue,
     // A foreground run ends by its timeout, then by SIGKILL after the grace period; the rest is slack.
     startToCloseTimeout:
       spec.timeoutMs === undefined
@@ -68,6 +71,15 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     setStatus(endStatus(result));
     return result;
   } catch (err) {
+    if (timedOutAfterMs !== undefined && isCancellation(err)) {
+      // The timer fired and the cancellation came back without an outcome: no worker ever ran it.
+      setStatus(TaskStatus.lost);
+      throw ApplicationFailure.create({
+        type: RunFailureType.neverStarted,
+        message: `task ${spec.taskId} timed out after ${timedOutAfterMs}ms before any worker started the command`,
+        nonRetryable: true,
+      });
+    }
     setStatus(isWorkerLoss(err) ? TaskStatus.lost : TaskStatus.failed);
     throw err;
   } finally {

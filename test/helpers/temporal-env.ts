@@ -4,6 +4,7 @@
  * missing binary fails the run with the command that fixes it; it never falls back or skips.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { registerSearchAttributes } from '../../src/client/search-attributes.js';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 
@@ -31,8 +32,11 @@ export async function createDevServerEnv(): Promise<TestWorkflowEnvironment> {
   });
 }
 
-export function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
-  return TestWorkflowEnvironment.createTimeSkipping({
+/** A time-skipping test server for this test file, with durable-bash's search attributes registered. */
+export async function createTimeSkippingEnv(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: executable(TemporalBinary.testServer) },
   });
+  await registerSearchAttributes(env.connection, env.namespace ?? 'default');
+  return env;
 }

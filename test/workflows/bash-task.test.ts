@@ -1,0 +1,76 @@
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks, RunFailedError } from '../../src/client/bash-tasks.js';
+import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import type { TaskId } from '../../src/shared/task.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let hostDown: RunningWorker;
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  worker = await startBashWorker(env);
+  // Routes its commands to a task queue no worker serves: a command host that is down.
+  hostDown = await startBashWorker(env, { commandTaskQueue: `down-${Date.now()}` });
+});
+
+afterAll(async () => {
+  await Promise.all([worker?.stop(), hostDown?.stop()]);
+  await env?.teardown();
+});
+
+async function status(taskId: TaskId): Promise<string | undefined> {
+  const description = await env.client.workflow.getHandle(taskId).describe();
+  return description.typedSearchAttributes.get(statusSearchAttribute);
+}
+
+describe('bashTask status', () => {
+  it('is running while the command runs, then completed', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const taskId = await tasks.start({ command: 'sleep 1', description: 'Sleep', background: false });
+    expect(await status(taskId)).toBe('running');
+    await tasks.result(taskId);
+    expect(await status(taskId)).toBe('completed');
+  });
+
+  it('is killed for a signal death', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const taskId = await tasks.start({ command: 'kill -TERM $$', description: 'Die', background: false });
+    expect((await tasks.result(taskId)).signal).toBe('SIGTERM');
+    expect(await status(taskId)).toBe('killed');
+  });
+
+  it('is failed when the command cannot start', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const taskId = await tasks.start({
+      command: 'true',
+      description: 'Nothing',
+      background: false,
+      workdir: '/nope',
+    });
+    await expect(tasks.result(taskId)).rejects.toThrow(RunFailedError);
+    expect(await status(taskId)).toBe('failed');
+  });
+});
+
+describe('bashTask timeout without a command worker', () => {
+  it('ends a foreground run at its timeout when no worker takes the command, and marks it lost', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: hostDown.taskQueue });
+    const taskId = await tasks.start({
+      command: 'echo hi',
+      description: 'Say hi',
+      background: false,
+      timeoutMs: 500,
+    });
+    const failure = await tasks.result(taskId).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(RunFailedError);
+    expect((failure as RunFailedError).status).toBe('lost');
+    expect((failure as Error).message).toBe(
+      `task ${taskId} timed out after 500ms before any worker started the command`,
+    );
+    expect(await status(taskId)).toBe('lost');
+  });
+});

@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/quiet-runtime.ts'],
     // Each file starts its own Temporal server; two cores run two files at a time comfortably.
     maxWorkers: 2,
     testTimeout: 60_000,

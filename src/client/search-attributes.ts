@@ -1,5 +1,5 @@
 import type { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 
 /** gRPC ALREADY_EXISTS: the attributes were registered before, which is what we want. */
@@ -7,7 +7,7 @@ const ALREADY_EXISTS = 6;
 
 /** Registers durable-bash's custom search attributes on a namespace as Keyword; idempotent. */
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
-  const keyword = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+  const keyword = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   try {
     await connection.operatorService.addSearchAttributes({
       namespace,

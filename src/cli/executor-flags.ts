@@ -1,0 +1,31 @@
+import type { Command } from 'commander';
+import type { ExecutorOptions } from '../activities/index.js';
+import { positiveInt } from './options.js';
+
+/** Flags for a worker's executor config (timeouts, workdir, output limit, spill directory). */
+export function withExecutorOptions(command: Command): Command {
+  return command
+    .option('--workdir <dir>', "default workdir for commands (default: the worker's cwd)")
+    .option('--default-timeout-ms <ms>', 'foreground timeout when a call gives none', positiveInt)
+    .option('--max-timeout-ms <ms>', 'cap on a foreground timeout', positiveInt)
+    .option('--output-limit-bytes <n>', 'bytes of each stream kept in a result', positiveInt)
+    .option('--spill-dir <dir>', 'private directory for complete output files');
+}
+
+export interface ExecutorFlags {
+  workdir?: string;
+  defaultTimeoutMs?: number;
+  maxTimeoutMs?: number;
+  outputLimitBytes?: number;
+  spillDir?: string;
+}
+
+export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
+  return {
+    ...(flags.workdir !== undefined ? { defaultWorkdir: flags.workdir } : {}),
+    ...(flags.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: flags.defaultTimeoutMs } : {}),
+    ...(flags.maxTimeoutMs !== undefined ? { maxTimeoutMs: flags.maxTimeoutMs } : {}),
+    ...(flags.outputLimitBytes !== undefined ? { outputLimitBytes: flags.outputLimitBytes } : {}),
+    ...(flags.spillDir !== undefined ? { spillDir: flags.spillDir } : {}),
+  };
+}

@@ -1,0 +1,31 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+
+/** Adds the options every server-facing command shares: --address, --namespace, --task-queue. */
+export function withServerOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option('--address <host:port>', 'Temporal frontend address')
+        .env('TEMPORAL_ADDRESS')
+        .default('localhost:7233'),
+    )
+    .addOption(
+      new Option('--namespace <name>', 'Temporal namespace').env('TEMPORAL_NAMESPACE').default('default'),
+    )
+    .addOption(
+      new Option('--task-queue <name>', 'task queue the command workers serve').default(DEFAULT_TASK_QUEUE),
+    );
+}
+
+export interface ServerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+}
+
+export function positiveInt(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed <= 0)
+    throw new InvalidArgumentError(`expected a positive integer, got ${value}`);
+  return parsed;
+}

@@ -1,0 +1,160 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+// The CLI as users run it: the built bin (npm test builds first), in a child process.
+const BIN = path.resolve('dist/cli/main.js');
+const execFileAsync = promisify(execFile);
+
+async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
+  try {
+    const { stdout, stderr } = await execFileAsync('node', [BIN, ...args], {
+      env: { ...process.env, ...env },
+    });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('durable-bash run', () => {
+  let env: TestWorkflowEnvironment;
+  let worker: RunningWorker;
+
+  beforeAll(async () => {
+    env = await createDevServerEnv();
+    worker = await startBashWorker(env);
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await env?.teardown();
+  });
+
+  it('prints exactly what the model sees and exits 0 for a result, even a non-zero exit', async () => {
+    const result = await cli([
+      'run',
+      '--address',
+      env.address,
+      '--task-queue',
+      worker.taskQueue,
+      '--',
+      'echo hi; echo err >&2; exit 3',
+    ]);
+    expect(result).toEqual({ code: 0, stdout: 'hi\n[stderr]\nerr\n[exit code: 3]\n', stderr: '' });
+  });
+
+  it('takes the address from TEMPORAL_ADDRESS and passes --timeout-ms and --workdir', async () => {
+    const result = await cli(
+      [
+        'run',
+        '--task-queue',
+        worker.taskQueue,
+        '--timeout-ms',
+        '300',
+        '--workdir',
+        '/tmp',
+        '--',
+        'pwd; sleep 10',
+      ],
+      { TEMPORAL_ADDRESS: env.address },
+    );
+    expect(result).toEqual({
+      code: 0,
+      stdout: '/tmp\n[timed out after 300ms]\n[killed by signal: SIGTERM]\n',
+      stderr: '',
+    });
+  });
+
+  it('exits 1 with the error line for an error result', async () => {
+    const result = await cli([
+      'run',
+      '--address',
+      env.address,
+      '--task-queue',
+      worker.taskQueue,
+      '--workdir',
+      '/nope',
+      '--',
+      'true',
+    ]);
+    expect(result).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'workdir does not exist or is not a directory: /nope\n',
+    });
+  });
+
+  it('says in one line, within seconds, that an unreachable server is unreachable', async () => {
+    const started = Date.now();
+    const result = await cli(['run', '--address', '127.0.0.1:1', '--', 'echo hi']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^durable-bash: Temporal is unreachable at 127\.0\.0\.1:1: [^\n]+\n$/);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  });
+});
+
+describe('durable-bash dev', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dev-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const address = `127.0.0.1:${port}`;
+
+  function startDev(): { child: ChildProcess; ready: Promise<string> } {
+    const child = spawn('node', [BIN, 'dev', '--port', String(port), '--ui-port', String(port + 1)], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    const ready = new Promise<string>((resolve, reject) => {
+      child.stdout?.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('Ctrl-C stops')) resolve(out);
+      });
+      child.once('exit', (code) => reject(new Error(`dev exited early with ${code}: ${out}`)));
+    });
+    return { child, ready };
+  }
+
+  async function stop(child: ChildProcess): Promise<number | null> {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    return exited;
+  }
+
+  it('serves commands, stops cleanly on Ctrl-C, and keeps its state across a restart', async () => {
+    const first = startDev();
+    const banner = await first.ready;
+    expect(banner).toContain(`Temporal gRPC:  ${address}`);
+    expect(banner).toContain(`Temporal UI:    http://127.0.0.1:${port + 1}`);
+    const result = await cli(['run', '--address', address, '--', 'echo from dev']);
+    expect(result).toEqual({ code: 0, stdout: 'from dev\n', stderr: '' });
+    expect(await stop(first.child)).toBe(0);
+    expect(await serverProcesses(port)).toEqual([]);
+
+    const second = startDev();
+    await second.ready;
+    const connection = await Connection.connect({ address });
+    try {
+      const count = await new Client({ connection }).workflow.count(`WorkflowType = 'bashTask'`);
+      expect(count.count).toBe(1);
+    } finally {
+      await connection.close();
+      expect(await stop(second.child)).toBe(0);
+    }
+    expect(await serverProcesses(port)).toEqual([]);
+  }, 120_000);
+});
+
+async function serverProcesses(port: number): Promise<string[]> {
+  const { stdout } = await execFileAsync('ps', ['-eo', 'args']);
+  return stdout.split('\n').filter((line) => line.includes('start-dev') && line.includes(`--port ${port}`));
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { presentBashCall, presentBashResult } from '../../src/tools/present.js';
+import type { ToolResult } from '../../src/tools/types.js';
+
+const text = (value: string, isError = false): ToolResult =>
+  isError
+    ? { content: [{ type: 'text', text: value }], isError: true }
+    : { content: [{ type: 'text', text: value }] };
+
+describe('presentBashCall', () => {
+  it('shows a foreground run as a terminal card titled with the exact command', () => {
+    expect(presentBashCall({ command: 'ls -la src', description: 'List sources' })).toEqual({
+      card: 'terminal',
+      title: 'ls -la src',
+      description: 'List sources',
+    });
+  });
+
+  it("carries the model's workdir as the terminal cwd, as given", () => {
+    expect(presentBashCall({ command: 'make', description: 'Build', workdir: 'pkg/a' })).toEqual({
+      card: 'terminal',
+      title: 'make',
+      description: 'Build',
+      cwd: 'pkg/a',
+    });
+  });
+
+  it('shows a background run as a generic execute card with the description as text', () => {
+    expect(
+      presentBashCall({ command: 'npm test', description: 'Run tests', run_in_background: true }),
+    ).toEqual({
+      card: 'generic',
+      title: 'npm test',
+      kind: 'execute',
+      rawInput: 'npm test',
+      content: [{ type: 'text', text: 'Run tests' }],
+    });
+  });
+
+  it.each([
+    [undefined],
+    [null],
+    ['ls'],
+    [{ cmd: 'ls' }],
+    [{ command: 'ls', description: 'd', extra: 1 }],
+    [[1, 2]],
+  ])('falls back to a generic card for %j without throwing', (args) => {
+    expect(presentBashCall(args)).toEqual({
+      card: 'generic',
+      title: 'bash',
+      kind: 'execute',
+      rawInput: args,
+    });
+  });
+});
+
+describe('presentBashResult', () => {
+  const call = { command: 'make', description: 'Build' };
+
+  it('parses the exit code of a finished foreground run back from its final marker line', () => {
+    expect(presentBashResult(call, text('out\n[stderr]\nerr\n[exit code: 3]'))).toEqual({
+      card: 'terminal',
+      output: 'out\n[stderr]\nerr',
+      exitCode: 3,
+    });
+  });
+
+  it('parses a signal death', () => {
+    expect(
+      presentBashResult(call, text('(no output)\n[timed out after 5ms]\n[killed by signal: SIGTERM]')),
+    ).toEqual({
+      card: 'terminal',
+      output: '(no output)\n[timed out after 5ms]',
+      signal: 'SIGTERM',
+    });
+  });
+
+  it('reports exit code 0 when no status marker ends the text', () => {
+    expect(presentBashResult(call, text('hello\n'))).toEqual({
+      card: 'terminal',
+      output: 'hello\n',
+      exitCode: 0,
+    });
+  });
+
+  it('fences a background acknowledgement as console text', () => {
+    expect(
+      presentBashResult({ ...call, run_in_background: true }, text('started background task bash-1')),
+    ).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\nstarted background task bash-1\n```' }],
+    });
+  });
+
+  it('fences an error result as console text, with no exit pill', () => {
+    expect(presentBashResult(call, text('command aborted; task bash-1 was stopped', true))).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\ncommand aborted; task bash-1 was stopped\n```' }],
+    });
+  });
+
+  it('never throws on malformed arguments or results', () => {
+    expect(presentBashResult(42, text('x'))).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\nx\n```' }],
+    });
+    expect(presentBashResult(call, {} as ToolResult)).toEqual({ card: 'terminal', output: '', exitCode: 0 });
+    expect(presentBashResult(call, { content: [null, { type: 'text' }] } as unknown as ToolResult)).toEqual({
+      card: 'terminal',
+      output: '\n',
+      exitCode: 0,
+    });
+  });
+});

@@ -1,6 +1,8 @@
+import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { ExecutorOptions } from '../activities/index.js';
 import { type DevServerOptions, ensureTemporalCli, startDevServer } from '../dev-server/dev-server.js';
+import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
 
 export interface DevFlags extends DevServerOptions {
@@ -25,15 +27,17 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
     try {
       const worker = await createBashWorker({ connection, taskQueue: flags.taskQueue, executor });
       const running = worker.run();
-      const queueFlag = flags.taskQueue === 'durable-bash' ? '' : ` --task-queue ${flags.taskQueue}`;
+      const runFlags = [
+        server.address === '127.0.0.1:7233' ? '' : ` --address ${server.address}`,
+        flags.taskQueue === DEFAULT_TASK_QUEUE ? '' : ` --task-queue ${flags.taskQueue}`,
+      ].join('');
       process.stdout.write(
         [
           'durable-bash dev is running',
           `  Temporal gRPC:  ${server.address}`,
           `  Temporal UI:    ${server.uiAddress}`,
           `  task queue:     ${flags.taskQueue}`,
-          '  try:           ',
-          `    npx durable-bash run --address ${server.address}${queueFlag} -- 'echo hi; echo err >&2; exit 3'`,
+          `  try:            ${selfInvocation()} run${runFlags} -- 'echo hi; echo err >&2; exit 3'`,
           'Ctrl-C stops the worker and the server.',
           '',
         ].join('\n'),
@@ -47,4 +51,11 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
     await server.stop();
     log('stopped');
   }
+}
+
+/** How the user can call this CLI again: the installed bin, or node with this script's path. */
+function selfInvocation(): string {
+  const script = process.argv[1] ?? '';
+  if (path.basename(script) !== 'main.js') return 'durable-bash';
+  return `node ${path.relative(process.cwd(), script) || script}`;
 }

@@ -1,6 +1,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type BundleOptions, bundleWorkflowCode, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import {
+  type BundleOptions,
+  bundleWorkflowCode,
+  type Logger,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
 
 /** The workflows' entry module: the compiled `.js` in a build, the `.ts` source under a TS loader. */
 export function workflowsPath(): string {
@@ -17,6 +22,10 @@ export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
 };
 
 /** Bundles the workflows once, for processes that start many workers (tests, benchmarks). */
-export function bundleWorkflows(): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions });
+export function bundleWorkflows(logger?: Logger): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: workflowsPath(),
+    ...bundlerOptions,
+    ...(logger ? { logger } : {}),
+  });
 }

@@ -39,16 +39,11 @@ describe('durable-bash run', () => {
     await env?.teardown();
   });
 
+  const runOnWorker = (...args: string[]) =>
+    cli(['run', '--address', env.address, '--task-queue', worker.taskQueue, ...args]);
+
   it('prints exactly what the model sees and exits 0 for a result, even a non-zero exit', async () => {
-    const result = await cli([
-      'run',
-      '--address',
-      env.address,
-      '--task-queue',
-      worker.taskQueue,
-      '--',
-      'echo hi; echo err >&2; exit 3',
-    ]);
+    const result = await runOnWorker('--', 'echo hi; echo err >&2; exit 3');
     expect(result).toEqual({ code: 0, stdout: 'hi\n[stderr]\nerr\n[exit code: 3]\n', stderr: '' });
   });
 
@@ -75,17 +70,7 @@ describe('durable-bash run', () => {
   });
 
   it('exits 1 with the error line for an error result', async () => {
-    const result = await cli([
-      'run',
-      '--address',
-      env.address,
-      '--task-queue',
-      worker.taskQueue,
-      '--workdir',
-      '/nope',
-      '--',
-      'true',
-    ]);
+    const result = await runOnWorker('--workdir', '/nope', '--', 'true');
     expect(result).toEqual({
       code: 1,
       stdout: '',

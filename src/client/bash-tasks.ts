@@ -8,14 +8,17 @@ import {
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
 } from '@temporalio/client';
 import { TemporalUnreachableError } from '../errors.js';
+import { KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
+import { mayAccess, ownerToken } from './ownership.js';
 import { newTaskId } from './task-id.js';
 
 export interface BashTasksOptions {
@@ -55,6 +58,25 @@ export class RunFailedError extends Error {
   }
 }
 
+/** Thrown by task operations when no task has the id. */
+export class UnknownTaskError extends Error {
+  override readonly name = 'UnknownTaskError';
+  constructor(readonly taskId: string) {
+    super(`unknown task ${taskId}`);
+  }
+}
+
+/** Thrown by task operations when the task belongs to another agent session. */
+export class ForeignTaskError extends Error {
+  override readonly name = 'ForeignTaskError';
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} belongs to another session`);
+  }
+}
+
+/** How long `kill` waits for the killed run to report its end. */
+const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
+
 /** The client side of durable-bash tasks: each run is one `bashTask` workflow whose id is the task id. */
 export class BashTasks {
   readonly client: Client;
@@ -78,7 +100,9 @@ export class BashTasks {
     };
     const typedSearchAttributes = [
       { key: statusSearchAttribute, value: TaskStatus.running },
-      ...(request.owner !== undefined ? [{ key: ownerSearchAttribute, value: request.owner }] : []),
+      ...(request.owner !== undefined
+        ? [{ key: ownerSearchAttribute, value: ownerToken(request.owner) }]
+        : []),
     ];
     try {
       await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
@@ -123,6 +147,35 @@ export class BashTasks {
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+  }
+
+  /**
+   * Kills a running task's whole process group and waits for its end; a finished task is left as
+   * it is. Only the owning session (or anyone, for an unowned task) may kill.
+   */
+  async kill(taskId: string, callerSessionId: string | undefined): Promise<'killed' | 'already-finished'> {
+    const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
+    const description = await handle.describe().catch((err: unknown) => {
+      if (err instanceof WorkflowNotFoundError) throw new UnknownTaskError(taskId);
+      throw this.unreachable(err) ?? err;
+    });
+    if (!mayAccess(description.typedSearchAttributes.get(ownerSearchAttribute), callerSessionId)) {
+      throw new ForeignTaskError(taskId);
+    }
+    if (description.status.name !== 'RUNNING') return 'already-finished';
+    try {
+      await handle.cancel();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return 'already-finished';
+      throw err;
+    }
+    await this.client
+      .withDeadline(Date.now() + KILL_CONFIRM_MS, () => handle.result())
+      .catch((err: unknown) => {
+        // The kill is requested either way; a run that ends without an outcome is still ended.
+        if (!(err instanceof WorkflowFailedError) && !isGrpcDeadlineError(err)) throw err;
+      });
+    return 'killed';
   }
 
   private unreachable(err: unknown): TemporalUnreachableError | undefined {

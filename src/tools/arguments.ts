@@ -62,3 +62,8 @@ export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
   return rest;
 }
+
+export const taskArguments = z.strictObject({
+  task_id: nonBlankString('a non-blank task id').describe('The id that bash returned for a background task.'),
+});
+export type TaskArguments = z.infer<typeof taskArguments>;

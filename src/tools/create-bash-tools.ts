@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
 import { BashTasks } from '../client/bash-tasks.js';
 import { createBashTool } from './bash.js';
+import { createBashKillTool } from './bash-kill.js';
 import type { Tool } from './types.js';
 
 export interface BashToolsOptions {
@@ -20,5 +21,5 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
       ? options.client
       : new TemporalClient({ ...options.client.options, namespace: options.namespace });
   const tasks = new BashTasks({ client, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) });
-  return [createBashTool(tasks) as Tool];
+  return [createBashTool(tasks) as Tool, createBashKillTool(tasks) as Tool];
 }

@@ -7,3 +7,7 @@ Each call runs in a fresh shell: no state (cd, variables, functions) carries ove
 The result is stdout, then a [stderr] section when the command wrote to stderr, or (no output) when it wrote nothing, followed by status lines: [timed out after Nms] when the timeout fired, [killed by signal: SIG] for a signal death, [exit code: N] for a non-zero exit. A non-zero exit is a normal result for you to act on. When a stream is longer than the result can hold, its end is kept and [output truncated; full output: <path>] names a file with all of it.
 
 Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, test suites, servers and anything long, set run_in_background: true: the call returns a task id at once and the command runs without a timeout. You will get a notice in your context when it finishes, but you are not woken up for it: check on it with bash_output.`;
+
+export const bashKillDescription = `Kill a background task started with bash run_in_background: true.
+
+The whole process group ends (children too): SIGTERM first, SIGKILL after a grace period. Killing a task that already finished changes nothing and says so.`;

@@ -2,7 +2,7 @@
  * How tool calls and results look in a UI. Pure and total: these run again on session replay, over
  * arguments logged by older versions, so an odd shape falls back to a generic view, never a throw.
  */
-import { type BashArguments, bashArguments } from './arguments.js';
+import { type BashArguments, bashArguments, taskArguments } from './arguments.js';
 import type { CallView, ResultView, ToolResult } from './types.js';
 
 const EXIT_CODE_LINE = /^\[exit code: (-?\d+)\]$/;
@@ -59,4 +59,21 @@ export function consoleView(text: string): ResultView {
 function resultText(result: ToolResult): string {
   const blocks = Array.isArray(result?.content) ? result.content : [];
   return blocks.map((block) => (typeof block?.text === 'string' ? block.text : '')).join('\n');
+}
+
+/** A call that names a task (`bash_output`, `bash_kill`): `<verb> <id>`, with the id as raw input. */
+export function presentTaskCall(toolName: string, verb: string, args: unknown): CallView {
+  const parsed = taskArguments.safeParse(args);
+  if (!parsed.success) return { card: 'generic', title: toolName, kind: 'execute', rawInput: args };
+  return {
+    card: 'generic',
+    title: `${verb} ${parsed.data.task_id}`,
+    kind: 'execute',
+    rawInput: parsed.data.task_id,
+  };
+}
+
+/** A task tool's result: its text in a console fence. */
+export function presentTaskResult(_args: unknown, result: ToolResult): ResultView {
+  return consoleView(resultText(result));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { presentBashCall, presentBashResult } from '../../src/tools/present.js';
+import { presentBashCall, presentBashResult, presentTaskCall } from '../../src/tools/present.js';
 import type { ToolResult } from '../../src/tools/types.js';
 
 const text = (value: string, isError = false): ToolResult =>
@@ -111,4 +111,27 @@ describe('presentBashResult', () => {
       exitCode: 0,
     });
   });
+});
+
+describe('presentTaskCall', () => {
+  it('titles a bash_kill call with the task id, which is also the raw input', () => {
+    expect(presentTaskCall('bash_kill', 'Kill background task', { task_id: 'bash-3' })).toEqual({
+      card: 'generic',
+      title: 'Kill background task bash-3',
+      kind: 'execute',
+      rawInput: 'bash-3',
+    });
+  });
+
+  it.each([[undefined], [{}], [{ task_id: 3 }], ['bash-3']])(
+    'falls back to a generic card for %j',
+    (args) => {
+      expect(presentTaskCall('bash_kill', 'Kill background task', args)).toEqual({
+        card: 'generic',
+        title: 'bash_kill',
+        kind: 'execute',
+        rawInput: args,
+      });
+    },
+  );
 });

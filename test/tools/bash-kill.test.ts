@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let bash: Tool;
+let bashKill: Tool;
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  worker = await startBashWorker(env);
+  const tools = createBashTools({ client: env.client, taskQueue: worker.taskQueue });
+  bash = tools.find((tool) => tool.name === 'bash') as Tool;
+  bashKill = tools.find((tool) => tool.name === 'bash_kill') as Tool;
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await env?.teardown();
+});
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
+
+async function startBackground(command: string, exec: ToolExecContext = {}): Promise<string> {
+  const started = text(
+    await bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
+  );
+  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
+  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
+  return match[1];
+}
+
+function processesMatching(pattern: RegExp): string[] {
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => pattern.test(line));
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+async function status(taskId: string): Promise<string | undefined> {
+  return (await env.client.workflow.getHandle(taskId).describe()).typedSearchAttributes.get(
+    statusSearchAttribute,
+  );
+}
+
+describe('bash_kill', () => {
+  it('ends the whole process tree: a SIGTERM trap and a background grandchild', async () => {
+    const marker = Math.floor(Math.random() * 1000) + 5000;
+    const taskId = await startBackground(
+      `trap 'echo ignoring TERM' TERM; sleep ${marker} & while true; do sleep 0.1; done`,
+    );
+    await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
+    expect(await bashKill.execute({ task_id: taskId })).toEqual({
+      content: [{ type: 'text', text: `killed background task ${taskId}` }],
+    });
+    expect(processesMatching(new RegExp(`^sleep ${marker}$`))).toEqual([]);
+    const result = await env.client.workflow.getHandle(taskId).result();
+    expect(result.signal).toBe('SIGKILL');
+    expect(await status(taskId)).toBe('killed');
+  });
+
+  it('reports a finished task as a no-op, not an error', async () => {
+    const taskId = await startBackground('echo done');
+    await env.client.workflow.getHandle(taskId).result();
+    expect(await bashKill.execute({ task_id: taskId })).toEqual({
+      content: [{ type: 'text', text: `task ${taskId} had already finished` }],
+    });
+  });
+
+  it('answers an unknown id with an error naming it', async () => {
+    expect(await bashKill.execute({ task_id: 'bash-00000000-0000-4000-8000-000000000000' })).toEqual({
+      content: [{ type: 'text', text: 'unknown task bash-00000000-0000-4000-8000-000000000000' }],
+      isError: true,
+    });
+  });
+
+  it('rejects bad arguments with one line', async () => {
+    expect(await bashKill.execute({ task_id: ' ' })).toEqual({
+      content: [{ type: 'text', text: 'invalid task_id: expected a non-blank task id, got " "' }],
+      isError: true,
+    });
+  });
+});
+
+describe('bash_kill ownership fence', () => {
+  it('refuses another session and a caller with no agent, and changes nothing', async () => {
+    const taskId = await startBackground('sleep 60', agent('session-a'));
+    const refusal = {
+      content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
+      isError: true,
+    };
+    expect(await bashKill.execute({ task_id: taskId }, agent('session-b'))).toEqual(refusal);
+    expect(await bashKill.execute({ task_id: taskId })).toEqual(refusal);
+    expect(await status(taskId)).toBe('running');
+    expect(text(await bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `killed background task ${taskId}`,
+    );
+  });
+
+  it('lets anyone touch an unowned task', async () => {
+    const taskId = await startBackground('sleep 60');
+    expect(text(await bashKill.execute({ task_id: taskId }, agent('session-b')))).toBe(
+      `killed background task ${taskId}`,
+    );
+  });
+
+  it('treats an empty session id as a real owner, never as no owner', async () => {
+    const taskId = await startBackground('sleep 60', agent(''));
+    expect((await bashKill.execute({ task_id: taskId })).isError).toBe(true);
+    expect((await bashKill.execute({ task_id: taskId }, agent('x'))).isError).toBe(true);
+    expect(text(await bashKill.execute({ task_id: taskId }, agent('')))).toBe(
+      `killed background task ${taskId}`,
+    );
+  });
+});

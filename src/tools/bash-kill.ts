@@ -1,7 +1,7 @@
-import { type BashTasks, ForeignTaskError, UnknownTaskError } from '../client/bash-tasks.js';
-import { isInvalidArgumentsError, isTemporalUnreachableError } from '../errors.js';
+import type { BashTasks } from '../client/bash-tasks.js';
 import { parseArguments, type TaskArguments, taskArguments, toInputSchema } from './arguments.js';
 import { bashKillDescription } from './descriptions.js';
+import { errorResult } from './error-result.js';
 import { presentTaskCall, presentTaskResult } from './present.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
 
@@ -23,15 +23,7 @@ export function createBashKillTool(tasks: BashTasks): Tool<TaskArguments> {
         const outcome = await tasks.kill(taskId, exec.agent?.sessionId);
         return textResult(outcome === 'killed' ? killedTask(taskId) : alreadyFinished(taskId));
       } catch (err) {
-        if (
-          isInvalidArgumentsError(err) ||
-          isTemporalUnreachableError(err) ||
-          err instanceof UnknownTaskError ||
-          err instanceof ForeignTaskError
-        ) {
-          return textResult(err.message, true);
-        }
-        throw err;
+        return errorResult(err);
       }
     },
   };

@@ -1,9 +1,9 @@
 import os from 'node:os';
 import path from 'node:path';
-import { type BashTasks, RunAbortedError, RunFailedError } from '../client/bash-tasks.js';
-import { isInvalidArgumentsError, isTemporalUnreachableError } from '../errors.js';
+import type { BashTasks } from '../client/bash-tasks.js';
 import { type BashArguments, bashArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashDescription } from './descriptions.js';
+import { errorResult } from './error-result.js';
 import { presentBashCall, presentBashResult } from './present.js';
 import { renderRun } from './render.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
@@ -35,15 +35,7 @@ export function createBashTool(tasks: BashTasks): Tool<BashArguments> {
         if (background) return textResult(backgroundStarted(taskId));
         return textResult(renderRun(await tasks.result(taskId, exec.signal), os.hostname()));
       } catch (err) {
-        if (
-          isInvalidArgumentsError(err) ||
-          isTemporalUnreachableError(err) ||
-          err instanceof RunAbortedError ||
-          err instanceof RunFailedError
-        ) {
-          return textResult(err.message, true);
-        }
-        throw err;
+        return errorResult(err);
       }
     },
   };

@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 
 let env: TestWorkflowEnvironment;
@@ -35,20 +35,6 @@ async function startBackground(command: string, exec: ToolExecContext = {}): Pro
   const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
   if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
   return match[1];
-}
-
-function processesMatching(pattern: RegExp): string[] {
-  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => pattern.test(line));
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 async function status(taskId: string): Promise<string | undefined> {

@@ -9,6 +9,7 @@ import { KILL_GRACE_MS } from '../../src/shared/limits.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 
 const OUTPUT_LIMIT_BYTES = 4096;
@@ -230,12 +231,12 @@ describe('bash abort and reachability', () => {
       { command: `sleep 300 & sleep 301 & echo ${marker} >/dev/null; wait`, description: 'Sleep' },
       { signal: abort.signal },
     );
-    await waitFor(() => processesMatching('sleep 30[01]').length === 2);
+    await waitFor(() => processesMatching(/^sleep 30[01]$/).length === 2);
     abort.abort();
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/^command aborted; task bash-[0-9a-f-]{36} was stopped$/);
-    await waitFor(() => processesMatching('sleep 30[01]').length === 0);
+    await waitFor(() => processesMatching(/^sleep 30[01]$/).length === 0);
   });
 
   it('answers with an error within a bounded time when Temporal is unreachable', async () => {
@@ -253,17 +254,4 @@ describe('bash abort and reachability', () => {
 
 async function countWorkflows(): Promise<number> {
   return (await env.client.workflow.count(`TaskQueue = '${worker.taskQueue}'`)).count;
-}
-
-function processesMatching(pattern: string): string[] {
-  const out = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' });
-  return out.split('\n').filter((line) => new RegExp(`\\d+ ${pattern}$`).test(line.trim()));
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

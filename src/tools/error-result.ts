@@ -1,0 +1,21 @@
+import { ForeignTaskError, RunAbortedError, RunFailedError, UnknownTaskError } from '../client/bash-tasks.js';
+import { isInvalidArgumentsError, isTemporalUnreachableError } from '../errors.js';
+import { type ToolResult, textResult } from './types.js';
+
+/**
+ * The error result for the failures a tool expects (bad arguments, Temporal unreachable, a run
+ * that ended without an outcome, an unknown or foreign task); anything else is a bug and surfaces.
+ */
+export function errorResult(err: unknown): ToolResult {
+  if (
+    isInvalidArgumentsError(err) ||
+    isTemporalUnreachableError(err) ||
+    err instanceof RunAbortedError ||
+    err instanceof RunFailedError ||
+    err instanceof UnknownTaskError ||
+    err instanceof ForeignTaskError
+  ) {
+    return textResult(err.message, true);
+  }
+  throw err;
+}

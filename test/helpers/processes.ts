@@ -1,0 +1,17 @@
+import { execFileSync } from 'node:child_process';
+
+/** The command lines of this machine's processes that match `pattern`. */
+export function processesMatching(pattern: RegExp): string[] {
+  return execFileSync('ps', ['-eo', 'args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => pattern.test(line));
+}
+
+/** Polls `condition` every 50 ms until it holds, or fails after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

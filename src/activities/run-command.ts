@@ -33,6 +33,7 @@ export function createRunCommand(config: ExecutorConfig) {
       createSpillFile(files.stderr),
     ]);
     const startedAtMs = Date.now();
+    const host = os.hostname();
     let running: ReturnType<typeof spawnGroup>;
     try {
       running = spawnGroup({
@@ -64,7 +65,7 @@ export function createRunCommand(config: ExecutorConfig) {
         readTail(files.stdout, HEARTBEAT_TAIL_BYTES),
         readTail(files.stderr, HEARTBEAT_TAIL_BYTES),
       ]);
-      return { pid, startedAtMs, host: os.hostname(), stdout, stderr };
+      return { pid, startedAtMs, host, stdout, stderr };
     };
     context.heartbeat(await progress());
     const heartbeats = setInterval(() => {
@@ -99,7 +100,7 @@ export function createRunCommand(config: ExecutorConfig) {
         if (!stdout.spillPath) await fs.rm(files.stdout, { force: true });
         if (!stderr.spillPath) await fs.rm(files.stderr, { force: true });
       }
-      return { exitCode, signal, stdout, stderr, host: os.hostname() };
+      return { exitCode, signal, stdout, stderr, host };
     } finally {
       clearInterval(heartbeats);
       clearTimeout(graceTimer);

@@ -18,9 +18,7 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
   const cli = ensureTemporalCli(log);
   log('starting the Temporal dev server');
   const server = await startDevServer(cli, flags);
-  // Ctrl-C reaches the whole foreground process group; this makes sure a plain SIGTERM to us also
-  // ends the server, and that it never outlives us.
-  const stopServer = () => void server.stop();
+  // The finally below stops the server on every normal way out; this covers an abrupt exit.
   process.once('exit', () => server.process.kill('SIGTERM'));
   try {
     const connection = await NativeConnection.connect({ address: server.address });
@@ -47,7 +45,6 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
       await connection.close();
     }
   } finally {
-    stopServer();
     await server.stop();
     log('stopped');
   }

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command } from 'commander';
-import { isTemporalUnreachableError } from '../errors.js';
 import { runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { positiveInt, type ServerOptions, withServerOptions } from './options.js';
@@ -54,7 +53,6 @@ withServerOptions(
 });
 
 program.parseAsync().catch((err: unknown) => {
-  if (isTemporalUnreachableError(err)) process.stderr.write(`durable-bash: ${err.message}\n`);
-  else process.stderr.write(`durable-bash: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(`durable-bash: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exitCode = 1;
 });

@@ -35,6 +35,17 @@ export interface BashTaskInput {
   /** Requested foreground timeout; the worker applies its default and cap. Ignored in the background. */
   timeoutMs?: number;
   background: boolean;
+  /** Set for a background task with an owning session whose agent host serves notices. */
+  notice?: NoticeTarget;
+}
+
+/** Where a background task's completion notice goes: the owning session, through its agent host's queue. */
+export interface NoticeTarget {
+  sessionId: string;
+  /** The task queue the owning agent host's worker serves (the inject activity). */
+  taskQueue: string;
+  /** How long the notice waits for an agent worker before it is dropped. */
+  windowMs: number;
 }
 
 /** The run as the worker resolved it against its executor config. */

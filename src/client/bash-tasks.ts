@@ -11,7 +11,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import { TemporalUnreachableError } from '../errors.js';
-import { KILL_GRACE_MS } from '../shared/limits.js';
+import { DEFAULT_NOTICE_WINDOW_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
@@ -25,6 +25,13 @@ export interface BashTasksOptions {
   client: Client;
   /** The task queue the command workers serve. @default DEFAULT_TASK_QUEUE */
   taskQueue?: string;
+  /**
+   * The task queue this agent host's worker (`createAgentWorker`) serves. When set, a background
+   * task with an owner gets a completion notice in that session. @default no notices
+   */
+  agentTaskQueue?: string;
+  /** How long a completion notice waits for an agent worker before it is dropped. @default DEFAULT_NOTICE_WINDOW_MS */
+  noticeWindowMs?: number;
 }
 
 export interface StartRequest {
@@ -81,10 +88,14 @@ const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
 export class BashTasks {
   readonly client: Client;
   readonly taskQueue: string;
+  readonly agentTaskQueue: string | undefined;
+  readonly noticeWindowMs: number;
 
   constructor(options: BashTasksOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.agentTaskQueue = options.agentTaskQueue;
+    this.noticeWindowMs = options.noticeWindowMs ?? DEFAULT_NOTICE_WINDOW_MS;
   }
 
   /** Starts a run; resolves once the server has accepted it. */
@@ -97,6 +108,15 @@ export class BashTasks {
       background: request.background,
       ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+      ...(request.background && request.owner !== undefined && this.agentTaskQueue !== undefined
+        ? {
+            notice: {
+              sessionId: request.owner,
+              taskQueue: this.agentTaskQueue,
+              windowMs: this.noticeWindowMs,
+            },
+          }
+        : {}),
     };
     const typedSearchAttributes = [
       { key: statusSearchAttribute, value: TaskStatus.running },

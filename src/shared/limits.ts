@@ -20,3 +20,6 @@ export const DEFAULT_TIMEOUT_MS = 2 * 60_000;
 
 /** Default cap on a foreground timeout. */
 export const DEFAULT_MAX_TIMEOUT_MS = 10 * 60_000;
+
+/** Default time a completion notice waits for the owning agent host's worker before it is dropped. */
+export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;

@@ -12,6 +12,13 @@ export interface BashToolsOptions {
   namespace?: string;
   /** The task queue the command workers serve. @default DEFAULT_TASK_QUEUE ('durable-bash') */
   taskQueue?: string;
+  /**
+   * The task queue this agent host's worker serves (see `createAgentWorker`); background tasks of a
+   * session then end with a completion notice in it. @default no notices
+   */
+  agentTaskQueue?: string;
+  /** How long a completion notice waits for the agent worker. @default DEFAULT_NOTICE_WINDOW_MS (1 hour) */
+  noticeWindowMs?: number;
 }
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
@@ -20,6 +27,11 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     options.namespace === undefined || options.namespace === options.client.options.namespace
       ? options.client
       : new TemporalClient({ ...options.client.options, namespace: options.namespace });
-  const tasks = new BashTasks({ client, ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}) });
+  const tasks = new BashTasks({
+    client,
+    ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+    ...(options.agentTaskQueue !== undefined ? { agentTaskQueue: options.agentTaskQueue } : {}),
+    ...(options.noticeWindowMs !== undefined ? { noticeWindowMs: options.noticeWindowMs } : {}),
+  });
   return [createBashTool(tasks) as Tool, createBashKillTool(tasks) as Tool];
 }

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+
+/**
+ * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects) by earlier
+ * versions of the workflow code. Replaying them against today's bundle proves that a change to
+ * `bashTask` stays deterministic for runs already in flight.
+ */
+const fixtures = ['background-completed', 'background-killed'] as const;
+
+/**
+ * Read with `History.fromObject` rather than the SDK's JSON reader: in this dependency tree
+ * `@temporalio/common` and `@temporalio/proto` each carry their own protobufjs 8, and
+ * `historyFromJSON` fails across the two copies ("type must be a Type").
+ */
+function history(name: (typeof fixtures)[number]) {
+  const json = readFileSync(new URL(`../fixtures/histories/${name}.json`, import.meta.url), 'utf8');
+  return proto.temporal.api.history.v1.History.fromObject(JSON.parse(json));
+}
+
+describe('bashTask replay', () => {
+  it.each(fixtures)('replays the recorded %s history without nondeterminism', async (name) => {
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history(name)),
+    ).resolves.toBeUndefined();
+  });
+});

@@ -23,3 +23,39 @@ export class TemporalUnreachableError extends Error {
 export function isTemporalUnreachableError(err: unknown): err is TemporalUnreachableError {
   return err instanceof TemporalUnreachableError;
 }
+
+/** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
+export class RunAbortedError extends Error {
+  override readonly name = 'RunAbortedError';
+  constructor(readonly taskId: string) {
+    super(`command aborted; task ${taskId} was stopped`);
+  }
+}
+
+/** Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`). */
+export class RunFailedError extends Error {
+  override readonly name = 'RunFailedError';
+  constructor(
+    readonly taskId: string,
+    readonly status: 'failed' | 'lost',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown by task operations when no task has the id. */
+export class UnknownTaskError extends Error {
+  override readonly name = 'UnknownTaskError';
+  constructor(readonly taskId: string) {
+    super(`unknown task ${taskId}`);
+  }
+}
+
+/** Thrown by task operations when the task belongs to another agent session. */
+export class ForeignTaskError extends Error {
+  override readonly name = 'ForeignTaskError';
+  constructor(readonly taskId: string) {
+    super(`task ${taskId} belongs to another session`);
+  }
+}

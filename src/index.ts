@@ -1,19 +1,19 @@
 /** durable-bash: bash, bash_output and bash_kill for AI agents, where every command run is a Temporal workflow. */
 export type { ExecutorOptions } from './activities/index.js';
-export {
-  BashTasks,
-  type BashTasksOptions,
-  RunAbortedError,
-  RunFailedError,
-  type StartRequest,
-} from './client/bash-tasks.js';
+export { BashTasks, type BashTasksOptions, type StartRequest } from './client/bash-tasks.js';
 export { connectClient, resolveTarget, type TemporalTarget } from './client/connect.js';
+export type { OutputRead, StreamRead } from './client/output-reads.js';
 export { registerSearchAttributes } from './client/search-attributes.js';
+export type { TaskSnapshot } from './client/task-snapshot.js';
 export {
+  ForeignTaskError,
   InvalidArgumentsError,
   isInvalidArgumentsError,
   isTemporalUnreachableError,
+  RunAbortedError,
+  RunFailedError,
   TemporalUnreachableError,
+  UnknownTaskError,
 } from './errors.js';
 export * from './shared/limits.js';
 export {

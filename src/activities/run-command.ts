@@ -11,7 +11,7 @@ import {
 } from '../shared/task.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
-import { createSpillFile, ensurePrivateDir, readTail, streamTail } from './spill-files.js';
+import { createSpillFile, ensurePrivateDir, streamTail } from './spill-files.js';
 
 /**
  * Runs one command to its end. Output goes to spill files; progress (pid, byte counts, bounded
@@ -62,8 +62,8 @@ export function createRunCommand(config: ExecutorConfig) {
 
     const progress = async (): Promise<CommandProgress> => {
       const [stdout, stderr] = await Promise.all([
-        readTail(files.stdout, HEARTBEAT_TAIL_BYTES),
-        readTail(files.stderr, HEARTBEAT_TAIL_BYTES),
+        streamTail(files.stdout, HEARTBEAT_TAIL_BYTES, true),
+        streamTail(files.stderr, HEARTBEAT_TAIL_BYTES, true),
       ]);
       return { pid, startedAtMs, host, stdout, stderr };
     };

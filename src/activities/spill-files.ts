@@ -25,30 +25,26 @@ export function createSpillFile(file: string): Promise<fs.FileHandle> {
   );
 }
 
-/** The stream's size and its last `maxBytes` bytes, cut at a UTF-8 character boundary. */
-export async function readTail(file: string, maxBytes: number): Promise<{ bytes: number; tail: string }> {
+/** The stream's size and its last `maxBytes` bytes, raw. */
+export async function readTail(file: string, maxBytes: number): Promise<{ bytes: number; tail: Buffer }> {
   const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const { size } = await handle.stat();
     const length = Math.min(size, maxBytes);
     const buffer = Buffer.alloc(length);
     const { bytesRead } = await handle.read(buffer, 0, length, size - length);
-    return { bytes: size, tail: decodeTail(buffer.subarray(0, bytesRead), length < size) };
+    return { bytes: size, tail: buffer.subarray(0, bytesRead) };
   } finally {
     await handle.close();
   }
 }
 
-/** A stream's tail as a result carries it: the spill path only when the tail is not the whole stream. */
-export async function streamTail(file: string, limitBytes: number): Promise<StreamTail> {
+/**
+ * A stream's tail as results and progress carry it. `namePath` says whether to name the spill file
+ * even when the tail holds all of the stream (progress does: the stream may grow past it).
+ */
+export async function streamTail(file: string, limitBytes: number, namePath = false): Promise<StreamTail> {
   const { bytes, tail } = await readTail(file, limitBytes);
-  return bytes > limitBytes ? { bytes, tail, spillPath: file } : { bytes, tail };
-}
-
-/** Decodes bytes that may start inside a multi-byte character: a cut start skips continuation bytes. */
-function decodeTail(buffer: Buffer, cut: boolean): string {
-  let start = 0;
-  // UTF-8 continuation bytes look like 0b10xxxxxx; at most three precede a character's end.
-  if (cut) while (start < 3 && start < buffer.length && ((buffer[start] ?? 0) & 0xc0) === 0x80) start++;
-  return buffer.subarray(start).toString('utf8');
+  const tailBase64 = tail.toString('base64');
+  return namePath || bytes > tail.length ? { bytes, tailBase64, spillPath: file } : { bytes, tailBase64 };
 }

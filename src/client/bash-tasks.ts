@@ -1,25 +1,26 @@
 import {
-  ActivityFailure,
-  ApplicationFailure,
   type Client,
   isGrpcDeadlineError,
   ServiceError,
-  TimeoutFailure,
+  type WorkflowExecutionDescription,
   WorkflowFailedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
 } from '@temporalio/client';
-import { TemporalUnreachableError } from '../errors.js';
+import { ForeignTaskError, RunAbortedError, TemporalUnreachableError, UnknownTaskError } from '../errors.js';
 import { DEFAULT_NOTICE_WINDOW_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
-import { RunFailureType, TaskStatus } from '../shared/task.js';
+import { TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
+import { type OutputRead, type ReaderOptions, readNewOutput } from './output-reads.js';
 import { mayAccess, ownerToken } from './ownership.js';
+import { runFailure } from './run-failure.js';
 import { newTaskId } from './task-id.js';
+import { isTaskWorkflow, snapshotFromDescription, type TaskSnapshot } from './task-snapshot.js';
 
 export interface BashTasksOptions {
   client: Client;
@@ -32,6 +33,8 @@ export interface BashTasksOptions {
   agentTaskQueue?: string;
   /** How long a completion notice waits for an agent worker before it is dropped. @default DEFAULT_NOTICE_WINDOW_MS */
   noticeWindowMs?: number;
+  /** How a task's output reader workflow runs; tests shorten these. @default READER_CLAIMS_PER_RUN, READER_IDLE_MS */
+  reader?: Omit<ReaderOptions, 'taskQueue'>;
 }
 
 export interface StartRequest {
@@ -45,42 +48,6 @@ export interface StartRequest {
   owner?: string;
 }
 
-/** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
-export class RunAbortedError extends Error {
-  override readonly name = 'RunAbortedError';
-  constructor(readonly taskId: TaskId) {
-    super(`command aborted; task ${taskId} was stopped`);
-  }
-}
-
-/** Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`). */
-export class RunFailedError extends Error {
-  override readonly name = 'RunFailedError';
-  constructor(
-    readonly taskId: TaskId,
-    readonly status: typeof TaskStatus.failed | typeof TaskStatus.lost,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Thrown by task operations when no task has the id. */
-export class UnknownTaskError extends Error {
-  override readonly name = 'UnknownTaskError';
-  constructor(readonly taskId: string) {
-    super(`unknown task ${taskId}`);
-  }
-}
-
-/** Thrown by task operations when the task belongs to another agent session. */
-export class ForeignTaskError extends Error {
-  override readonly name = 'ForeignTaskError';
-  constructor(readonly taskId: string) {
-    super(`task ${taskId} belongs to another session`);
-  }
-}
-
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
 
@@ -90,12 +57,14 @@ export class BashTasks {
   readonly taskQueue: string;
   readonly agentTaskQueue: string | undefined;
   readonly noticeWindowMs: number;
+  private readonly readerOptions: Omit<ReaderOptions, 'taskQueue'>;
 
   constructor(options: BashTasksOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.agentTaskQueue = options.agentTaskQueue;
     this.noticeWindowMs = options.noticeWindowMs ?? DEFAULT_NOTICE_WINDOW_MS;
+    this.readerOptions = options.reader ?? {};
   }
 
   /** Starts a run; resolves once the server has accepted it. */
@@ -174,15 +143,9 @@ export class BashTasks {
    * it is. Only the owning session (or anyone, for an unowned task) may kill.
    */
   async kill(taskId: string, callerSessionId: string | undefined): Promise<'killed' | 'already-finished'> {
-    const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
-    const description = await handle.describe().catch((err: unknown) => {
-      if (err instanceof WorkflowNotFoundError) throw new UnknownTaskError(taskId);
-      throw this.unreachable(err) ?? err;
-    });
-    if (!mayAccess(description.typedSearchAttributes.get(ownerSearchAttribute), callerSessionId)) {
-      throw new ForeignTaskError(taskId);
-    }
+    const description = await this.describeOwned(taskId, callerSessionId);
     if (description.status.name !== 'RUNNING') return 'already-finished';
+    const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
     try {
       await handle.cancel();
     } catch (err) {
@@ -198,6 +161,50 @@ export class BashTasks {
     return 'killed';
   }
 
+  /**
+   * The output since the previous read of this task, by any process (`bash_output`), and where the
+   * task stands. Never waits on a worker for more than a few seconds: without one, it answers with
+   * what the server holds and leaves the read position where it was.
+   */
+  async read(taskId: string, callerSessionId: string | undefined): Promise<OutputRead> {
+    const snapshot = await this.snapshot(taskId, callerSessionId);
+    try {
+      return await readNewOutput(this.client, snapshot, { taskQueue: this.taskQueue, ...this.readerOptions });
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+  }
+
+  /** What the server holds of a task now (its status, the tails of its output); moves no read position. */
+  async snapshot(taskId: string, callerSessionId: string | undefined): Promise<TaskSnapshot> {
+    const description = await this.describeOwned(taskId, callerSessionId);
+    try {
+      return await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        snapshotFromDescription(this.client, description),
+      );
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+  }
+
+  /** Describes a task's workflow behind the ownership fence. */
+  private async describeOwned(
+    taskId: string,
+    callerSessionId: string | undefined,
+  ): Promise<WorkflowExecutionDescription> {
+    const description = await this.client
+      .withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => this.client.workflow.getHandle(taskId).describe())
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) throw new UnknownTaskError(taskId);
+        throw this.unreachable(err) ?? err;
+      });
+    if (!isTaskWorkflow(description)) throw new UnknownTaskError(taskId);
+    if (!mayAccess(description.typedSearchAttributes.get(ownerSearchAttribute), callerSessionId)) {
+      throw new ForeignTaskError(taskId);
+    }
+    return description;
+  }
+
   private unreachable(err: unknown): TemporalUnreachableError | undefined {
     const cause = err instanceof ServiceError ? err.cause : err;
     const code = (cause as { code?: unknown } | undefined)?.code;
@@ -207,22 +214,4 @@ export class BashTasks {
     }
     return undefined;
   }
-}
-
-function runFailure(taskId: TaskId, err: WorkflowFailedError): RunFailedError {
-  const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
-  if (activity?.cause instanceof TimeoutFailure) {
-    return new RunFailedError(
-      taskId,
-      TaskStatus.lost,
-      `task ${taskId} was lost: its worker stopped answering`,
-    );
-  }
-  if (activity?.cause instanceof ApplicationFailure) {
-    return new RunFailedError(taskId, TaskStatus.failed, activity.cause.message);
-  }
-  if (err.cause instanceof ApplicationFailure && err.cause.type === RunFailureType.neverStarted) {
-    return new RunFailedError(taskId, TaskStatus.lost, err.cause.message);
-  }
-  return new RunFailedError(taskId, TaskStatus.failed, firstLine(err.cause ?? err));
 }

@@ -23,3 +23,12 @@ export const DEFAULT_MAX_TIMEOUT_MS = 10 * 60_000;
 
 /** Default time a completion notice waits for the owning agent host's worker before it is dropped. */
 export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;
+
+/**
+ * Claims one run of a task's output reader takes before it continues as new: about five history
+ * events each, far below Temporal's 2,000 updates and 4,096 suggested events per run.
+ */
+export const READER_CLAIMS_PER_RUN = 500;
+
+/** Time without reads after which a task's output reader ends; the next read starts one from its result. */
+export const READER_IDLE_MS = 30 * 60_000;

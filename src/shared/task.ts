@@ -64,9 +64,15 @@ export interface CommandSpec {
 export interface StreamTail {
   /** Total bytes the command wrote to this stream. */
   bytes: number;
-  /** The last bytes of the stream (at most the in-result limit), decoded as UTF-8. */
-  tail: string;
-  /** The complete stream on the worker host; set only when `tail` is not the whole stream. */
+  /**
+   * The stream's last bytes (at most the limit), raw and base64-encoded: readers slice them by byte
+   * offset, and decode only what they show.
+   */
+  tailBase64: string;
+  /**
+   * The complete stream on the worker host. In a result, set only when the tail is not the whole
+   * stream; in progress, always.
+   */
   spillPath?: string;
 }
 
@@ -94,6 +100,6 @@ export interface CommandProgress {
   pid: number;
   startedAtMs: number;
   host: string;
-  stdout: { bytes: number; tail: string };
-  stderr: { bytes: number; tail: string };
+  stdout: StreamTail;
+  stderr: StreamTail;
 }

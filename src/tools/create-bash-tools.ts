@@ -1,8 +1,9 @@
 import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
-import { BashTasks } from '../client/bash-tasks.js';
+import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import { createBashTool } from './bash.js';
 import { createBashKillTool } from './bash-kill.js';
+import { createBashOutputTool } from './bash-output.js';
 import type { Tool } from './types.js';
 
 export interface BashToolsOptions {
@@ -19,6 +20,8 @@ export interface BashToolsOptions {
   agentTaskQueue?: string;
   /** How long a completion notice waits for the agent worker. @default DEFAULT_NOTICE_WINDOW_MS (1 hour) */
   noticeWindowMs?: number;
+  /** How each task's `bash_output` reader workflow runs. @default READER_CLAIMS_PER_RUN claims a run, READER_IDLE_MS */
+  reader?: BashTasksOptions['reader'];
 }
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
@@ -32,6 +35,11 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
     ...(options.agentTaskQueue !== undefined ? { agentTaskQueue: options.agentTaskQueue } : {}),
     ...(options.noticeWindowMs !== undefined ? { noticeWindowMs: options.noticeWindowMs } : {}),
+    ...(options.reader !== undefined ? { reader: options.reader } : {}),
   });
-  return [createBashTool(tasks) as Tool, createBashKillTool(tasks) as Tool];
+  return [
+    createBashTool(tasks) as Tool,
+    createBashOutputTool(tasks) as Tool,
+    createBashKillTool(tasks) as Tool,
+  ];
 }

@@ -11,3 +11,7 @@ Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, te
 export const bashKillDescription = `Kill a background task started with bash run_in_background: true.
 
 The whole process group ends (children too): SIGTERM first, SIGKILL after a grace period. Killing a task that already finished changes nothing and says so.`;
+
+export const bashOutputDescription = `Read the output of a background task started with bash run_in_background: true.
+
+Returns the output produced since your previous bash_output call for this task (stdout, then a [stderr] section), or (no new output), followed by a status line: [status: running], [status: completed, exit code: N] or [status: killed by SIG]. When more was printed than could be held, [some output was dropped from memory; full output: <paths>] names files with all of it. Reads keep their place across restarts; after the task ends, one more read returns what is left.`;

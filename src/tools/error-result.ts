@@ -1,5 +1,11 @@
-import { ForeignTaskError, RunAbortedError, RunFailedError, UnknownTaskError } from '../client/bash-tasks.js';
-import { isInvalidArgumentsError, isTemporalUnreachableError } from '../errors.js';
+import {
+  ForeignTaskError,
+  isInvalidArgumentsError,
+  isTemporalUnreachableError,
+  RunAbortedError,
+  RunFailedError,
+  UnknownTaskError,
+} from '../errors.js';
 import { type ToolResult, textResult } from './types.js';
 
 /**

@@ -1,18 +1,26 @@
 /**
- * The exact text the model sees for a foreground run. Pure: no I/O, no clock; `present.ts` parses
- * it back, and a round-trip test keeps the two in step.
+ * The exact text the model sees for a run and for a read of a background task's output. Pure: no
+ * I/O, no clock; `present.ts` parses a run's text back, and a round-trip test keeps the two in step.
  */
+
+import type { OutputRead, StreamRead } from '../client/output-reads.js';
+import { tailText } from '../client/stream-text.js';
+import { statusLine } from '../shared/status-line.js';
 import type { BashTaskResult, StreamTail } from '../shared/task.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
 export const UNAVAILABLE = '(unavailable)';
+export const NO_NEW_OUTPUT = '(no new output)';
+export const WORKER_UNAVAILABLE =
+  '[task worker unavailable: this is the output the server holds; the read position did not move, so it will be shown again]';
 
 export const markers = {
   timedOut: (ms: number) => `[timed out after ${ms}ms]`,
   killedBySignal: (signal: string) => `[killed by signal: ${signal}]`,
   exitCode: (code: number) => `[exit code: ${code}]`,
   truncated: (path: string) => `[output truncated; full output: ${path}]`,
+  dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
 } as const;
 
 /**
@@ -24,9 +32,9 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
     if (stream.spillPath === undefined) return undefined;
     return result.host === readerHost ? stream.spillPath : UNAVAILABLE;
   };
-  let text = section(result.stdout.tail, spillName(result.stdout));
+  let text = section(tailText(result.stdout), spillName(result.stdout));
   if (result.stderr.bytes > 0) {
-    text = joinLines(text, `${STDERR_HEADER}\n${section(result.stderr.tail, spillName(result.stderr))}`);
+    text = joinLines(text, `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`);
   }
   if (text === '') text = NO_OUTPUT;
   if (result.timedOutAfterMs !== undefined) text = joinLines(text, markers.timedOut(result.timedOutAfterMs));
@@ -34,6 +42,25 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
   else if (result.exitCode !== null && result.exitCode !== 0)
     text = joinLines(text, markers.exitCode(result.exitCode));
   return text;
+}
+
+/**
+ * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line
+ * naming the complete files when bytes were dropped; the status line; and, when no worker took the
+ * read, a line saying the position did not move.
+ */
+export function renderOutputRead(read: OutputRead, readerHost: string): string {
+  let text = read.stdout.text;
+  if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
+  if (text === '') text = NO_NEW_OUTPUT;
+  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
+  if (dropped.length > 0) {
+    const name = (stream: StreamRead) =>
+      stream.spillPath !== undefined && read.host === readerHost ? stream.spillPath : UNAVAILABLE;
+    text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
+  }
+  text = joinLines(text, statusLine(read.state));
+  return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
 }
 
 function section(tail: string, spillName: string | undefined): string {

@@ -1,1 +1,2 @@
 export { bashTask } from './bash-task.js';
+export { bashOutputReader } from './output-reader.js';

@@ -1,6 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { tailText } from '../../src/client/stream-text.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
@@ -26,7 +27,7 @@ describe('bashTask on the time-skipping server', () => {
     const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
     const taskId = await tasks.start({ command: 'echo skipped', description: 'Echo', background: false });
     const result = await tasks.result(taskId);
-    expect(result.stdout.tail).toBe('skipped\n');
+    expect(tailText(result.stdout)).toBe('skipped\n');
     const description = await env.client.workflow.getHandle(taskId).describe();
     expect(description.typedSearchAttributes.get(statusSearchAttribute)).toBe('completed');
   });

@@ -1,0 +1,28 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  TimeoutFailure,
+  type WorkflowFailedError,
+} from '@temporalio/client';
+import { RunFailedError } from '../errors.js';
+import { RunFailureType, TaskStatus } from '../shared/task.js';
+import { firstLine } from './connect.js';
+
+/** Why a run's workflow failed, as one line: its worker was lost, or the command could not run. */
+export function runFailure(taskId: string, err: WorkflowFailedError): RunFailedError {
+  const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
+  if (activity?.cause instanceof TimeoutFailure) {
+    return new RunFailedError(
+      taskId,
+      TaskStatus.lost,
+      `task ${taskId} was lost: its worker stopped answering`,
+    );
+  }
+  if (activity?.cause instanceof ApplicationFailure) {
+    return new RunFailedError(taskId, TaskStatus.failed, activity.cause.message);
+  }
+  if (err.cause instanceof ApplicationFailure && err.cause.type === RunFailureType.neverStarted) {
+    return new RunFailedError(taskId, TaskStatus.lost, err.cause.message);
+  }
+  return new RunFailedError(taskId, TaskStatus.failed, firstLine(err.cause ?? err));
+}

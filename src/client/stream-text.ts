@@ -1,0 +1,37 @@
+/**
+ * Bytes and text of a stream's tail. Tails travel raw (base64) so readers can slice them at exact
+ * byte offsets; text is decoded only for what is shown.
+ */
+import type { StreamTail } from '../shared/task.js';
+
+export function tailBytes(stream: StreamTail): Buffer {
+  return Buffer.from(stream.tailBase64, 'base64');
+}
+
+/** The tail as text; a tail cut from a longer stream may start inside a character, which is skipped. */
+export function tailText(stream: StreamTail): string {
+  const bytes = tailBytes(stream);
+  return decodeText(bytes, bytes.length < stream.bytes);
+}
+
+/** Decodes UTF-8; `cutAtStart` skips the continuation bytes of a character whose start was cut off. */
+export function decodeText(bytes: Buffer, cutAtStart: boolean): string {
+  let start = 0;
+  // UTF-8 continuation bytes look like 0b10xxxxxx; at most three precede a character's end.
+  if (cutAtStart) while (start < 3 && start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
+  return bytes.subarray(start).toString('utf8');
+}
+
+/**
+ * How many bytes at the end of `bytes` are an unfinished UTF-8 character (0 to 3), so a reader can
+ * leave them for the next read instead of splitting the character.
+ */
+export function unfinishedCharLength(bytes: Buffer): number {
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back] ?? 0;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const needed = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
+    return needed > back ? back : 0;
+  }
+  return 0;
+}

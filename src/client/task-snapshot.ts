@@ -1,0 +1,117 @@
+import {
+  type Client,
+  type Payload,
+  type WorkflowExecutionDescription,
+  WorkflowFailedError,
+} from '@temporalio/client';
+import { ownerSearchAttribute } from '../shared/search-attributes.js';
+import { finishedState, type TaskState } from '../shared/status-line.js';
+import type { BashTaskResult, CommandProgress, StreamTail } from '../shared/task.js';
+import { bashTask } from '../workflows/bash-task.js';
+import { runFailure } from './run-failure.js';
+
+/** What the server holds of a task at one moment, read without any worker's help. */
+export interface TaskSnapshot {
+  taskId: string;
+  /** The stored owner token (see ownership.ts); undefined for an unowned task. */
+  owner: string | undefined;
+  state: TaskState;
+  stdout: StreamTail;
+  stderr: StreamTail;
+  /** The host running (or that ran) the command, once one took it. */
+  host: string | undefined;
+  /** The task's workflow closed: its output will not grow. */
+  final: boolean;
+}
+
+const NO_OUTPUT: StreamTail = { bytes: 0, tailBase64: '' };
+
+/**
+ * Reads a task from its workflow's description: a running task's output comes from the command
+ * activity's last heartbeat (kept by the server), a finished one's from the workflow's result.
+ */
+export function snapshotFromDescription(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<TaskSnapshot> {
+  const owner = description.typedSearchAttributes.get(ownerSearchAttribute);
+  const base = { taskId: description.workflowId, owner };
+  switch (description.status.name) {
+    case 'RUNNING':
+      return runningSnapshot(client, description).then((snapshot) => ({ ...base, ...snapshot }));
+    case 'COMPLETED':
+    case 'FAILED':
+      return closedSnapshot(client, description).then((snapshot) => ({ ...base, ...snapshot }));
+    default:
+      return Promise.resolve({
+        ...base,
+        state: { status: 'failed', reason: `its workflow was ${description.status.name.toLowerCase()}` },
+        stdout: NO_OUTPUT,
+        stderr: NO_OUTPUT,
+        host: undefined,
+        final: true,
+      });
+  }
+}
+
+/** Whether a workflow description is one of a task's runs (not a reader, a notice or a stranger). */
+export function isTaskWorkflow(description: WorkflowExecutionDescription): boolean {
+  return description.type === bashTask.name;
+}
+
+type SnapshotBody = Omit<TaskSnapshot, 'taskId' | 'owner'>;
+
+async function runningSnapshot(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<SnapshotBody> {
+  const command = description.raw.pendingActivities?.find(
+    (activity) => activity.activityType?.name === 'runCommand',
+  );
+  const payload = command?.heartbeatDetails?.payloads?.[0];
+  const progress = payload ? await decodePayload<CommandProgress>(client, payload) : undefined;
+  return {
+    state: { status: 'running' },
+    stdout: progress?.stdout ?? NO_OUTPUT,
+    stderr: progress?.stderr ?? NO_OUTPUT,
+    host: progress?.host,
+    final: false,
+  };
+}
+
+async function closedSnapshot(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<SnapshotBody> {
+  const handle = client.workflow.getHandle<typeof bashTask>(description.workflowId, description.runId);
+  try {
+    const result: BashTaskResult = await handle.result();
+    return {
+      state: finishedState(result),
+      stdout: result.stdout,
+      stderr: result.stderr,
+      host: result.host,
+      final: true,
+    };
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const failure = runFailure(description.workflowId, err);
+    return {
+      state: { status: failure.status, reason: failure.message },
+      stdout: NO_OUTPUT,
+      stderr: NO_OUTPUT,
+      host: undefined,
+      final: true,
+    };
+  }
+}
+
+/** Decodes a raw payload the way the client decodes results: its codecs (in reverse), then its converter. */
+async function decodePayload<T>(client: Client, payload: Payload): Promise<T> {
+  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
+  let decoded = payload;
+  for (const codec of [...payloadCodecs].reverse()) {
+    [decoded = decoded] = await codec.decode([decoded]);
+  }
+  return payloadConverter.fromPayload<T>(decoded);
+}

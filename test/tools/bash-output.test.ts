@@ -1,0 +1,244 @@
+import { readFileSync } from 'node:fs';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
+import type { OutputRead } from '../../src/client/output-reads.js';
+import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
+import { outputReaderId } from '../../src/shared/read-position.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let tools: Record<string, Tool>;
+let tasks: BashTasks;
+
+function toolsByName(list: Tool[]): Record<string, Tool> {
+  return Object.fromEntries(list.map((tool) => [tool.name, tool]));
+}
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  worker = await startBashWorker(env);
+  tools = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
+  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await env?.teardown();
+});
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startBackground(command: string, exec: ToolExecContext = {}, using = tools): Promise<string> {
+  const started = text(
+    await (using.bash as Tool).execute(
+      { command, description: 'Run in background', run_in_background: true },
+      exec,
+    ),
+  );
+  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
+  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
+  return match[1];
+}
+
+const output = (taskId: string, exec: ToolExecContext = {}, using = tools) =>
+  (using.bash_output as Tool).execute({ task_id: taskId }, exec);
+
+async function finished(taskId: string): Promise<void> {
+  await env.client.workflow.getHandle(taskId).result();
+}
+
+/** Reads until the task has ended and everything is read, collecting each stream's text. */
+async function readAll(
+  taskId: string,
+  sessionId?: string,
+): Promise<{ stdout: string; stderr: string; reads: OutputRead[] }> {
+  const reads: OutputRead[] = [];
+  for (;;) {
+    const read = await tasks.read(taskId, sessionId);
+    reads.push(read);
+    if (read.state.status !== 'running' && read.stdout.text === '' && read.stderr.text === '') break;
+    await sleep(150);
+  }
+  return {
+    stdout: reads.map((read) => read.stdout.text).join(''),
+    stderr: reads.map((read) => read.stderr.text).join(''),
+    reads,
+  };
+}
+
+const lines = (prefix: string, count: number) =>
+  Array.from({ length: count }, (_, i) => `${prefix}${i + 1}\n`).join('');
+
+describe('bash_output', () => {
+  it('returns each byte once over reads taken while the task runs, stderr included', async () => {
+    const taskId = await startBackground(
+      'for i in $(seq 1 25); do echo out$i; echo err$i >&2; sleep 0.08; done',
+    );
+    const { stdout, stderr, reads } = await readAll(taskId);
+    expect(stdout).toBe(lines('out', 25));
+    expect(stderr).toBe(lines('err', 25));
+    expect(reads.filter((read) => read.stdout.text !== '').length).toBeGreaterThan(2);
+    expect(reads.at(-1)?.state).toEqual({ status: 'completed', exitCode: 0 });
+  });
+
+  it('shows new output, a [stderr] section and the status line, then (no new output)', async () => {
+    const taskId = await startBackground('echo first; echo oops >&2; exit 3');
+    await finished(taskId);
+    expect(text(await output(taskId))).toBe('first\n[stderr]\noops\n[status: completed, exit code: 3]');
+    expect(text(await output(taskId))).toBe('(no new output)\n[status: completed, exit code: 3]');
+  });
+
+  it('says [status: running] while the command runs', async () => {
+    const taskId = await startBackground('echo started; sleep 30');
+    await expect
+      .poll(async () => text(await output(taskId)), { timeout: 5_000 })
+      .toBe('started\n[status: running]');
+    expect(text(await output(taskId))).toBe('(no new output)\n[status: running]');
+    await tasks.kill(taskId, undefined);
+    expect(text(await output(taskId))).toBe('(no new output)\n[status: killed by SIGTERM]');
+  });
+
+  it('continues the read position in a new agent host (a second set of tools)', async () => {
+    const taskId = await startBackground('echo one; sleep 1; echo two', agent('host-move'));
+    await expect
+      .poll(async () => text(await output(taskId, agent('host-move'))), { timeout: 5_000 })
+      .toBe('one\n[status: running]');
+    const restarted = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
+    await finished(taskId);
+    expect(text(await output(taskId, agent('host-move'), restarted))).toBe(
+      'two\n[status: completed, exit code: 0]',
+    );
+  });
+
+  it('never gives the same bytes to two concurrent reads', async () => {
+    const taskId = await startBackground('for i in $(seq 1 40); do echo line$i; sleep 0.02; done');
+    const reads: OutputRead[] = [];
+    for (let round = 0; round < 8; round++) {
+      reads.push(...(await Promise.all([1, 2, 3].map(() => tasks.read(taskId, undefined)))));
+      await sleep(100);
+    }
+    await finished(taskId);
+    reads.push(...(await readAll(taskId)).reads);
+    const seen = reads.map((read) => read.stdout.text).filter((chunk) => chunk !== '');
+    expect(seen.join('')).toBe(lines('line', 40));
+  });
+
+  it('keeps whole characters together when a read falls inside one', async () => {
+    // Each euro sign is 3 bytes, written one byte at a time with pauses between.
+    const taskId = await startBackground(
+      "for i in 1 2 3 4 5 6; do printf '\\xe2'; sleep 0.15; printf '\\x82'; sleep 0.15; printf '\\xac'; done",
+    );
+    const { stdout } = await readAll(taskId);
+    expect(stdout).toBe('€'.repeat(6));
+  });
+
+  it('says what was dropped and names the complete spill file, while running and after the end', async () => {
+    const bytes = HEARTBEAT_TAIL_BYTES * 4;
+    const taskId = await startBackground(`head -c ${bytes} /dev/zero | tr '\\0' x; sleep 30`);
+    // Wait (without reading) until the server holds all of it: the first read then falls behind.
+    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(bytes);
+    const spillPath = (await tasks.snapshot(taskId, undefined)).stdout.spillPath;
+    expect(spillPath).toMatch(new RegExp(`/${taskId}\\.stdout$`));
+    expect(text(await output(taskId))).toBe(
+      `${'x'.repeat(HEARTBEAT_TAIL_BYTES)}\n[some output was dropped from memory; full output: ${spillPath}]\n[status: running]`,
+    );
+    expect(readFileSync(spillPath ?? '', 'utf8')).toBe('x'.repeat(bytes));
+    await tasks.kill(taskId, undefined);
+    expect(text(await output(taskId))).toBe('(no new output)\n[status: killed by SIGTERM]');
+
+    const done = await startBackground(`head -c ${bytes} /dev/zero | tr '\\0' y`);
+    await finished(done);
+    expect(text(await output(done))).toBe(
+      `${'y'.repeat(DEFAULT_OUTPUT_LIMIT_BYTES)}\n[some output was dropped from memory; full output: ${spillPath?.replace(taskId, done)}]\n[status: completed, exit code: 0]`,
+    );
+  });
+
+  it('reads across continue-as-new and after an idle reader ended', async () => {
+    const shortReader = new BashTasks({
+      client: env.client,
+      taskQueue: worker.taskQueue,
+      reader: { claimsPerRun: 3, idleMs: 1_000 },
+    });
+    const taskId = await startBackground('for i in $(seq 1 12); do echo n$i; sleep 0.1; done');
+    const chunks: string[] = [];
+    for (let i = 0; i < 9; i++) {
+      chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
+      await sleep(120);
+    }
+    const reader = env.client.workflow.getHandle(outputReaderId(taskId));
+    const runs = new Set<string>();
+    for await (const execution of env.client.workflow.list({
+      query: `WorkflowId = '${outputReaderId(taskId)}'`,
+    })) {
+      runs.add(execution.runId);
+    }
+    expect(runs.size).toBeGreaterThan(1);
+    await finished(taskId);
+    await reader.result(); // The idle reader ends and keeps its position in its memo.
+    chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
+    chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
+    expect(chunks.join('')).toBe(lines('n', 12));
+  });
+});
+
+describe('bash_output ownership and bad input', () => {
+  it('refuses a task owned by another session, and a caller with no agent', async () => {
+    const taskId = await startBackground('echo private', agent('owner-a'));
+    await finished(taskId);
+    const refused = {
+      content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
+      isError: true,
+    };
+    expect(await output(taskId, agent('owner-b'))).toEqual(refused);
+    expect(await output(taskId)).toEqual(refused);
+    // Nothing was read by the refused calls.
+    expect(text(await output(taskId, agent('owner-a')))).toBe('private\n[status: completed, exit code: 0]');
+  });
+
+  it('opens an unowned task to anyone, and keeps an empty session id as a real owner', async () => {
+    const open = await startBackground('echo open');
+    await finished(open);
+    expect(text(await output(open, agent('anyone')))).toBe('open\n[status: completed, exit code: 0]');
+    const empty = await startBackground('echo empty', agent(''));
+    await finished(empty);
+    expect(await output(empty)).toEqual({
+      content: [{ type: 'text', text: `task ${empty} belongs to another session` }],
+      isError: true,
+    });
+    expect(text(await output(empty, agent('')))).toBe('empty\n[status: completed, exit code: 0]');
+  });
+
+  it('answers an unknown id and bad arguments with one-line errors', async () => {
+    expect(await output('bash-00000000-0000-0000-0000-000000000000')).toEqual({
+      content: [{ type: 'text', text: 'unknown task bash-00000000-0000-0000-0000-000000000000' }],
+      isError: true,
+    });
+    expect(await (tools.bash_output as Tool).execute({ task_id: '' })).toEqual({
+      content: [{ type: 'text', text: 'invalid task_id: expected a non-blank task id, got ""' }],
+      isError: true,
+    });
+    expect(await (tools.bash_output as Tool).execute({ id: 'x' })).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'invalid task_id: expected a non-blank task id, got nothing; unknown argument: id',
+        },
+      ],
+      isError: true,
+    });
+  });
+
+  it('does not take a reader workflow id for a task', async () => {
+    const taskId = await startBackground('echo x');
+    await finished(taskId);
+    await output(taskId);
+    expect(text(await output(outputReaderId(taskId)))).toBe(`unknown task ${outputReaderId(taskId)}`);
+  });
+});

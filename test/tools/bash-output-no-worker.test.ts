@@ -1,0 +1,82 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { WORKER_UNAVAILABLE } from '../../src/tools/render.js';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+// The worker runs as users run it (the built CLI, in its own process), so the test can kill it
+// the way a crash would: SIGKILL, with no graceful shutdown.
+const BIN = path.resolve('dist/cli/main.js');
+
+let env: TestWorkflowEnvironment;
+let workerProcess: ChildProcess | undefined;
+let restarted: RunningWorker | undefined;
+const taskQueue = `test-${randomUUID()}`;
+const marker = 7000 + Math.floor(Math.random() * 1000);
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  workerProcess = spawn('node', [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let banner = '';
+  workerProcess.stderr?.on('data', (chunk: Buffer) => {
+    banner += chunk.toString();
+  });
+  await waitFor(() => banner.includes('worker polling'), 30_000);
+});
+
+afterAll(async () => {
+  workerProcess?.kill('SIGKILL');
+  await restarted?.stop();
+  // The killed worker leaves its command running (by design); end it here.
+  if (processesMatching(new RegExp(`^sleep ${marker}$`)).length > 0)
+    execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
+  await env?.teardown();
+});
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+
+describe('bash_output without a worker', () => {
+  it('answers within seconds with what the server holds, and moves no read position', async () => {
+    const tools = createBashTools({ client: env.client, taskQueue });
+    const bash = tools.find((tool) => tool.name === 'bash') as Tool;
+    const bashOutput = tools.find((tool) => tool.name === 'bash_output') as Tool;
+    const started = text(
+      await bash.execute({
+        command: `echo before; sleep ${marker}`,
+        description: 'Sleep',
+        run_in_background: true,
+      }),
+    );
+    const taskId = started.replace('started background task ', '');
+    const tasks = new BashTasks({ client: env.client, taskQueue });
+    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(7);
+
+    const crashed = workerProcess as ChildProcess;
+    crashed.kill('SIGKILL');
+    await once(crashed, 'exit');
+
+    const began = Date.now();
+    const expected = `before\n[status: running]\n${WORKER_UNAVAILABLE}`;
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(expected);
+    const tookMs = Date.now() - began;
+    expect(tookMs).toBeLessThan(10_000);
+    // Nothing was consumed: the same output comes again.
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(expected);
+
+    // A worker is back (the command's activity is gone, so the task still reads as running until
+    // its heartbeat times out): the claims that waited expired unapplied, and the output is read once.
+    restarted = await startBashWorker(env, {}, taskQueue);
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('before\n[status: running]');
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('(no new output)\n[status: running]');
+  });
+});

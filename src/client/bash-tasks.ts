@@ -20,6 +20,7 @@ import { type OutputRead, type ReaderOptions, readNewOutput } from './output-rea
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
 import { newTaskId } from './task-id.js';
+import { type TaskFilter, type TaskSummary, taskListQuery, toTaskSummary } from './task-list.js';
 import { isTaskWorkflow, snapshotFromDescription, type TaskSnapshot } from './task-snapshot.js';
 
 export interface BashTasksOptions {
@@ -185,6 +186,28 @@ export class BashTasks {
     } catch (err) {
       throw this.unreachable(err) ?? err;
     }
+  }
+
+  /**
+   * The newest tasks matching `filter` (newest first, at most `limit`), as the server's visibility
+   * store has them; the store may lag a moment behind a start or an end.
+   */
+  async list(filter: TaskFilter, limit = 100): Promise<TaskSummary[]> {
+    const tasks: TaskSummary[] = [];
+    try {
+      await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, async () => {
+        for await (const execution of this.client.workflow.list({
+          query: taskListQuery(filter),
+          pageSize: limit,
+        })) {
+          tasks.push(toTaskSummary(execution));
+          if (tasks.length >= limit) break;
+        }
+      });
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+    return tasks;
   }
 
   /** Describes a task's workflow behind the ownership fence. */

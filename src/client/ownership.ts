@@ -5,13 +5,31 @@
 
 const OWNER_PREFIX = 'session:';
 
-/** The search attribute value for a session's ownership. */
+/**
+ * The search attribute value for a session's ownership. The id is percent-encoded, so the value
+ * holds no quote, backslash or space: visibility stores differ in how they unescape those (the dev
+ * server's SQLite store matches none of `\\`, `"`), while plain ids like UUIDs read as they are.
+ */
 export function ownerToken(sessionId: string): string {
-  return `${OWNER_PREFIX}${sessionId}`;
+  const encoded = encodeURIComponent(sessionId).replace(
+    /[!'()*]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `${OWNER_PREFIX}${encoded}`;
 }
 
 /** Whether a caller (its session id, or undefined for a caller with no agent) may touch a task. */
 export function mayAccess(storedOwner: string | undefined, callerSessionId: string | undefined): boolean {
   if (storedOwner === undefined) return true;
   return callerSessionId !== undefined && storedOwner === ownerToken(callerSessionId);
+}
+
+/** The session id an owner token stands for. */
+export function sessionOfOwner(token: string): string {
+  const encoded = token.startsWith(OWNER_PREFIX) ? token.slice(OWNER_PREFIX.length) : token;
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded; // Not one of ours: show it as stored.
+  }
 }

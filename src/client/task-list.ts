@@ -1,0 +1,49 @@
+import type { WorkflowExecutionInfo } from '@temporalio/client';
+import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import { bashTask } from '../workflows/bash-task.js';
+import { ownerToken, sessionOfOwner } from './ownership.js';
+
+/** Which tasks a listing shows: one session's (by its session id), or every task. */
+export type TaskFilter = { owner: string } | { all: true };
+
+/** One line of a task listing, from the server's visibility store. */
+export interface TaskSummary {
+  taskId: string;
+  /** The status search attribute (see `TaskStatus`). */
+  status: string;
+  startedAt: Date;
+  closedAt: Date | undefined;
+  command: string;
+  description: string;
+  /** The owning session id; undefined for an unowned task. */
+  owner: string | undefined;
+}
+
+/**
+ * The visibility query for a filter. Values are quoted data, never query text: an owner such as
+ * `a' OR BashTaskOwner != '` matches only a task owned by exactly that string.
+ */
+export function taskListQuery(filter: TaskFilter): string {
+  const tasks = `WorkflowType = ${quoteQueryValue(bashTask.name)}`;
+  if ('all' in filter) return tasks;
+  return `${tasks} AND ${ownerSearchAttribute.name} = ${quoteQueryValue(ownerToken(filter.owner))}`;
+}
+
+/** A string literal for a visibility query: single-quoted, with backslashes and quotes escaped. */
+export function quoteQueryValue(value: string): string {
+  return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+}
+
+export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
+  const memo = execution.memo ?? {};
+  const owner = execution.typedSearchAttributes.get(ownerSearchAttribute);
+  return {
+    taskId: execution.workflowId,
+    status: execution.typedSearchAttributes.get(statusSearchAttribute) ?? 'unknown',
+    startedAt: execution.startTime,
+    closedAt: execution.closeTime,
+    command: typeof memo.command === 'string' ? memo.command : '',
+    description: typeof memo.description === 'string' ? memo.description : '',
+    owner: owner === undefined ? undefined : sessionOfOwner(owner),
+  };
+}

@@ -21,6 +21,15 @@ export const DEFAULT_TIMEOUT_MS = 2 * 60_000;
 /** Default cap on a foreground timeout. */
 export const DEFAULT_MAX_TIMEOUT_MS = 10 * 60_000;
 
+/** Time one attempt to inject a completion notice may take before it is retried. */
+export const NOTICE_INJECT_TIMEOUT_MS = 30_000;
+
+/** Wait before the first retry of a completion notice whose inject failed. */
+export const NOTICE_RETRY_INITIAL_INTERVAL_MS = 1_000;
+
+/** Longest wait between retries of a completion notice. */
+export const NOTICE_RETRY_MAX_INTERVAL_MS = 60_000;
+
 /** Default time a completion notice waits for the owning agent host's worker before it is dropped. */
 export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;
 

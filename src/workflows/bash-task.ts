@@ -1,20 +1,35 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  log,
+  ParentClosePolicy,
   proxyActivities,
   proxyLocalActivities,
   sleep,
+  startChild,
   TimeoutFailure,
   upsertSearchAttributes,
+  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
 import { HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import { noticeText } from '../shared/notice.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
-import type { BashTaskInput, BashTaskResult, CommandOutcome, CommandSpec } from '../shared/task.js';
+import { finishedState, statusLine, type TaskState } from '../shared/status-line.js';
+import type {
+  BashTaskInput,
+  BashTaskResult,
+  CommandOutcome,
+  CommandSpec,
+  NoticeTarget,
+  TaskId,
+} from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
+import { completionNotice } from './completion-notice.js';
 
 const { resolveCommand } = proxyLocalActivities<CommandActivities>({
   // Pure arithmetic on the worker's config.
@@ -45,8 +60,22 @@ function commandActivity(spec: CommandSpec) {
  * One run of one command. Resolves the request against the worker's config, runs the command
  * activity, and for a foreground run ends it when its timeout fires. A cancellation of the workflow
  * (a kill, an aborted call) reaches the activity, which ends the process group and reports how.
+ * A background task with a notice target then starts its completion notice, and ends as it would
+ * without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
+  const run = await runTask(input).then(
+    (result) => ({ ok: true as const, result }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  if (input.background && input.notice) {
+    await startNotice(input.taskId, input.notice, run.ok ? finishedState(run.result) : endedState(run.error));
+  }
+  if (!run.ok) throw run.error;
+  return run.result;
+}
+
+async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   const spec = await resolveCommand(input);
   const command = new CancellationScope();
   const outcome = command.run(() => commandActivity(spec)(spec));
@@ -85,6 +114,50 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   } finally {
     timer.cancel();
   }
+}
+
+/**
+ * Starts the notice as an abandoned child and waits only for its start (a child not yet started
+ * when its parent closes may never start). It runs on this task queue; only its inject activity
+ * goes to the agent host. A notice that cannot start is logged, never the task's failure.
+ */
+async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskState): Promise<void> {
+  try {
+    // A kill cancels this workflow; the notice must still start.
+    await CancellationScope.nonCancellable(() =>
+      startChild(completionNotice, {
+        workflowId: `${taskId}-notice`,
+        args: [{ ...target, content: noticeText(taskId, statusLine(state)) }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        // A task reset and run again must not notify twice: its notice id is taken.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: `Completion notice for ${taskId}`,
+      }),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      log.info('completion notice already sent', { taskId });
+    } else {
+      log.warn('completion notice could not start', { taskId, error: String(err) });
+    }
+  }
+}
+
+/**
+ * The state a run that threw stands for. The reasons are the ones `BashTasks.result` reports, plus
+ * one for a kill that came before any worker took the command.
+ */
+function endedState(err: unknown): TaskState {
+  if (isWorkerLoss(err)) return { status: 'lost', reason: 'its worker stopped answering' };
+  if (isCancellation(err)) return { status: 'failed', reason: 'killed before the command started' };
+  const message =
+    err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
+      ? err.cause.message
+      : err instanceof Error
+        ? err.message
+        : String(err);
+  // A status line is one line.
+  return { status: 'failed', reason: message.split('\n')[0] ?? '' };
 }
 
 function endStatus(outcome: CommandOutcome): TaskStatus {

@@ -1,2 +1,3 @@
 export { bashTask } from './bash-task.js';
+export { completionNotice } from './completion-notice.js';
 export { bashOutputReader } from './output-reader.js';

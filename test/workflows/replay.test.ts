@@ -4,11 +4,17 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 
 /**
- * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects) by earlier
- * versions of the workflow code. Replaying them against today's bundle proves that a change to
- * `bashTask` stays deterministic for runs already in flight.
+ * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects). Replaying
+ * them against today's bundle proves that a change to the workflows stays deterministic for runs
+ * already in flight: `background-completed` and `background-killed` come from `bashTask` before it
+ * sent completion notices, the other two from the first version that does.
  */
-const fixtures = ['background-completed', 'background-killed'] as const;
+const fixtures = [
+  'background-completed',
+  'background-killed',
+  'background-completed-with-notice',
+  'completion-notice-delivered',
+] as const;
 
 /**
  * Read with `History.fromObject` rather than the SDK's JSON reader: in this dependency tree
@@ -20,7 +26,7 @@ function history(name: (typeof fixtures)[number]) {
   return proto.temporal.api.history.v1.History.fromObject(JSON.parse(json));
 }
 
-describe('bashTask replay', () => {
+describe('workflow replay', () => {
   it.each(fixtures)('replays the recorded %s history without nondeterminism', async (name) => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history(name)),

@@ -1,0 +1,333 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSessions } from '../../src/activities/inject-notice.js';
+import { taskListQuery } from '../../src/client/task-list.js';
+import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
+import { createAgentWorker } from '../../src/worker/agent-worker.js';
+import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let commandWorker: RunningWorker;
+let hostDown: RunningWorker;
+const agentWorkers: RunningWorker[] = [];
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  commandWorker = await startBashWorker(env);
+  // Routes its commands to a task queue no worker serves: a command host that is down.
+  hostDown = await startBashWorker(env, { commandTaskQueue: `down-${randomUUID()}` });
+});
+
+afterEach(async () => {
+  await Promise.all(agentWorkers.splice(0).map((worker) => worker.stop()));
+});
+
+afterAll(async () => {
+  await Promise.all([commandWorker?.stop(), hostDown?.stop()]);
+  await env?.teardown();
+});
+
+interface Injection {
+  sessionId: string;
+  content: string;
+  options: { source: { kind: 'plugin'; plugin: string } };
+}
+
+/** The harness's sessions, in memory: records every inject; `failures` makes the first calls throw. */
+class FakeSessions implements AgentSessions {
+  readonly injections: Injection[] = [];
+
+  constructor(
+    private readonly live: ReadonlySet<string>,
+    private failures = 0,
+  ) {}
+
+  async inject(sessionId: string, content: string, options: Injection['options']): Promise<boolean> {
+    this.injections.push({ sessionId, content, options });
+    if (this.failures > 0) {
+      this.failures -= 1;
+      throw new Error('agent host is restarting');
+    }
+    return this.live.has(sessionId);
+  }
+}
+
+/** One agent host: its own task queue, the tools it hands the model, and (when started) its worker. */
+function agentHost({
+  noticeWindowMs,
+  commands = commandWorker,
+}: {
+  noticeWindowMs?: number;
+  commands?: RunningWorker;
+} = {}) {
+  const taskQueue = `agent-${randomUUID()}`;
+  const tools = createBashTools({
+    client: env.client,
+    taskQueue: commands.taskQueue,
+    agentTaskQueue: taskQueue,
+    ...(noticeWindowMs !== undefined ? { noticeWindowMs } : {}),
+  });
+  return {
+    bash: tools.find((tool) => tool.name === 'bash') as Tool,
+    bashKill: tools.find((tool) => tool.name === 'bash_kill') as Tool,
+    async startWorker(agents: AgentSessions): Promise<void> {
+      const worker = await createAgentWorker({
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        taskQueue,
+        agents,
+      });
+      const running = worker.run();
+      agentWorkers.push({
+        worker,
+        taskQueue,
+        async stop() {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await running;
+        },
+      });
+    },
+  };
+}
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
+const source = { kind: 'plugin', plugin: 'tool-bash' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startBackground(bash: Tool, command: string, exec: ToolExecContext = {}): Promise<string> {
+  const started = text(
+    await bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
+  );
+  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
+  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
+  return match[1];
+}
+
+/** Waits for the task's workflow to close, however it ended. */
+async function taskEnd(taskId: string): Promise<void> {
+  await env.client.workflow
+    .getHandle(taskId)
+    .result()
+    .catch(() => undefined);
+}
+
+const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
+
+/** The session's tasks, from the owner search attribute; waits for visibility to catch up. */
+async function tasksOwnedBy(sessionId: string): Promise<string[]> {
+  const query = taskListQuery({ owner: sessionId });
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const ids: string[] = [];
+    for await (const workflow of env.client.workflow.list({ query })) ids.push(workflow.workflowId);
+    if (ids.length > 0) return ids;
+    await sleep(100);
+  }
+  throw new Error(`no task owned by ${sessionId} became visible`);
+}
+
+async function taskStatus(taskId: string) {
+  const description = await env.client.workflow.getHandle(taskId).describe();
+  return {
+    workflow: description.status.name,
+    status: description.typedSearchAttributes.get(statusSearchAttribute),
+  };
+}
+
+describe('completion notice', () => {
+  it('delivers one notice to the owning session, not another, when a background task exits', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a', 'session-b']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'echo out; exit 3', agent('session-a'));
+
+    expect((await env.client.workflow.getHandle(taskId).result()).exitCode).toBe(3);
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });
+    // The notice is no task: a session's task listing (a query on the owner) does not show it.
+    const description = await notice(taskId).describe();
+    expect(description.typedSearchAttributes.get(ownerSearchAttribute)).toBeUndefined();
+    expect(description.typedSearchAttributes.get(statusSearchAttribute)).toBeUndefined();
+  });
+
+  it('reports a task killed with bash_kill by the signal its result records', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const marker = Math.floor(Math.random() * 1000) + 7000;
+    const taskId = await startBackground(host.bash, `sleep ${marker}`, agent('session-a'));
+    await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
+
+    expect(text(await host.bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect((await env.client.workflow.getHandle(taskId).result()).signal).toBe('SIGTERM');
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'killed' });
+  });
+
+  it('reports a task whose command could not start, and the task still fails as before', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const started = text(
+      await host.bash.execute(
+        { command: 'true', description: 'Nowhere', run_in_background: true, workdir: '/nonexistent-dir' },
+        agent('session-a'),
+      ),
+    );
+    const taskId = started.replace('started background task ', '');
+    await taskEnd(taskId);
+
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: failed: workdir does not exist or is not a directory: /nonexistent-dir]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'FAILED', status: 'failed' });
+  });
+
+  it('reports a task killed before any worker took its command', async () => {
+    const host = agentHost({ commands: hostDown });
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'sleep 60', agent('session-a'));
+
+    expect(text(await host.bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: failed: killed before the command started]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'failed' });
+  });
+
+  it('sends none for a foreground run or a background task with no owner', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-fg']));
+    await host.startWorker(sessions);
+    const session = `session-fg-${randomUUID()}`;
+
+    const foreground = await host.bash.execute({ command: 'echo hi', description: 'Say hi' }, agent(session));
+    expect(text(foreground)).toBe('hi\n');
+    const unowned = await startBackground(host.bash, 'echo unowned');
+    await taskEnd(unowned);
+
+    // The foreground run's id is not in its result; the owner attribute finds it.
+    const owned = await tasksOwnedBy(session);
+    expect(owned).toHaveLength(1);
+    // A notice starts before its task closes, so a closed task without one never gets one.
+    for (const taskId of [...owned, unowned]) {
+      await expect(notice(taskId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    }
+    expect(sessions.injections).toEqual([]);
+  });
+
+  it('holds the notice while no agent worker runs, and delivers it once one starts', async () => {
+    const host = agentHost();
+    const taskId = await startBackground(host.bash, 'exit 0', agent('session-a'));
+    await taskEnd(taskId);
+    // The task closed with its result while its notice waits.
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });
+    await sleep(3_000);
+    expect((await notice(taskId).describe()).status.name).toBe('RUNNING');
+
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+  });
+
+  it('retries an inject that failed and delivers the notice once', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']), 1);
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'exit 0', agent('session-a'));
+    await taskEnd(taskId);
+
+    expect(await notice(taskId).result()).toBe('delivered');
+    const expected = {
+      sessionId: 'session-a',
+      content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+      options: { source },
+    };
+    // The first call threw (not delivered), the retry delivered.
+    expect(sessions.injections).toEqual([expected, expected]);
+  });
+
+  it('drops the notice quietly when the session is gone', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set());
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'exit 0', agent('disposed'));
+    await taskEnd(taskId);
+
+    expect(await notice(taskId).result()).toBe('session-gone');
+    expect((await notice(taskId).describe()).status.name).toBe('COMPLETED');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'disposed',
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+        options: { source },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });
+  });
+
+  it('drops the notice quietly when no agent worker comes within the window', async () => {
+    const host = agentHost({ noticeWindowMs: 3_000 });
+    const taskId = await startBackground(host.bash, 'exit 0', agent('session-a'));
+    await taskEnd(taskId);
+
+    expect(await notice(taskId).result()).toBe('expired');
+    expect((await notice(taskId).describe()).status.name).toBe('COMPLETED');
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });
+  });
+
+  it('stops retrying an inject that keeps failing when the window runs out', async () => {
+    const host = agentHost({ noticeWindowMs: 5_000 });
+    const sessions = new FakeSessions(new Set(['session-a']), Number.POSITIVE_INFINITY);
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'exit 0', agent('session-a'));
+    await taskEnd(taskId);
+
+    expect(await notice(taskId).result()).toBe('expired');
+    // Attempts at 0 s, 1 s and 3 s; the next (7 s) would start after the window.
+    expect(sessions.injections).toHaveLength(3);
+  });
+});

@@ -3,7 +3,10 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command } from 'commander';
 import { runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
-import { positiveInt, type ServerOptions, withServerOptions } from './options.js';
+import { type KillFlags, runKill } from './kill.js';
+import { type LogsFlags, runLogs } from './logs.js';
+import { positiveInt, type ServerOptions, withOwnerOption, withServerOptions } from './options.js';
+import { type PsFlags, runPs } from './ps.js';
 import { type RunFlags, runCommand } from './run-command.js';
 import { runWorker } from './run-worker.js';
 
@@ -41,15 +44,58 @@ withExecutorOptions(
   );
 });
 
-withServerOptions(
-  program
-    .command('run')
-    .description('run one foreground command through the bash tool and print what the model would see')
-    .option('--timeout-ms <ms>', 'timeout in milliseconds (the worker applies its cap)', positiveInt)
-    .option('--workdir <dir>', 'working directory for the command')
-    .argument('<command...>', 'the command, after --'),
+withOwnerOption(
+  withServerOptions(
+    program
+      .command('run')
+      .description('run one command through the bash tool and print what the model would see')
+      .option('--timeout-ms <ms>', 'timeout in milliseconds (the worker applies its cap)', positiveInt)
+      .option('--workdir <dir>', 'working directory for the command')
+      .option('--background', 'start it as a background task and print its id')
+      .argument('<command...>', 'the command, after --'),
+  ),
+  'the session a --background task belongs to',
 ).action(async (words: string[], flags: RunFlags) => {
   process.exitCode = await runCommand(words, flags);
+});
+
+withOwnerOption(
+  withServerOptions(
+    program
+      .command('ps')
+      .description("list a session's background tasks: running ones first, then by end time")
+      .option('--all', "list every session's tasks"),
+  ),
+  'the session whose tasks to list',
+).action(async (flags: PsFlags) => {
+  await runPs(flags);
+});
+
+withOwnerOption(
+  withServerOptions(
+    program
+      .command('logs')
+      .description(
+        "print a task's output (what the server still holds); never moves bash_output's read position",
+      )
+      .option('-f, --follow', 'keep printing new output until the task ends')
+      .argument('<task-id>', 'the task, as run --background or ps printed it'),
+  ),
+  'the session the task belongs to',
+).action(async (taskId: string, flags: LogsFlags) => {
+  process.exitCode = await runLogs(taskId, flags);
+});
+
+withOwnerOption(
+  withServerOptions(
+    program
+      .command('kill')
+      .description("kill a background task's whole process group")
+      .argument('<task-id>', 'the task, as run --background or ps printed it'),
+  ),
+  'the session the task belongs to',
+).action(async (taskId: string, flags: KillFlags) => {
+  process.exitCode = await runKill(taskId, flags);
 });
 
 program.parseAsync().catch((err: unknown) => {

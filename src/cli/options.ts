@@ -1,5 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { localSessionId } from './identity.js';
 
 /** Adds the options every server-facing command shares: --address, --namespace, --task-queue. */
 export function withServerOptions(command: Command): Command {
@@ -28,4 +29,13 @@ export function positiveInt(value: string): number {
   if (!Number.isSafeInteger(parsed) || parsed <= 0)
     throw new InvalidArgumentError(`expected a positive integer, got ${value}`);
   return parsed;
+}
+
+/** Adds --owner: the agent session the command acts as (tasks it starts belong to it; it may touch only those). */
+export function withOwnerOption(command: Command, what: string): Command {
+  return command.addOption(
+    new Option('--owner <session-id>', what)
+      .env('DURABLE_BASH_OWNER')
+      .default(localSessionId(), 'cli:<user>@<host>, the same across restarts'),
+  );
 }

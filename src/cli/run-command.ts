@@ -1,22 +1,25 @@
 import path from 'node:path';
-import { connectClient } from '../client/connect.js';
-import { createBashTools } from '../tools/create-bash-tools.js';
-import type { Tool } from '../tools/types.js';
+import { createBashTool } from '../tools/bash.js';
 import type { ServerOptions } from './options.js';
+import { printResult } from './print-result.js';
+import { withTasks } from './with-client.js';
 
 export interface RunFlags extends ServerOptions {
   timeoutMs?: number;
   workdir?: string;
+  background?: boolean;
+  /** The session a background run belongs to (see identity.ts). */
+  owner: string;
 }
 
 /**
- * Runs one foreground command through the `bash` tool and prints exactly what the model would see.
- * Resolves to the process exit code: 0 for a result, 1 for an error result.
+ * Runs one command through the `bash` tool and prints exactly what the model would see: the run's
+ * text, or for --background the task id (owned by `flags.owner`). Resolves to the process exit
+ * code: 0 for a result, 1 for an error result.
  */
-export async function runCommand(words: string[], flags: RunFlags): Promise<number> {
-  const client = await connectClient({ address: flags.address, namespace: flags.namespace });
-  try {
-    const [bash] = createBashTools({ client, taskQueue: flags.taskQueue }) as [Tool];
+export function runCommand(words: string[], flags: RunFlags): Promise<number> {
+  return withTasks(flags, async (tasks) => {
+    const bash = createBashTool(tasks);
     const result = await abortOnSigint((signal) =>
       bash.execute(
         {
@@ -25,16 +28,13 @@ export async function runCommand(words: string[], flags: RunFlags): Promise<numb
           ...(flags.timeoutMs !== undefined ? { timeoutMs: flags.timeoutMs } : {}),
           // A relative --workdir means relative to where the user typed it.
           ...(flags.workdir !== undefined ? { workdir: path.resolve(flags.workdir) } : {}),
+          ...(flags.background ? { run_in_background: true } : {}),
         },
-        { signal },
+        { signal, ...(flags.background ? { agent: { sessionId: flags.owner } } : {}) },
       ),
     );
-    const text = result.content.map((block) => block.text).join('');
-    (result.isError ? process.stderr : process.stdout).write(text.endsWith('\n') ? text : `${text}\n`);
-    return result.isError ? 1 : 0;
-  } finally {
-    await client.connection.close();
-  }
+    return printResult(result);
+  });
 }
 
 /** Runs `fn` with a signal that Ctrl-C aborts (the run is then stopped, not left behind). */

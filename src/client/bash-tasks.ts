@@ -189,8 +189,8 @@ export class BashTasks {
   }
 
   /**
-   * The newest tasks matching `filter` (newest first, at most `limit`), as the server's visibility
-   * store has them; the store may lag a moment behind a start or an end.
+   * Up to `limit` tasks matching `filter` in the server's visibility order (running ones first,
+   * then the latest to end); the store may lag a moment behind a start or an end.
    */
   async list(filter: TaskFilter, limit = 100): Promise<TaskSummary[]> {
     const tasks: TaskSummary[] = [];

@@ -1,0 +1,72 @@
+import os from 'node:os';
+import { tailBytes } from '../client/stream-text.js';
+import type { TaskSnapshot } from '../client/task-snapshot.js';
+import type { ReadPosition } from '../shared/read-position.js';
+import { statusLine } from '../shared/status-line.js';
+import type { StreamTail } from '../shared/task.js';
+import { UNAVAILABLE } from '../tools/render.js';
+import type { ServerOptions } from './options.js';
+import { withTasks } from './with-client.js';
+
+export interface LogsFlags extends ServerOptions {
+  owner: string;
+  follow?: boolean;
+}
+
+/** How often `logs --follow` asks the server for new output (the command heartbeats every 200 ms). */
+export const LOGS_POLL_MS = 250;
+
+/**
+ * `durable-bash logs <id>`: the task's output as the server holds it (from the start when it still
+ * holds that), the task's stdout on stdout and its stderr on stderr; with --follow, new output until
+ * the task ends; then its status line. An operator's view: it never moves `bash_output`'s position.
+ */
+export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
+  return withTasks(flags, async (tasks) => {
+    let interrupted = false;
+    const onSigint = () => {
+      interrupted = true;
+    };
+    process.once('SIGINT', onSigint);
+    try {
+      let shown: ReadPosition = { stdout: 0, stderr: 0 };
+      let snapshot = await tasks.snapshot(taskId, flags.owner);
+      for (;;) {
+        shown = {
+          stdout: await writeNew('stdout', snapshot, snapshot.stdout, shown.stdout, process.stdout),
+          stderr: await writeNew('stderr', snapshot, snapshot.stderr, shown.stderr, process.stderr),
+        };
+        if (!flags.follow || snapshot.final || interrupted) break;
+        await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
+        snapshot = await tasks.snapshot(taskId, flags.owner);
+      }
+      if (interrupted) return 130;
+      process.stderr.write(`${statusLine(snapshot.state)}\n`);
+      return 0;
+    } finally {
+      process.off('SIGINT', onSigint);
+    }
+  });
+}
+
+/** Writes the bytes of `stream` after `from` that the snapshot holds; notes a gap it no longer holds. */
+async function writeNew(
+  name: 'stdout' | 'stderr',
+  snapshot: TaskSnapshot,
+  stream: StreamTail,
+  from: number,
+  out: NodeJS.WritableStream,
+): Promise<number> {
+  const tail = tailBytes(stream);
+  const tailStart = stream.bytes - tail.length;
+  if (from < tailStart) {
+    const file =
+      stream.spillPath !== undefined && snapshot.host === os.hostname() ? stream.spillPath : UNAVAILABLE;
+    process.stderr.write(
+      `[${tailStart - from} bytes of ${name} not held by the server; full output: ${file}]\n`,
+    );
+  }
+  const fresh = tail.subarray(Math.max(0, from - tailStart));
+  if (fresh.length > 0) await new Promise<void>((resolve) => out.write(fresh, () => resolve()));
+  return Math.max(from, stream.bytes);
+}

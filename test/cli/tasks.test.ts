@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool } from '../../src/tools/types.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+// The CLI as users run it: the built bin (npm test builds first), in a child process.
+const BIN = path.resolve('dist/cli/main.js');
+const execFileAsync = promisify(execFile);
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  worker = await startBashWorker(env);
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await env?.teardown();
+});
+
+async function cli(...args: string[]) {
+  const server = ['--address', env.address, '--task-queue', worker.taskQueue];
+  try {
+    const { stdout, stderr } = await execFileAsync('node', [
+      BIN,
+      ...args.slice(0, 1),
+      ...server,
+      ...args.slice(1),
+    ]);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+async function startBackground(owner: string, command: string): Promise<string> {
+  const started = await cli('run', '--owner', owner, '--background', '--', command);
+  const match = /^started background task (bash-[0-9a-f-]{36})\n$/.exec(started.stdout);
+  if (!match?.[1]) throw new Error(`unexpected output: ${JSON.stringify(started)}`);
+  return match[1];
+}
+
+const finished = (taskId: string) => env.client.workflow.getHandle(taskId).result();
+
+describe('durable-bash run --background, ps, logs, kill', () => {
+  it('lists an owner’s tasks as a table: id, status, age, command', async () => {
+    const owner = `ps-${randomUUID()}`;
+    const done = await startBackground(owner, 'echo done');
+    await finished(done);
+    const failed = await startBackground(owner, 'exit 4');
+    await finished(failed);
+    const sleeping = await startBackground(owner, 'sleep 60');
+    let listing = '';
+    await expect
+      .poll(async () => {
+        listing = (await cli('ps', '--owner', owner)).stdout;
+        return listing.trimEnd().split('\n').length;
+      })
+      .toBe(4);
+    const rows = listing.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ID {2,}STATUS {2,}AGE {2,}COMMAND$/);
+    expect(rows[1]).toMatch(new RegExp(`^${sleeping} +running +\\d+s +sleep 60$`));
+    // Running tasks first, then the latest to end.
+    expect(rows[2]).toMatch(new RegExp(`^${failed} +completed +\\d+s +exit 4$`));
+    expect(rows[3]).toMatch(new RegExp(`^${done} +completed +\\d+s +echo done$`));
+    expect((await cli('ps', '--owner', `other-${randomUUID()}`)).stdout).toBe('ID  STATUS  AGE  COMMAND\n');
+    expect((await cli('ps', '--all')).stdout).toContain(sleeping);
+    expect(await cli('kill', '--owner', owner, sleeping)).toEqual({
+      code: 0,
+      stdout: `killed background task ${sleeping}\n`,
+      stderr: '',
+    });
+    expect(await cli('kill', '--owner', owner, sleeping)).toEqual({
+      code: 0,
+      stdout: `task ${sleeping} had already finished\n`,
+      stderr: '',
+    });
+  });
+
+  it('prints a task’s output with logs, without moving bash_output’s read position', async () => {
+    const owner = `logs-${randomUUID()}`;
+    const taskId = await startBackground(owner, 'echo out; echo err >&2; exit 2');
+    await finished(taskId);
+    expect(await cli('logs', '--owner', owner, taskId)).toEqual({
+      code: 0,
+      stdout: 'out\n',
+      stderr: 'err\n[status: completed, exit code: 2]\n',
+    });
+    const bashOutput = createBashTools({ client: env.client, taskQueue: worker.taskQueue }).find(
+      (tool) => tool.name === 'bash_output',
+    ) as Tool;
+    expect(await bashOutput.execute({ task_id: taskId }, { agent: { sessionId: owner } })).toEqual({
+      content: [{ type: 'text', text: 'out\n[stderr]\nerr\n[status: completed, exit code: 2]' }],
+    });
+    // Still all of it: logs is an operator's view from the start.
+    expect((await cli('logs', '--owner', owner, taskId)).stdout).toBe('out\n');
+  });
+
+  it('follows a running task until it ends', async () => {
+    const owner = `follow-${randomUUID()}`;
+    const taskId = await startBackground(owner, 'for i in 1 2 3 4; do echo tick $i; sleep 0.3; done');
+    expect(await cli('logs', '--owner', owner, '--follow', taskId)).toEqual({
+      code: 0,
+      stdout: 'tick 1\ntick 2\ntick 3\ntick 4\n',
+      stderr: '[status: completed, exit code: 0]\n',
+    });
+  });
+
+  it('keeps the ownership fence and names unknown tasks', async () => {
+    const taskId = await startBackground(`fence-${randomUUID()}`, 'sleep 30');
+    expect(await cli('logs', '--owner', 'intruder', taskId)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `durable-bash: task ${taskId} belongs to another session\n`,
+    });
+    expect(await cli('kill', '--owner', 'intruder', taskId)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `task ${taskId} belongs to another session\n`,
+    });
+    expect(await cli('logs', 'bash-unknown')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'durable-bash: unknown task bash-unknown\n',
+    });
+    await env.client.workflow.getHandle(taskId).cancel();
+  });
+});

@@ -5,10 +5,9 @@ import {
   WorkflowFailedError,
 } from '@temporalio/client';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
-import { finishedState, type TaskState } from '../shared/status-line.js';
+import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, CommandProgress, StreamTail } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
-import { runFailure } from './run-failure.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
 export interface TaskSnapshot {
@@ -45,7 +44,14 @@ export function snapshotFromDescription(
     default:
       return Promise.resolve({
         ...base,
-        state: { status: 'failed', reason: `its workflow was ${description.status.name.toLowerCase()}` },
+        state: {
+          status: 'failed',
+          // A kill before any worker took the command cancels the workflow itself.
+          reason:
+            description.status.name === 'CANCELLED'
+              ? KILLED_BEFORE_START
+              : `its workflow was ${description.status.name.toLowerCase().replaceAll('_', ' ')}`,
+        },
         stdout: NO_OUTPUT,
         stderr: NO_OUTPUT,
         host: undefined,
@@ -95,9 +101,8 @@ async function closedSnapshot(
     };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    const failure = runFailure(description.workflowId, err);
     return {
-      state: { status: failure.status, reason: failure.message },
+      state: failedState(err.cause),
       stdout: NO_OUTPUT,
       stderr: NO_OUTPUT,
       host: undefined,

@@ -1,7 +1,8 @@
 /**
  * The status line `bash_output` ends with and a completion notice quotes. Pure (no Buffer, no
- * clock), so workflow code may use it.
+ * clock), so workflow code may use it; the workflow and the client read a run's failure the same way.
  */
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type { BashTaskResult } from './task.js';
 
 /** Where a task stands, as a reader reports it. */
@@ -35,4 +36,26 @@ export function finishedState(result: BashTaskResult): TaskState {
   return result.signal !== null
     ? { status: 'killed', signal: result.signal }
     : { status: 'completed', exitCode: result.exitCode ?? 0 };
+}
+
+/** The reason a killed run that never started gives (its workflow ends cancelled). */
+export const KILLED_BEFORE_START = 'killed before the command started';
+
+/**
+ * The state a run that failed stands for, from the failure its workflow threw: a timed-out command
+ * activity is a lost worker; otherwise the first line of what the command's failure said.
+ */
+export function failedState(failure: unknown): TaskState {
+  if (isWorkerLoss(failure)) return { status: 'lost', reason: 'its worker stopped answering' };
+  const cause =
+    failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure
+      ? failure.cause
+      : failure;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return { status: 'failed', reason: message.split('\n')[0] ?? '' };
+}
+
+/** The command activity timed out: its worker stopped heartbeating. */
+export function isWorkerLoss(failure: unknown): boolean {
+  return failure instanceof ActivityFailure && failure.cause instanceof TimeoutFailure;
 }

@@ -1,7 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
-  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   isCancellation,
@@ -11,7 +10,6 @@ import {
   proxyLocalActivities,
   sleep,
   startChild,
-  TimeoutFailure,
   upsertSearchAttributes,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
@@ -19,7 +17,14 @@ import type { CommandActivities } from '../activities/index.js';
 import { HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
-import { finishedState, statusLine, type TaskState } from '../shared/status-line.js';
+import {
+  failedState,
+  finishedState,
+  isWorkerLoss,
+  KILLED_BEFORE_START,
+  statusLine,
+  type TaskState,
+} from '../shared/status-line.js';
 import type {
   BashTaskInput,
   BashTaskResult,
@@ -143,29 +148,14 @@ async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskStat
   }
 }
 
-/**
- * The state a run that threw stands for. The reasons are the ones `BashTasks.result` reports, plus
- * one for a kill that came before any worker took the command.
- */
+/** The state a run that threw stands for; a kill before any worker took the command has its own reason. */
 function endedState(err: unknown): TaskState {
-  if (isWorkerLoss(err)) return { status: 'lost', reason: 'its worker stopped answering' };
-  if (isCancellation(err)) return { status: 'failed', reason: 'killed before the command started' };
-  const message =
-    err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
-      ? err.cause.message
-      : err instanceof Error
-        ? err.message
-        : String(err);
-  // A status line is one line.
-  return { status: 'failed', reason: message.split('\n')[0] ?? '' };
+  if (isCancellation(err)) return { status: 'failed', reason: KILLED_BEFORE_START };
+  return failedState(err);
 }
 
 function endStatus(outcome: CommandOutcome): TaskStatus {
   return outcome.signal === null ? TaskStatus.completed : TaskStatus.killed;
-}
-
-function isWorkerLoss(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure;
 }
 
 function setStatus(status: TaskStatus): void {

@@ -105,6 +105,25 @@ describe('bash_output', () => {
     expect(text(await output(taskId))).toBe('(no new output)\n[status: killed by SIGTERM]');
   });
 
+  it('reports a task that could not start with its reason', async () => {
+    const started = text(
+      await (tools.bash as Tool).execute({
+        command: 'true',
+        description: 'Run nowhere',
+        workdir: '/nonexistent-workdir',
+        run_in_background: true,
+      }),
+    );
+    const taskId = started.replace('started background task ', '');
+    await env.client.workflow
+      .getHandle(taskId)
+      .result()
+      .catch(() => undefined);
+    expect(text(await output(taskId))).toBe(
+      '(no new output)\n[status: failed: workdir does not exist or is not a directory: /nonexistent-workdir]',
+    );
+  });
+
   it('continues the read position in a new agent host (a second set of tools)', async () => {
     const taskId = await startBackground('echo one; sleep 1; echo two', agent('host-move'));
     await expect

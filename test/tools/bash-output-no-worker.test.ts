@@ -1,7 +1,5 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
-import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
@@ -9,33 +7,24 @@ import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { WORKER_UNAVAILABLE } from '../../src/tools/render.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { processesMatching, waitFor } from '../helpers/processes.js';
+import { processesMatching } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-
-// The worker runs as users run it (the built CLI, in its own process), so the test can kill it
-// the way a crash would: SIGKILL, with no graceful shutdown.
-const BIN = path.resolve('dist/cli/main.js');
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 let env: TestWorkflowEnvironment;
-let workerProcess: ChildProcess | undefined;
+// The worker runs in its own process, so the test can kill it the way a crash would.
+let workerProcess: WorkerProcess | undefined;
 let restarted: RunningWorker | undefined;
 const taskQueue = `test-${randomUUID()}`;
 const marker = 7000 + Math.floor(Math.random() * 1000);
 
 beforeAll(async () => {
   env = await createDevServerEnv();
-  workerProcess = spawn('node', [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let banner = '';
-  workerProcess.stderr?.on('data', (chunk: Buffer) => {
-    banner += chunk.toString();
-  });
-  await waitFor(() => banner.includes('worker polling'), 30_000);
+  workerProcess = await startWorkerProcess(env, taskQueue);
 });
 
 afterAll(async () => {
-  workerProcess?.kill('SIGKILL');
+  await workerProcess?.crash();
   await restarted?.stop();
   // The killed worker leaves its command running (by design); end it here.
   if (processesMatching(new RegExp(`^sleep ${marker}$`)).length > 0)
@@ -61,9 +50,7 @@ describe('bash_output without a worker', () => {
     const tasks = new BashTasks({ client: env.client, taskQueue });
     await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(7);
 
-    const crashed = workerProcess as ChildProcess;
-    crashed.kill('SIGKILL');
-    await once(crashed, 'exit');
+    await workerProcess?.crash();
 
     const began = Date.now();
     const expected = `before\n[status: running]\n${WORKER_UNAVAILABLE}`;

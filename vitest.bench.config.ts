@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// The load and budget runs: minutes long, one file at a time so measurements do not share the two cores.
+export default defineConfig({
+  test: {
+    include: ['bench/**/*.bench.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/quiet-runtime.ts'],
+    fileParallelism: false,
+    testTimeout: 30 * 60_000,
+    hookTimeout: 120_000,
+    teardownTimeout: 60_000,
+  },
+});

@@ -2,15 +2,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
-import {
-  type CommandOutcome,
-  type CommandProgress,
-  type CommandSpec,
-  RunFailureType,
-} from '../shared/task.js';
+import { KILL_GRACE_MS } from '../shared/limits.js';
+import { type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
+import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { createSpillFile, ensurePrivateDir, streamTail } from './spill-files.js';
 
 /**
@@ -60,20 +56,7 @@ export function createRunCommand(config: ExecutorConfig) {
       });
     }
 
-    const progress = async (): Promise<CommandProgress> => {
-      const [stdout, stderr] = await Promise.all([
-        streamTail(files.stdout, HEARTBEAT_TAIL_BYTES, true),
-        streamTail(files.stderr, HEARTBEAT_TAIL_BYTES, true),
-      ]);
-      return { pid, startedAtMs, host, stdout, stderr };
-    };
-    context.heartbeat(await progress());
-    const heartbeats = setInterval(() => {
-      progress().then(
-        (details) => context.heartbeat(details),
-        () => undefined, // A failed read is retried on the next tick.
-      );
-    }, HEARTBEAT_INTERVAL_MS);
+    const stopHeartbeats = await startProgressHeartbeats(context, { pid, startedAtMs, host, files });
 
     // A kill or timeout from the workflow ends the group; any other cancellation (worker shutdown,
     // the run closed) ends only this attempt and leaves the command running.
@@ -102,7 +85,7 @@ export function createRunCommand(config: ExecutorConfig) {
       }
       return { exitCode, signal, stdout, stderr, host };
     } finally {
-      clearInterval(heartbeats);
+      stopHeartbeats();
       clearTimeout(graceTimer);
     }
   };

@@ -3,8 +3,14 @@
 /** Time a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
 
-/** How often the command activity reports progress (and so learns of a cancellation). */
+/** How often the command activity checks its output, and heartbeats when it grew. */
 export const HEARTBEAT_INTERVAL_MS = 200;
+
+/**
+ * How often the command activity heartbeats while its output stands still. A kill arrives in a
+ * heartbeat's response, so this bounds how long an idle task takes to hear of one.
+ */
+export const IDLE_HEARTBEAT_INTERVAL_MS = 500;
 
 /** Without a heartbeat for this long the server deems the command activity's worker gone. */
 export const HEARTBEAT_TIMEOUT_MS = 20_000;

@@ -86,13 +86,16 @@ async function startBackground(command: string, using = tools): Promise<string> 
 
 /**
  * Runs `fn` against a worker process of its own (a heap never shrinks, so memory is measured on a
- * fresh one), sampling its RSS every 100 ms; resolves to `fn`'s value and the peak.
+ * fresh one), sampling its RSS every 100 ms; resolves to `fn`'s value, the peak, and the RSS of
+ * the idle worker before `fn` ran.
  */
 async function onFreshWorker<T>(
   fn: (using: Record<string, Tool>) => Promise<T>,
-): Promise<{ value: T; peakBytes: number }> {
+): Promise<{ value: T; peakBytes: number; idleBytes: number }> {
   const queue = `bench-${randomUUID()}`;
   const fresh = await startWorkerProcess(env, queue);
+  await sleep(2_000); // Settled after start-up.
+  const idleBytes = fresh.rssBytes();
   const using = Object.fromEntries(
     createBashTools({ client: env.client, taskQueue: queue }).map((tool) => [tool.name, tool]),
   );
@@ -102,7 +105,7 @@ async function onFreshWorker<T>(
   }, 100);
   try {
     const value = await fn(using);
-    return { value, peakBytes: Math.max(peakBytes, fresh.rssBytes()) };
+    return { value, peakBytes: Math.max(peakBytes, fresh.rssBytes()), idleBytes };
   } finally {
     clearInterval(sampler);
     await fresh.crash();
@@ -203,7 +206,7 @@ describe('DESIGN.md §4 budgets', () => {
   it(`${CONCURRENT_TASKS} concurrent background sleeps on one worker`, async () => {
     const marker = 8000 + Math.floor(Math.random() * 900);
     const running = () => processesMatching(new RegExp(`^sleep ${marker}$`)).length;
-    const { peakBytes, value } = await onFreshWorker(async (using) => {
+    const { peakBytes, idleBytes, value } = await onFreshWorker(async (using) => {
       const ids: string[] = [];
       const startedMs = await timed(async () => {
         for (let i = 0; i < CONCURRENT_TASKS; i += 20) {
@@ -223,7 +226,7 @@ describe('DESIGN.md §4 budgets', () => {
     });
     rows.push({
       measure: `${CONCURRENT_TASKS} concurrent background \`sleep\` tasks: worker RSS`,
-      result: `peak ${mib(peakBytes)} (all running ${(value.startedMs / 1000).toFixed(1)} s after the first start; all gone ${(value.killedMs / 1000).toFixed(1)} s after the kills began)`,
+      result: `peak ${mib(peakBytes)}, idle worker ${mib(idleBytes)} (all running ${(value.startedMs / 1000).toFixed(1)} s after the first start; all gone ${(value.killedMs / 1000).toFixed(1)} s after the kills began)`,
       budget: '<= 500 MB',
       within: peakBytes <= 500 * 1000 * 1000,
     });
@@ -231,7 +234,11 @@ describe('DESIGN.md §4 budgets', () => {
 
   it('one task printing 1 GiB', async () => {
     const command = `yes 'durable-bash benchmark line' | head -c ${GIB}`;
-    const { peakBytes, value: taskId } = await onFreshWorker(async (using) => {
+    const {
+      peakBytes,
+      idleBytes,
+      value: taskId,
+    } = await onFreshWorker(async (using) => {
       const taskId = await startBackground(command, using);
       await env.client.workflow.getHandle(taskId).result();
       return taskId;
@@ -255,7 +262,7 @@ describe('DESIGN.md §4 budgets', () => {
     const exact = actual === expected && result.stdout.bytes === GIB;
     rows.push({
       measure: 'one task printing 1 GiB',
-      result: `worker RSS peak ${mib(peakBytes)}; history ${(historyBytes / 1024).toFixed(0)} KiB in ${info?.historyLength} events; spill file ${exact ? 'byte-exact (sha256)' : 'NOT byte-exact'}`,
+      result: `worker RSS peak ${mib(peakBytes)}, idle worker ${mib(idleBytes)}; history ${(historyBytes / 1024).toFixed(0)} KiB in ${info?.historyLength} events; spill file ${exact ? 'byte-exact (sha256)' : 'NOT byte-exact'}`,
       budget: 'RSS <= 200 MB, history <= 5 MB, byte-exact',
       within: peakBytes <= 200 * 1000 * 1000 && historyBytes <= 5 * 1000 * 1000 && exact,
     });

@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createCommandActivities, type ExecutorOptions } from '../activities/index.js';
 import { HEARTBEAT_INTERVAL_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { bundlerOptions, workflowsPath } from './workflow-bundle.js';
+import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
 
 export interface BashWorkerOptions {
   connection: NativeConnection;
@@ -17,7 +18,10 @@ export interface BashWorkerOptions {
    * @default 2000
    */
   maxConcurrentCommands?: number;
-  /** A prebuilt workflow bundle (see `bundleWorkflows`); by default the worker bundles on creation. */
+  /**
+   * A prebuilt workflow bundle (see `bundleWorkflows`).
+   * @default the bundle `npm run build` writes (dist/workflows/bundle.js); else bundled on creation
+   */
   workflowBundle?: WorkflowBundleOption;
   /** @default Temporal's `<pid>@<hostname>` */
   identity?: string;
@@ -25,9 +29,12 @@ export interface BashWorkerOptions {
 
 /** A Temporal worker that runs the `bashTask` workflow and the command activities on one task queue. */
 export function createBashWorker(options: BashWorkerOptions): Promise<Worker> {
+  const prebuilt = prebuiltBundlePath();
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
-    : { workflowsPath: workflowsPath(), bundlerOptions };
+    : existsSync(prebuilt)
+      ? { workflowBundle: { codePath: prebuilt } }
+      : { workflowsPath: workflowsPath(), bundlerOptions };
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   return Worker.create({
     connection: options.connection,

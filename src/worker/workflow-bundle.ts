@@ -13,6 +13,11 @@ export function workflowsPath(): string {
   return existsSync(compiled) ? compiled : fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 }
 
+/** Where the build writes the workflow bundle (scripts/bundle-workflows.mjs): beside the compiled workflows. */
+export function prebuiltBundlePath(): string {
+  return fileURLToPath(new URL('../workflows/bundle.js', import.meta.url));
+}
+
 /** Lets the bundler follow the `.js` specifiers that ESM TypeScript writes for `.ts` files. */
 export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
   webpackConfigHook: (config) => {

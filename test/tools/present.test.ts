@@ -1,6 +1,8 @@
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { presentBashCall, presentBashResult, presentTaskCall } from '../../src/tools/present.js';
-import type { ToolResult } from '../../src/tools/types.js';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
 
 const text = (value: string, isError = false): ToolResult =>
   isError
@@ -134,4 +136,39 @@ describe('presentTaskCall', () => {
       });
     },
   );
+});
+
+describe('the task tools as createBashTools makes them', () => {
+  // Presentation is pure: a lazy connection that never connects is enough.
+  const tools = createBashTools({ client: new Client({ connection: Connection.lazy() }) });
+  const tool = (name: string) => tools.find((candidate) => candidate.name === name) as Tool;
+
+  it('title bash_output and bash_kill calls with the task id, and fence their results', () => {
+    expect(tool('bash_output').presentCall({ task_id: 'bash-3' })).toEqual({
+      card: 'generic',
+      title: 'Read output from background task bash-3',
+      kind: 'execute',
+      rawInput: 'bash-3',
+    });
+    expect(tool('bash_kill').presentCall({ task_id: 'bash-3' })).toEqual({
+      card: 'generic',
+      title: 'Kill background task bash-3',
+      kind: 'execute',
+      rawInput: 'bash-3',
+    });
+    expect(tool('bash_output').presentCall({ id: 'bash-3' })).toEqual({
+      card: 'generic',
+      title: 'bash_output',
+      kind: 'execute',
+      rawInput: { id: 'bash-3' },
+    });
+    expect(tool('bash_output').presentResult({ task_id: 'bash-3' }, text('hi\n[status: running]'))).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\nhi\n[status: running]\n```' }],
+    });
+  });
+
+  it('come in the order bash, bash_output, bash_kill', () => {
+    expect(tools.map((candidate) => candidate.name)).toEqual(['bash', 'bash_output', 'bash_kill']);
+  });
 });

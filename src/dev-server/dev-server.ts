@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
+import { dynamicConfigArgs } from './dynamic-config.js';
 
 export interface DevServerOptions {
   /** gRPC port. @default 7233 */
@@ -60,6 +61,7 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     '--log-level',
     'error',
     ...searchAttributeNames.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+    ...dynamicConfigArgs(),
   ];
   const child = spawn(cliPath, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -6,6 +6,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { registerSearchAttributes } from '../../src/client/search-attributes.js';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
+import { dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 
 function executable(binary: TemporalBinary) {
@@ -27,7 +28,8 @@ export async function createDevServerEnv(): Promise<TestWorkflowEnvironment> {
     server: {
       executable: executable(TemporalBinary.cli),
       searchAttributes: [ownerSearchAttribute, statusSearchAttribute],
-      extraArgs: ['--log-level', 'error'],
+      // The same server settings `durable-bash dev` uses.
+      extraArgs: ['--log-level', 'error', ...dynamicConfigArgs()],
     },
   });
 }

@@ -184,6 +184,24 @@ describe('DESIGN.md §4 budgets', () => {
     });
   });
 
+  it('a foreground timeout, from the call to its answer', async () => {
+    const timeoutMs = 500;
+    const answers: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      answers.push(
+        await timed(() =>
+          (tools.bash as Tool).execute({ command: 'sleep 10', description: 'Time out', timeoutMs }),
+        ),
+      );
+    }
+    rows.push({
+      measure: `foreground \`sleep 10\` with timeoutMs ${timeoutMs}: call -> answer`,
+      result: `p50 ${ms(percentile(answers, 50))}, p95 ${ms(percentile(answers, 95))} (20 runs)`,
+      budget: '',
+      within: undefined,
+    });
+  });
+
   it('bash_kill to process-group death', async () => {
     const marker = 9000 + Math.floor(Math.random() * 900);
     const kills: number[] = [];

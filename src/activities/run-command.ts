@@ -58,17 +58,32 @@ export function createRunCommand(config: ExecutorConfig) {
 
     const stopHeartbeats = await startProgressHeartbeats(context, { pid, startedAtMs, host, files });
 
-    // A kill or timeout from the workflow ends the group; any other cancellation (worker shutdown,
-    // the run closed) ends only this attempt and leaves the command running.
     let killing = false;
     let graceTimer: NodeJS.Timeout | undefined;
-    const leftRunning = context.cancelled.catch((err: unknown) => {
-      if (!context.cancellationDetails?.cancelRequested) throw err;
+    const kill = () => {
+      if (killing) return;
       killing = true;
       signalGroup(pid, 'SIGTERM');
       graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+    };
+    // A kill or timeout from the workflow ends the group; any other cancellation (worker shutdown,
+    // the run closed) ends only this attempt and leaves the command running.
+    const leftRunning = context.cancelled.catch((err: unknown) => {
+      if (!context.cancellationDetails?.cancelRequested) throw err;
+      kill();
       return new Promise<never>(() => undefined);
     });
+    // The foreground timeout, kept here as well: the workflow's timer reaches this activity only in
+    // a heartbeat's response, up to IDLE_HEARTBEAT_INTERVAL_MS late. The timer stays the authority
+    // when this worker is gone.
+    let timedOut = false;
+    const deadline =
+      spec.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            kill();
+          }, spec.timeoutMs);
 
     try {
       const { exitCode, signal } = await Promise.race([exit, leftRunning]);
@@ -83,10 +98,11 @@ export function createRunCommand(config: ExecutorConfig) {
         if (!stdout.spillPath) await fs.rm(files.stdout, { force: true });
         if (!stderr.spillPath) await fs.rm(files.stderr, { force: true });
       }
-      return { exitCode, signal, stdout, stderr, host };
+      return { exitCode, signal, stdout, stderr, host, ...(timedOut ? { timedOut } : {}) };
     } finally {
       stopHeartbeats();
       clearTimeout(graceTimer);
+      clearTimeout(deadline);
     }
   };
 }

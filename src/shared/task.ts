@@ -84,10 +84,12 @@ export interface CommandOutcome {
   stderr: StreamTail;
   /** The worker's hostname, so a reader on another host knows a spill path is not for it. */
   host: string;
+  /** Set when the activity's own copy of the foreground timeout ended the command. */
+  timedOut?: boolean;
 }
 
 /** The workflow's result: the outcome plus why the run was stopped, if it was. */
-export interface BashTaskResult extends CommandOutcome {
+export interface BashTaskResult extends Omit<CommandOutcome, 'timedOut'> {
   /** Set when the foreground timeout fired, whatever the process did afterwards. */
   timedOutAfterMs?: number;
 }

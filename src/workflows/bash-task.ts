@@ -101,7 +101,9 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   }
 
   try {
-    const result: BashTaskResult = { ...(await outcome), timedOutAfterMs };
+    const { timedOut, ...ended } = await outcome;
+    // The timer or the activity's own deadline, whichever the workflow heard of first.
+    const result: BashTaskResult = { ...ended, timedOutAfterMs: timedOut ? timeoutMs : timedOutAfterMs };
     setStatus(endStatus(result));
     return result;
   } catch (err) {

@@ -63,7 +63,7 @@ withOwnerOption(
   withServerOptions(
     program
       .command('ps')
-      .description("list a session's background tasks: running ones first, then by end time")
+      .description("list a session's tasks (background and foreground): running first, then by end time")
       .option('--all', "list every session's tasks"),
   ),
   'the session whose tasks to list',

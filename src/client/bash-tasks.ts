@@ -66,6 +66,13 @@ export class BashTasks {
     this.agentTaskQueue = options.agentTaskQueue;
     this.noticeWindowMs = options.noticeWindowMs ?? DEFAULT_NOTICE_WINDOW_MS;
     this.readerOptions = options.reader ?? {};
+    // Zero means "no limit" to Temporal's timeouts and "every activation" to the reader: refuse both.
+    assertPositive('noticeWindowMs', this.noticeWindowMs);
+    if (this.readerOptions.idleMs !== undefined) assertPositive('reader.idleMs', this.readerOptions.idleMs);
+    const { claimsPerRun } = this.readerOptions;
+    if (claimsPerRun !== undefined && (!Number.isSafeInteger(claimsPerRun) || claimsPerRun < 1)) {
+      throw new RangeError(`reader.claimsPerRun must be a positive integer, got ${claimsPerRun}`);
+    }
   }
 
   /** Starts a run; resolves once the server has accepted it. */
@@ -237,4 +244,9 @@ export class BashTasks {
     }
     return undefined;
   }
+}
+
+function assertPositive(name: string, value: number): void {
+  if (!Number.isFinite(value) || value <= 0)
+    throw new RangeError(`${name} must be a positive number, got ${value}`);
 }

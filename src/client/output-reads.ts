@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import {
   type Client,
   isGrpcDeadlineError,
@@ -9,7 +10,14 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { READER_CLAIMS_PER_RUN, READER_IDLE_MS } from '../shared/limits.js';
-import { outputReaderId, type ReadPosition, START_OF_OUTPUT } from '../shared/read-position.js';
+import {
+  CLAIM_EXPIRED,
+  type ClaimRequest,
+  outputReaderId,
+  type ReaderMemo,
+  type ReadPosition,
+  START_OF_OUTPUT,
+} from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
 import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
@@ -17,13 +25,13 @@ import { decodeText, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
-export const CLAIM_WAIT_MS = 3_000;
+export const CLAIM_WAIT_MS = 4_000;
 
-/**
- * How long a claim stays valid, on the server's clock. Shorter than CLAIM_WAIT_MS so a claim a
- * worker takes late (after the reader stopped waiting) is refused instead of skipping bytes.
- */
-export const CLAIM_EXPIRY_MS = 1_500;
+/** How long a claim stays valid on the server's clock; never past the reader's own wait. */
+export const CLAIM_EXPIRY_MS = 2_500;
+
+/** Time kept between a claim's expiry and the reader's giving up, for the workflow task in flight. */
+const CLAIM_MARGIN_MS = 1_000;
 
 /** One stream's share of a read. */
 export interface StreamRead {
@@ -70,19 +78,18 @@ export async function readNewOutput(
     stdout: snapshot.stdout.bytes - (snapshot.final ? 0 : unfinishedCharLength(stdout)),
     stderr: snapshot.stderr.bytes - (snapshot.final ? 0 : unfinishedCharLength(stderr)),
   };
-  const claimed = await claim(client, snapshot.taskId, upTo, options);
-  const from = claimed ?? (await readerPosition(client, snapshot.taskId));
+  const { from, claimed } = await claim(client, snapshot.taskId, upTo, snapshot.final, options);
   return {
     state: snapshot.state,
-    stdout: slice(snapshot.stdout, stdout, from.stdout, upTo.stdout),
-    stderr: slice(snapshot.stderr, stderr, from.stderr, upTo.stderr),
+    stdout: sliceStream(snapshot.stdout, stdout, from.stdout, upTo.stdout),
+    stderr: sliceStream(snapshot.stderr, stderr, from.stderr, upTo.stderr),
     host: snapshot.host,
-    unclaimed: claimed === undefined,
+    unclaimed: !claimed,
   };
 }
 
 /** The bytes `[from, upTo)` of a stream whose tail holds its last `tail.length` bytes. */
-function slice(stream: StreamTail, tail: Buffer, from: number, upTo: number): StreamRead {
+export function sliceStream(stream: StreamTail, tail: Buffer, from: number, upTo: number): StreamRead {
   const tailStart = stream.bytes - tail.length;
   const first = Math.max(from, tailStart);
   const text =
@@ -93,67 +100,121 @@ function slice(stream: StreamTail, tail: Buffer, from: number, upTo: number): St
 
 /**
  * Claims the bytes before `upTo` in the task's reader workflow, starting it if needed (from the
- * position a closed reader left). Resolves to the position before the claim, or undefined when no
- * worker took the claim within CLAIM_WAIT_MS.
+ * memo a closed reader left). When no worker answers within CLAIM_WAIT_MS, the reader's memo says
+ * whether the claim applied after all; if not, the read is unclaimed and shows what lies past the
+ * memo's position without moving it. Expiries keep a claim from applying after that check.
  */
 async function claim(
   client: Client,
   taskId: string,
   upTo: ReadPosition,
+  taskEnded: boolean,
   options: ReaderOptions,
-): Promise<ReadPosition | undefined> {
+): Promise<{ from: ReadPosition; claimed: boolean }> {
   const deadline = Date.now() + CLAIM_WAIT_MS;
-  let resumeFrom: ReadPosition | undefined;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const reader = new WithStartWorkflowOperation(bashOutputReader, {
-      workflowId: outputReaderId(taskId),
-      taskQueue: options.taskQueue,
-      args: [
-        {
-          taskId,
-          position: resumeFrom ?? START_OF_OUTPUT,
-          claimsPerRun: options.claimsPerRun ?? READER_CLAIMS_PER_RUN,
-          idleMs: options.idleMs ?? READER_IDLE_MS,
-        },
-      ],
-      memo: { position: resumeFrom ?? START_OF_OUTPUT },
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-      // A first reader starts from zero; after a reader closed, only a start from its position may follow.
-      workflowIdReusePolicy:
-        resumeFrom === undefined
-          ? WorkflowIdReusePolicy.REJECT_DUPLICATE
-          : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-    });
+  const claimIds: string[] = [];
+  let resumeFrom: ReaderMemo | undefined;
+  for (let attempt = 0; attempt < 3 && Date.now() < deadline; attempt++) {
+    const claimId = randomUUID();
+    claimIds.push(claimId);
+    const request: ClaimRequest = {
+      claimId,
+      upTo,
+      taskEnded,
+      // On the server's clock, and before this reader gives up: a claim must never apply unseen.
+      expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
+    };
     try {
-      return await client.withDeadline(deadline, () =>
+      const result = await client.withDeadline(deadline, () =>
         client.workflow.executeUpdateWithStart(claimUpdate, {
-          args: [{ upTo, expiresAtMs: Date.now() + CLAIM_EXPIRY_MS }],
-          startWorkflowOperation: reader,
+          updateId: claimId,
+          args: [request],
+          startWorkflowOperation: readerStart(taskId, resumeFrom, taskEnded, options),
         }),
       );
+      learnServerTime(client, result.serverTimeMs);
+      return { from: result.before, claimed: true };
     } catch (err) {
-      if (isGrpcDeadlineError(err) || Date.now() >= deadline) return undefined;
-      if (err instanceof WorkflowUpdateFailedError) return undefined; // refused as expired
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !closedUnderUs(err)) throw err;
-      resumeFrom = await readerPosition(client, taskId);
+      if (err instanceof WorkflowUpdateFailedError) {
+        // Refused as expired: this host's clock is behind the server's. Learn by how much, retry.
+        const serverTimeMs = expiredAt(err);
+        if (serverTimeMs === undefined) throw err;
+        learnServerTime(client, serverTimeMs);
+        continue;
+      }
+      if (isGrpcDeadlineError(err) || Date.now() >= deadline) break;
+      // A reader closed (idle end) or closing (continue-as-new) under us: start from its memo.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowNotFoundError)) {
+        throw err;
+      }
+      resumeFrom = await readerMemo(client, taskId);
     }
   }
-  return undefined;
+  const memo = await readerMemo(client, taskId);
+  const applied = memo.recentClaims.find((recent) => claimIds.includes(recent.claimId));
+  return applied ? { from: applied.before, claimed: true } : { from: memo.position, claimed: false };
 }
 
-/** The position a task's reader holds (its memo), readable with no worker; the start when there is none. */
-async function readerPosition(client: Client, taskId: string): Promise<ReadPosition> {
+function readerStart(
+  taskId: string,
+  resumeFrom: ReaderMemo | undefined,
+  taskEnded: boolean,
+  options: ReaderOptions,
+): WithStartWorkflowOperation<typeof bashOutputReader> {
+  const memo: ReaderMemo = resumeFrom ?? { position: START_OF_OUTPUT, recentClaims: [] };
+  return new WithStartWorkflowOperation(bashOutputReader, {
+    workflowId: outputReaderId(taskId),
+    taskQueue: options.taskQueue,
+    args: [
+      {
+        taskId,
+        position: memo.position,
+        recentClaims: memo.recentClaims,
+        taskEnded,
+        claimsPerRun: options.claimsPerRun ?? READER_CLAIMS_PER_RUN,
+        idleMs: options.idleMs ?? READER_IDLE_MS,
+      },
+    ],
+    memo: { ...memo },
+    workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+    // A first reader starts from zero; after a reader closed, only a start from its memo may follow.
+    workflowIdReusePolicy:
+      resumeFrom === undefined
+        ? WorkflowIdReusePolicy.REJECT_DUPLICATE
+        : WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+  });
+}
+
+/** A task's reader memo, readable with no worker; the start of output when there is no reader. */
+async function readerMemo(client: Client, taskId: string): Promise<ReaderMemo> {
   try {
     const description = await client.workflow.getHandle(outputReaderId(taskId)).describe();
-    const position = description.memo?.position as Partial<ReadPosition> | undefined;
-    return { stdout: position?.stdout ?? 0, stderr: position?.stderr ?? 0 };
+    const memo = (description.memo ?? {}) as Partial<ReaderMemo>;
+    return {
+      position: { stdout: memo.position?.stdout ?? 0, stderr: memo.position?.stderr ?? 0 },
+      recentClaims: Array.isArray(memo.recentClaims) ? memo.recentClaims : [],
+    };
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return START_OF_OUTPUT;
+    if (err instanceof WorkflowNotFoundError) return { position: START_OF_OUTPUT, recentClaims: [] };
     throw err;
   }
 }
 
-/** The reader's run closed between admitting the claim and taking it (idle end, continue-as-new). */
-function closedUnderUs(err: unknown): boolean {
-  return err instanceof WorkflowNotFoundError;
+/** How far each server's clock is ahead of this host's, as its readers last saw it. */
+const serverClockOffsetMs = new WeakMap<Client, number>();
+
+function serverNow(client: Client): number {
+  return Date.now() + (serverClockOffsetMs.get(client) ?? 0);
+}
+
+function learnServerTime(client: Client, serverTimeMs: number): void {
+  serverClockOffsetMs.set(client, serverTimeMs - Date.now());
+}
+
+/** The workflow time an expired-claim refusal reports, or undefined for any other refusal. */
+function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
+  const message = err.cause instanceof Error ? err.cause.message : '';
+  if (!message.startsWith(CLAIM_EXPIRED)) return undefined;
+  const time = Number(message.slice(CLAIM_EXPIRED.length));
+  return Number.isFinite(time) ? time : undefined;
 }

@@ -9,19 +9,30 @@ const OWNER_PREFIX = 'session:';
  * The search attribute value for a session's ownership. The id is percent-encoded, so the value
  * holds no quote, backslash or space: visibility stores differ in how they unescape those (the dev
  * server's SQLite store matches none of `\\`, `"`), while plain ids like UUIDs read as they are.
+ * A lone surrogate, which `encodeURIComponent` refuses, becomes `%uXXXX` (never output otherwise,
+ * since `%` itself is encoded), so distinct ids keep distinct tokens.
  */
 export function ownerToken(sessionId: string): string {
-  const encoded = encodeURIComponent(sessionId).replace(
-    /[!'()*]/g,
-    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
+  let encoded = '';
+  for (const char of sessionId) {
+    const code = char.codePointAt(0) ?? 0;
+    encoded +=
+      code >= 0xd800 && code <= 0xdfff
+        ? `%u${code.toString(16).toUpperCase()}`
+        : encodeURIComponent(char).replace(
+            /[!'()*]/g,
+            (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+          );
+  }
   return `${OWNER_PREFIX}${encoded}`;
 }
 
 /** Whether a caller (its session id, or undefined for a caller with no agent) may touch a task. */
 export function mayAccess(storedOwner: string | undefined, callerSessionId: string | undefined): boolean {
   if (storedOwner === undefined) return true;
-  return callerSessionId !== undefined && storedOwner === ownerToken(callerSessionId);
+  if (callerSessionId === undefined) return false;
+  // Tasks started before owners were encoded store the id as it was.
+  return storedOwner === ownerToken(callerSessionId) || storedOwner === `${OWNER_PREFIX}${callerSessionId}`;
 }
 
 /** The session id an owner token stands for. */

@@ -5,7 +5,10 @@
 import type { StreamTail } from '../shared/task.js';
 
 export function tailBytes(stream: StreamTail): Buffer {
-  return Buffer.from(stream.tailBase64, 'base64');
+  // Tasks recorded before tails travelled raw carry a decoded `tail` instead.
+  const legacy = (stream as { tail?: unknown }).tail;
+  if (stream.tailBase64 === undefined && typeof legacy === 'string') return Buffer.from(legacy, 'utf8');
+  return Buffer.from(stream.tailBase64 ?? '', 'base64');
 }
 
 /** The tail as text; a tail cut from a longer stream may start inside a character, which is skipped. */

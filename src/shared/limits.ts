@@ -40,11 +40,18 @@ export const NOTICE_RETRY_MAX_INTERVAL_MS = 60_000;
 export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;
 
 /**
- * Claims one run of a task's output reader takes before it continues as new. A claim costs about
- * eight history events (its workflow task, the update's two, the memo), so a run stays under
- * Temporal's 4,096 suggested events and far under its 2,000 updates.
+ * Claims one run of a task's output reader takes before it continues as new. A claim costs six to
+ * eight history events (a workflow task's three, the update's two, the memo, and once the task
+ * ended the idle timer's start and cancel), so a run stays under Temporal's 4,096 suggested events
+ * and far under its 2,000 updates.
  */
 export const READER_CLAIMS_PER_RUN = 400;
 
-/** Time without reads after which a task's output reader ends; the next read starts one from its result. */
+/**
+ * Time without reads after which the output reader of a task that has ended ends; the next read
+ * starts a new one from its memo. While its task runs, a reader never ends.
+ */
 export const READER_IDLE_MS = 30 * 60_000;
+
+/** How long a workflow task waits on a worker's sticky queue before another worker may take it. */
+export const STICKY_QUEUE_TIMEOUT_MS = 1_000;

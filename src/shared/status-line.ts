@@ -3,7 +3,7 @@
  * clock), so workflow code may use it; the workflow and the client read a run's failure the same way.
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
-import type { BashTaskResult } from './task.js';
+import { type BashTaskResult, RunFailureType } from './task.js';
 
 /** Where a task stands, as a reader reports it. */
 export type TaskState =
@@ -47,6 +47,10 @@ export const KILLED_BEFORE_START = 'killed before the command started';
  */
 export function failedState(failure: unknown): TaskState {
   if (isWorkerLoss(failure)) return { status: 'lost', reason: 'its worker stopped answering' };
+  // The foreground timeout fired before any worker took the command (see bashTask).
+  if (failure instanceof ApplicationFailure && failure.type === RunFailureType.neverStarted) {
+    return { status: 'lost', reason: failure.message };
+  }
   const cause =
     failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure
       ? failure.cause

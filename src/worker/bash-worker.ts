@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { createCommandActivities, type ExecutorOptions } from '../activities/index.js';
-import { HEARTBEAT_INTERVAL_MS } from '../shared/limits.js';
+import { HEARTBEAT_INTERVAL_MS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
 
@@ -45,6 +45,9 @@ export function createBashWorker(options: BashWorkerOptions): Promise<Worker> {
     maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
     // Heartbeats carry live output and bring back cancellations, so they are not held back.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
+    // A crashed worker's cached workflows (an output reader among them) wait this long on its
+    // sticky queue before any worker may take them; reads wait only a few seconds.
+    stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT_MS,
     ...(options.identity ? { identity: options.identity } : {}),
   });
 }

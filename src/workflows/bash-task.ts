@@ -3,9 +3,11 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  getExternalWorkflowHandle,
   isCancellation,
   log,
   ParentClosePolicy,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   sleep,
@@ -16,6 +18,7 @@ import {
 import type { CommandActivities } from '../activities/index.js';
 import { HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
+import { outputReaderId } from '../shared/read-position.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
 import {
   failedState,
@@ -35,6 +38,7 @@ import type {
 } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
+import { taskEndedSignal } from './output-reader.js';
 
 const { resolveCommand } = proxyLocalActivities<CommandActivities>({
   // Pure arithmetic on the worker's config.
@@ -73,8 +77,14 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     (result) => ({ ok: true as const, result }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-  if (input.background && input.notice) {
-    await startNotice(input.taskId, input.notice, run.ok ? finishedState(run.result) : endedState(run.error));
+  if (input.background) {
+    await Promise.all([
+      input.notice
+        ? startNotice(input.taskId, input.notice, run.ok ? finishedState(run.result) : endedState(run.error))
+        : undefined,
+      // Runs recorded before readers were told are replayed without the signal.
+      patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
+    ]);
   }
   if (!run.ok) throw run.error;
   return run.result;
@@ -121,6 +131,20 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   } finally {
     timer.cancel();
   }
+}
+
+const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
+
+/**
+ * Tells the task's output reader, if one exists, that the task ended, so it can end once idle. A
+ * task nobody read has no reader; the failed signal is expected then.
+ */
+async function tellReader(taskId: TaskId): Promise<void> {
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(outputReaderId(taskId))
+      .signal(taskEndedSignal)
+      .catch(() => undefined),
+  );
 }
 
 /**

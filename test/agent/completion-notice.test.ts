@@ -37,7 +37,7 @@ afterAll(async () => {
 interface Injection {
   sessionId: string;
   content: string;
-  options: { source: { kind: 'plugin'; plugin: string } };
+  options: { source: { kind: 'plugin'; plugin: string }; noticeId: string };
 }
 
 /** The harness's sessions, in memory: records every inject; `failures` makes the first calls throw. */
@@ -154,7 +154,7 @@ describe('completion notice', () => {
       {
         sessionId: 'session-a',
         content: `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
     expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });
@@ -181,7 +181,7 @@ describe('completion notice', () => {
       {
         sessionId: 'session-a',
         content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
     expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'killed' });
@@ -205,7 +205,7 @@ describe('completion notice', () => {
       {
         sessionId: 'session-a',
         content: `background bash task ${taskId} finished [status: failed: workdir does not exist or is not a directory: /nonexistent-dir]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
     expect(await taskStatus(taskId)).toEqual({ workflow: 'FAILED', status: 'failed' });
@@ -225,7 +225,7 @@ describe('completion notice', () => {
       {
         sessionId: 'session-a',
         content: `background bash task ${taskId} finished [status: failed: killed before the command started]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
     expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'failed' });
@@ -268,7 +268,7 @@ describe('completion notice', () => {
       {
         sessionId: 'session-a',
         content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
   });
@@ -284,7 +284,7 @@ describe('completion notice', () => {
     const expected = {
       sessionId: 'session-a',
       content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
-      options: { source },
+      options: { source, noticeId: `${taskId}-notice` },
     };
     // The first call threw (not delivered), the retry delivered.
     expect(sessions.injections).toEqual([expected, expected]);
@@ -303,7 +303,7 @@ describe('completion notice', () => {
       {
         sessionId: 'disposed',
         content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
-        options: { source },
+        options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
     expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'completed' });

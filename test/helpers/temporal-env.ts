@@ -6,7 +6,7 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { registerSearchAttributes } from '../../src/client/search-attributes.js';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
-import { dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
+import { DEV_SERVER_DYNAMIC_CONFIG, dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 
 function executable(binary: TemporalBinary) {
@@ -20,16 +20,27 @@ function executable(binary: TemporalBinary) {
   return { type: 'cached-download' as const };
 }
 
-/** A dev server for this test file; `DURABLE_BASH_TEST_ADDRESS` points tests at a running one instead. */
-export async function createDevServerEnv(): Promise<TestWorkflowEnvironment> {
+/**
+ * A dev server for this test file; `DURABLE_BASH_TEST_ADDRESS` points tests at a running one instead
+ * (unless the test needs its own `dynamicConfig`, e.g. lowered limits).
+ */
+export async function createDevServerEnv(
+  dynamicConfig: Readonly<Record<string, number>> = {},
+): Promise<TestWorkflowEnvironment> {
   const address = process.env.DURABLE_BASH_TEST_ADDRESS;
-  if (address) return TestWorkflowEnvironment.createFromExistingServer({ address, namespace: 'default' });
+  if (address && Object.keys(dynamicConfig).length === 0) {
+    return TestWorkflowEnvironment.createFromExistingServer({ address, namespace: 'default' });
+  }
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: executable(TemporalBinary.cli),
       searchAttributes: [ownerSearchAttribute, statusSearchAttribute],
       // The same server settings `durable-bash dev` uses.
-      extraArgs: ['--log-level', 'error', ...dynamicConfigArgs()],
+      extraArgs: [
+        '--log-level',
+        'error',
+        ...dynamicConfigArgs({ ...DEV_SERVER_DYNAMIC_CONFIG, ...dynamicConfig }),
+      ],
     },
   });
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { OutputRead } from '../../src/client/output-reads.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
 import { parseRunText } from '../../src/tools/present.js';
-import { renderRun } from '../../src/tools/render.js';
+import { renderOutputRead, renderRun } from '../../src/tools/render.js';
 
 const HOST = 'host-a';
 const b64 = (text: string) => Buffer.from(text).toString('base64');
@@ -63,5 +64,56 @@ describe('parseRunText inverts renderRun', () => {
       ...status,
     });
     expect(text.startsWith(parsed.output)).toBe(true);
+  });
+});
+
+describe('renderOutputRead', () => {
+  const read = (overrides: Partial<OutputRead> = {}): OutputRead => ({
+    state: { status: 'running' },
+    stdout: { text: '', droppedBytes: 0 },
+    stderr: { text: '', droppedBytes: 0 },
+    host: HOST,
+    unclaimed: false,
+    ...overrides,
+  });
+
+  it('shows new stdout, a [stderr] section, then the status line', () => {
+    expect(
+      renderOutputRead(
+        read({ stdout: { text: 'out\n', droppedBytes: 0 }, stderr: { text: 'err', droppedBytes: 0 } }),
+        HOST,
+      ),
+    ).toBe('out\n[stderr]\nerr\n[status: running]');
+  });
+
+  it('says (no new output) when nothing is new, with every kind of status line', () => {
+    expect(renderOutputRead(read({ state: { status: 'completed', exitCode: 3 } }), HOST)).toBe(
+      '(no new output)\n[status: completed, exit code: 3]',
+    );
+    expect(renderOutputRead(read({ state: { status: 'killed', signal: 'SIGKILL' } }), HOST)).toBe(
+      '(no new output)\n[status: killed by SIGKILL]',
+    );
+    expect(
+      renderOutputRead(read({ state: { status: 'lost', reason: 'its worker stopped answering' } }), HOST),
+    ).toBe('(no new output)\n[status: lost: its worker stopped answering]');
+  });
+
+  it('names the spill files of every stream that dropped output, or (unavailable) on another host', () => {
+    const dropped = read({
+      stdout: { text: 'tail\n', droppedBytes: 10, spillPath: '/spill/t.stdout' },
+      stderr: { text: 'etail\n', droppedBytes: 3, spillPath: '/spill/t.stderr' },
+    });
+    expect(renderOutputRead(dropped, HOST)).toBe(
+      'tail\n[stderr]\netail\n[some output was dropped from memory; full output: /spill/t.stdout, /spill/t.stderr]\n[status: running]',
+    );
+    expect(renderOutputRead(dropped, 'host-b')).toBe(
+      'tail\n[stderr]\netail\n[some output was dropped from memory; full output: (unavailable)]\n[status: running]',
+    );
+  });
+
+  it('says when no worker took the read', () => {
+    expect(renderOutputRead(read({ stdout: { text: 'x\n', droppedBytes: 0 }, unclaimed: true }), HOST)).toBe(
+      'x\n[status: running]\n[task worker unavailable: this is the output the server holds; the read position did not move, so it will be shown again]',
+    );
   });
 });

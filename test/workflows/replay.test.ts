@@ -7,15 +7,17 @@ import { describe, expect, inject, it } from 'vitest';
  * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects). Replaying
  * them against today's bundle proves that a change to the workflows stays deterministic for runs
  * already in flight: `background-completed` and `background-killed` come from `bashTask` before it
- * sent completion notices, the two notice ones from the first version that does, and the two
- * `bashOutputReader` runs (three claims then continue-as-new; claims then the idle end) from its
- * first version.
+ * sent completion notices, the two notice ones from the first version that does,
+ * `background-tells-reader` from the first that signals its output reader at the end, and the two
+ * `bashOutputReader` runs (three claims then continue-as-new; the final claims then the idle end)
+ * from the reader that stays open while its task runs.
  */
 const fixtures = [
   'background-completed',
   'background-killed',
   'background-completed-with-notice',
   'completion-notice-delivered',
+  'background-tells-reader',
   'output-reader-continued-as-new',
   'output-reader-idle-end',
 ] as const;

@@ -20,7 +20,8 @@ import {
 } from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
-import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
+import { outputReaderStartedSignal } from '../workflows/bash-task.js';
+import { bashOutputReader, claimUpdate, taskEndedSignal } from '../workflows/output-reader.js';
 import { decodeText, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -133,6 +134,7 @@ async function claim(
         }),
       );
       learnServerTime(client, result.serverTimeMs);
+      if (result.firstClaim) await announceReader(client, taskId);
       return { from: result.before, claimed: true };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
@@ -217,4 +219,17 @@ function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
   if (!message.startsWith(CLAIM_EXPIRED)) return undefined;
   const time = Number(message.slice(CLAIM_EXPIRED.length));
   return Number.isFinite(time) ? time : undefined;
+}
+
+/**
+ * Tells a task that its output reader exists, so the task signals the reader when it ends. A task
+ * that already ended cannot take the signal: then this read tells the reader itself.
+ */
+async function announceReader(client: Client, taskId: string): Promise<void> {
+  try {
+    await client.workflow.getHandle(taskId).signal(outputReaderStartedSignal);
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    await client.workflow.getHandle(outputReaderId(taskId)).signal(taskEndedSignal);
+  }
 }

@@ -25,6 +25,8 @@ export interface ClaimResult {
   before: ReadPosition;
   /** The workflow's time when it took the claim (the server's clock), for the client's clock skew. */
   serverTimeMs: number;
+  /** This was the first claim of a new reader: the claimer tells the task, so its end is told back. */
+  firstClaim: boolean;
 }
 
 /** What a reader keeps in its memo, readable with no worker: its position and its latest claims. */

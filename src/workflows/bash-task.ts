@@ -3,6 +3,7 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -10,6 +11,7 @@ import {
   patched,
   proxyActivities,
   proxyLocalActivities,
+  setHandler,
   sleep,
   startChild,
   upsertSearchAttributes,
@@ -73,6 +75,10 @@ function commandActivity(spec: CommandSpec) {
  * without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
+  let hasReader = false;
+  setHandler(outputReaderStartedSignal, () => {
+    hasReader = true;
+  });
   const run = await runTask(input).then(
     (result) => ({ ok: true as const, result }),
     (error: unknown) => ({ ok: false as const, error }),
@@ -83,7 +89,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
         ? startNotice(input.taskId, input.notice, run.ok ? finishedState(run.result) : endedState(run.error))
         : undefined,
       // Runs recorded before readers were told are replayed without the signal.
-      patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
+      hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
     ]);
   }
   if (!run.ok) throw run.error;
@@ -133,12 +139,12 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   }
 }
 
+/** Sent by the first read of a task, once its output reader exists: the task tells it of its end. */
+export const outputReaderStartedSignal = defineSignal('outputReaderStarted');
+
 const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
 
-/**
- * Tells the task's output reader, if one exists, that the task ended, so it can end once idle. A
- * task nobody read has no reader; the failed signal is expected then.
- */
+/** Tells the task's output reader that the task ended, so it can end once idle. */
 async function tellReader(taskId: TaskId): Promise<void> {
   await CancellationScope.nonCancellable(() =>
     getExternalWorkflowHandle(outputReaderId(taskId))

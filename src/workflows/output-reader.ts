@@ -21,7 +21,7 @@ import {
 /** Moves the read position up to the claim and returns where it stood: the claimer owns the bytes between. */
 export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
 
-/** Sent by a background task's run when it ends, so its reader can end once idle. */
+/** Sent by a background task's run when it ends (if it was told of a reader), so the reader can end once idle. */
 export const taskEndedSignal = defineSignal('taskEnded');
 
 /**
@@ -36,6 +36,8 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
   let taskEnded = input.taskEnded ?? false;
   let claims = 0;
+  const fresh =
+    (input.recentClaims?.length ?? 0) === 0 && input.position.stdout === 0 && input.position.stderr === 0;
 
   setHandler(taskEndedSignal, () => {
     taskEnded = true;
@@ -52,9 +54,10 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
         recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
       };
       taskEnded ||= ended;
+      const firstClaim = fresh && claims === 0;
       claims++;
       upsertMemo({ ...memo });
-      return { before, serverTimeMs: Date.now() };
+      return { before, serverTimeMs: Date.now(), firstClaim };
     },
     {
       validator: ({ claimId, upTo, expiresAtMs }) => {

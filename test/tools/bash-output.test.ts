@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
@@ -31,6 +32,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
+const { temporal } = proto;
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -210,6 +212,30 @@ describe('bash_output', () => {
     chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
     chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
     expect(chunks.join('')).toBe(lines('n', 12));
+  });
+});
+
+describe('the output reader and its task', () => {
+  it('are told of each other only when the task is read: an unread task signals nothing', async () => {
+    const unread = await startBackground('echo unread');
+    await finished(unread);
+    const events = (await env.client.workflow.getHandle(unread).fetchHistory()).events ?? [];
+    expect(events.map((event) => event.eventType)).not.toContain(
+      temporal.api.enums.v1.EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,
+    );
+  });
+
+  it('ends a reader first made after its task ended, once idle', async () => {
+    const idleReader = new BashTasks({
+      client: env.client,
+      taskQueue: worker.taskQueue,
+      reader: { idleMs: 500 },
+    });
+    const taskId = await startBackground('echo late');
+    await finished(taskId);
+    expect((await idleReader.read(taskId, undefined)).stdout.text).toBe('late\n');
+    await env.client.workflow.getHandle(outputReaderId(taskId)).result();
+    expect((await idleReader.read(taskId, undefined)).stdout.text).toBe('');
   });
 });
 

@@ -8,7 +8,8 @@ import { describe, expect, inject, it } from 'vitest';
  * them against today's bundle proves that a change to the workflows stays deterministic for runs
  * already in flight: `background-completed` and `background-killed` come from `bashTask` before it
  * sent completion notices, the two notice ones from the first version that does,
- * `background-tells-reader` from the first that signals its output reader at the end, and the two
+ * `background-tells-reader` from the first that signals its output reader at the end (a task
+ * that was read), and the two
  * `bashOutputReader` runs (three claims then continue-as-new; the final claims then the idle end)
  * from the reader that stays open while its task runs.
  */

@@ -134,7 +134,9 @@ async function claim(
         }),
       );
       learnServerTime(client, result.serverTimeMs);
-      if (result.firstClaim) await announceReader(client, taskId);
+      // Best effort: the claim stands, so a failure here must not fail the read and lose its bytes;
+      // a reader never told of the end lingers until a read after the end tells it.
+      if (result.firstClaim) await announceReader(client, taskId).catch(() => undefined);
       return { from: result.before, claimed: true };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {

@@ -1,6 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_MAX_TIMEOUT_MS, DEFAULT_OUTPUT_LIMIT_BYTES, DEFAULT_TIMEOUT_MS } from '../shared/limits.js';
+import {
+  DEFAULT_MAX_TIMEOUT_MS,
+  DEFAULT_OUTPUT_LIMIT_BYTES,
+  DEFAULT_SPILL_RETENTION_MS,
+  DEFAULT_TIMEOUT_MS,
+} from '../shared/limits.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
 export interface ExecutorOptions {
@@ -30,6 +35,12 @@ export interface ExecutorOptions {
    */
   spillDir?: string;
   /**
+   * How long a spill file no command here still writes is kept after its last write; older ones
+   * are removed (checked at most hourly, when a command starts).
+   * @default DEFAULT_SPILL_RETENTION_MS (7 days)
+   */
+  spillRetentionMs?: number;
+  /**
    * The task queue whose workers run this worker's commands, for commands that run on another host
    * or in a sandbox; the workflow side stays here.
    * @default the worker's own task queue
@@ -49,6 +60,7 @@ export interface ExecutorConfig {
   defaultWorkdir: string;
   outputLimitBytes: number;
   spillDir: string;
+  spillRetentionMs: number;
   secretEnv: readonly string[];
   commandTaskQueue: string;
 }
@@ -66,6 +78,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
     outputLimitBytes: positive('outputLimitBytes', options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES),
     spillDir: path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`)),
+    spillRetentionMs: positive('spillRetentionMs', options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS),
     secretEnv: options.secretEnv ?? [],
     commandTaskQueue: options.commandTaskQueue ?? taskQueue,
   };

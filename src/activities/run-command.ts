@@ -8,6 +8,7 @@ import type { ExecutorConfig } from './executor-config.js';
 import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { createSpillFile, ensurePrivateDir, streamTail } from './spill-files.js';
+import { SpillSweeper } from './spill-sweeper.js';
 
 /**
  * Runs one command to its end. Output goes to spill files; progress (pid, byte counts, bounded
@@ -16,14 +17,31 @@ import { createSpillFile, ensurePrivateDir, streamTail } from './spill-files.js'
  * closed) leaves the process alone.
  */
 export function createRunCommand(config: ExecutorConfig) {
+  const sweeper = new SpillSweeper(config);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
-    const context = Context.current();
     await assertWorkdir(spec.workdir);
     await ensurePrivateDir(config.spillDir);
+    // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
+    sweeper.sweepIfDue().catch(() => undefined);
     const files = {
       stdout: path.join(config.spillDir, `${spec.taskId}.stdout`),
       stderr: path.join(config.spillDir, `${spec.taskId}.stderr`),
     };
+    sweeper.active.add(files.stdout).add(files.stderr);
+    try {
+      return await runInSpillFiles(spec, files);
+    } finally {
+      sweeper.active.delete(files.stdout);
+      sweeper.active.delete(files.stderr);
+    }
+  };
+
+  /** Runs the command with its output going to `files`, the rest as `runCommand` says. */
+  async function runInSpillFiles(
+    spec: CommandSpec,
+    files: { stdout: string; stderr: string },
+  ): Promise<CommandOutcome> {
+    const context = Context.current();
     const [stdoutFile, stderrFile] = await Promise.all([
       createSpillFile(files.stdout),
       createSpillFile(files.stderr),
@@ -104,7 +122,7 @@ export function createRunCommand(config: ExecutorConfig) {
       clearTimeout(graceTimer);
       clearTimeout(deadline);
     }
-  };
+  }
 }
 
 async function assertWorkdir(workdir: string): Promise<void> {

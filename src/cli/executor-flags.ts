@@ -9,7 +9,12 @@ export function withExecutorOptions(command: Command): Command {
     .option('--default-timeout-ms <ms>', 'foreground timeout when a call gives none', positiveInt)
     .option('--max-timeout-ms <ms>', 'cap on a foreground timeout', positiveInt)
     .option('--output-limit-bytes <n>', 'bytes of each stream kept in a result', positiveInt)
-    .option('--spill-dir <dir>', 'private directory for complete output files');
+    .option('--spill-dir <dir>', 'private directory for complete output files')
+    .option(
+      '--spill-retention-ms <ms>',
+      'keep a finished spill file this long after its last write',
+      positiveInt,
+    );
 }
 
 export interface ExecutorFlags {
@@ -18,6 +23,7 @@ export interface ExecutorFlags {
   maxTimeoutMs?: number;
   outputLimitBytes?: number;
   spillDir?: string;
+  spillRetentionMs?: number;
 }
 
 export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
@@ -27,5 +33,6 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.maxTimeoutMs !== undefined ? { maxTimeoutMs: flags.maxTimeoutMs } : {}),
     ...(flags.outputLimitBytes !== undefined ? { outputLimitBytes: flags.outputLimitBytes } : {}),
     ...(flags.spillDir !== undefined ? { spillDir: flags.spillDir } : {}),
+    ...(flags.spillRetentionMs !== undefined ? { spillRetentionMs: flags.spillRetentionMs } : {}),
   };
 }

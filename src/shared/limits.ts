@@ -55,3 +55,9 @@ export const READER_IDLE_MS = 30 * 60_000;
 
 /** How long a workflow task waits on a worker's sticky queue before another worker may take it. */
 export const STICKY_QUEUE_TIMEOUT_MS = 1_000;
+
+/** Default time a spill file is kept after its last write, once no running command writes it. */
+export const DEFAULT_SPILL_RETENTION_MS = 7 * 24 * 60 * 60_000;
+
+/** How often a worker looks for spill files past their retention (when a command starts). */
+export const SPILL_SWEEP_INTERVAL_MS = 60 * 60_000;

@@ -1,0 +1,54 @@
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpillSweeper, sweepSpillDir } from '../../src/activities/spill-sweeper.js';
+import { SPILL_SWEEP_INTERVAL_MS } from '../../src/shared/limits.js';
+
+const DAY_MS = 24 * 60 * 60_000;
+const dirs: string[] = [];
+
+function spillDir(files: Record<string, number>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-'));
+  dirs.push(dir);
+  for (const [name, ageMs] of Object.entries(files)) {
+    const file = path.join(dir, name);
+    writeFileSync(file, 'x');
+    const when = (Date.now() - ageMs) / 1000;
+    utimesSync(file, when, when);
+  }
+  return dir;
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the spill sweeper', () => {
+  it('removes spill files past their retention, keeping fresh ones, running ones and strangers', async () => {
+    const old = 'bash-00000000-0000-4000-8000-000000000001';
+    const running = 'bash-00000000-0000-4000-8000-000000000002';
+    const fresh = 'bash-00000000-0000-4000-8000-000000000003';
+    const dir = spillDir({
+      [`${old}.stdout`]: 8 * DAY_MS,
+      [`${old}.stderr`]: 8 * DAY_MS,
+      [`${running}.stdout`]: 8 * DAY_MS,
+      [`${fresh}.stdout`]: DAY_MS,
+      'notes.txt': 30 * DAY_MS,
+    });
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set([path.join(dir, `${running}.stdout`)]));
+    expect(readdirSync(dir).sort()).toEqual([`${running}.stdout`, `${fresh}.stdout`, 'notes.txt'].sort());
+  });
+
+  it('sweeps at most once an interval', async () => {
+    const dir = spillDir({});
+    const sweeper = new SpillSweeper({ spillDir: dir, spillRetentionMs: DAY_MS });
+    await sweeper.sweepIfDue(1_000_000);
+    writeFileSync(path.join(dir, 'bash-0.stdout'), 'x');
+    utimesSync(path.join(dir, 'bash-0.stdout'), 0, 0);
+    await sweeper.sweepIfDue(1_000_000 + SPILL_SWEEP_INTERVAL_MS - 1);
+    expect(readdirSync(dir)).toEqual(['bash-0.stdout']);
+    await sweeper.sweepIfDue(Date.now());
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});

@@ -1,6 +1,8 @@
 import {
+  ActivityFailure,
   type Client,
   type Payload,
+  TimeoutFailure,
   type WorkflowExecutionDescription,
   WorkflowFailedError,
 } from '@temporalio/client';
@@ -101,11 +103,13 @@ async function closedSnapshot(
     };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
+    // A lost worker's timeout carries the command's last heartbeat: the output it reported.
+    const last = lastProgress(err.cause);
     return {
       state: failedState(err.cause),
-      stdout: NO_OUTPUT,
-      stderr: NO_OUTPUT,
-      host: undefined,
+      stdout: last?.stdout ?? NO_OUTPUT,
+      stderr: last?.stderr ?? NO_OUTPUT,
+      host: last?.host,
       final: true,
     };
   }
@@ -119,4 +123,13 @@ async function decodePayload<T>(client: Client, payload: Payload): Promise<T> {
     [decoded = decoded] = await codec.decode([decoded]);
   }
   return payloadConverter.fromPayload<T>(decoded);
+}
+
+/** The progress a timed-out command activity last heartbeated, if the failure carries it. */
+function lastProgress(failure: unknown): CommandProgress | undefined {
+  if (!(failure instanceof ActivityFailure) || !(failure.cause instanceof TimeoutFailure)) return undefined;
+  const details = failure.cause.lastHeartbeatDetails as Partial<CommandProgress> | undefined;
+  return details?.stdout !== undefined && details.stderr !== undefined
+    ? (details as CommandProgress)
+    : undefined;
 }

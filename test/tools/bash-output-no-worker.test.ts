@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { tailText } from '../../src/client/stream-text.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
@@ -34,7 +35,7 @@ afterAll(async () => {
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 describe('bash_output without a worker', () => {
-  it('answers within seconds with what the server holds, and moves no read position', async () => {
+  it('answers within seconds with what the server holds, moves no read position, and reports the task lost with its last output', async () => {
     const tools = createBashTools({ client: env.client, taskQueue });
     const bash = tools.find((tool) => tool.name === 'bash') as Tool;
     const bashOutput = tools.find((tool) => tool.name === 'bash_output') as Tool;
@@ -65,5 +66,16 @@ describe('bash_output without a worker', () => {
     restarted = await startBashWorker(env, {}, taskQueue);
     expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('before\n[status: running]');
     expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('(no new output)\n[status: running]');
+
+    // With no heartbeat for HEARTBEAT_TIMEOUT_MS the task is lost; what it last reported stays readable.
+    await env.client.workflow
+      .getHandle(taskId)
+      .result()
+      .catch(() => undefined);
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(
+      '(no new output)\n[status: lost: its worker stopped answering]',
+    );
+    const lost = await tasks.snapshot(taskId, undefined);
+    expect({ bytes: lost.stdout.bytes, tail: tailText(lost.stdout) }).toEqual({ bytes: 7, tail: 'before\n' });
   });
 });

@@ -13,7 +13,7 @@ export interface LogsFlags extends ServerOptions {
   follow?: boolean;
 }
 
-/** How often `logs --follow` asks the server for new output (the command heartbeats every 200 ms). */
+/** How often `logs --follow` asks the server for new output (a growing command heartbeats within 200 ms). */
 export const LOGS_POLL_MS = 250;
 
 /**

@@ -25,26 +25,35 @@ export function createSpillFile(file: string): Promise<fs.FileHandle> {
   );
 }
 
+/** Opens a spill file for reading. Readers keep the handle, so an unlinked file stays readable. */
+export function openSpillReader(file: string): Promise<fs.FileHandle> {
+  return fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
 /** The stream's size and its last `maxBytes` bytes, raw. */
-export async function readTail(file: string, maxBytes: number): Promise<{ bytes: number; tail: Buffer }> {
-  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  try {
-    const { size } = await handle.stat();
-    const length = Math.min(size, maxBytes);
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await handle.read(buffer, 0, length, size - length);
-    return { bytes: size, tail: buffer.subarray(0, bytesRead) };
-  } finally {
-    await handle.close();
-  }
+export async function readTail(
+  handle: fs.FileHandle,
+  maxBytes: number,
+): Promise<{ bytes: number; tail: Buffer }> {
+  const { size } = await handle.stat();
+  const length = Math.min(size, maxBytes);
+  const buffer = Buffer.alloc(length);
+  const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+  return { bytes: size, tail: buffer.subarray(0, bytesRead) };
 }
 
 /**
- * A stream's tail as results and progress carry it. `namePath` says whether to name the spill file
- * even when the tail holds all of the stream (progress does: the stream may grow past it).
+ * A stream's tail as results and progress carry it, read through `handle` and named by `file`.
+ * `namePath` says whether to name the spill file even when the tail holds all of the stream
+ * (progress does: the stream may grow past it).
  */
-export async function streamTail(file: string, limitBytes: number, namePath = false): Promise<StreamTail> {
-  const { bytes, tail } = await readTail(file, limitBytes);
+export async function streamTail(
+  handle: fs.FileHandle,
+  file: string,
+  limitBytes: number,
+  namePath = false,
+): Promise<StreamTail> {
+  const { bytes, tail } = await readTail(handle, limitBytes);
   const tailBase64 = tail.toString('base64');
   return namePath || bytes > tail.length ? { bytes, tailBase64, spillPath: file } : { bytes, tailBase64 };
 }

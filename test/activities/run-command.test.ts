@@ -1,0 +1,59 @@
+import { rmSync } from 'node:fs';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+const THIRTY_DAYS_MS = 30 * 24 * 60 * 60_000;
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let tasks: BashTasks;
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  worker = await startBashWorker(env, { maxTimeoutMs: THIRTY_DAYS_MS });
+  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await env?.teardown();
+});
+
+describe('the command activity', () => {
+  it('leaves a timeout longer than Node timers can hold to the workflow, instead of firing at once', async () => {
+    const taskId = await tasks.start({
+      command: 'sleep 0.3; echo done',
+      description: 'Long timeout',
+      background: false,
+      timeoutMs: THIRTY_DAYS_MS,
+    });
+    const result = await tasks.result(taskId);
+    expect({ signal: result.signal, timedOutAfterMs: result.timedOutAfterMs }).toEqual({
+      signal: null,
+      timedOutAfterMs: undefined,
+    });
+  });
+
+  it('keeps reporting output after its spill files are unlinked', async () => {
+    const taskId = await tasks.start({
+      command: 'for i in $(seq 1 40); do echo line$i; sleep 0.05; done; sleep 30',
+      description: 'Unlinked',
+      background: true,
+    });
+    let snapshot = await tasks.snapshot(taskId, undefined);
+    await expect
+      .poll(async () => (snapshot = await tasks.snapshot(taskId, undefined)).stdout.bytes)
+      .toBeGreaterThan(0);
+    const spillPath = snapshot.stdout.spillPath ?? '';
+    rmSync(spillPath);
+    rmSync(spillPath.replace(/\.stdout$/, '.stderr'));
+    // Every line still reaches the server: heartbeats read through the open handles.
+    await expect
+      .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 10_000 })
+      .toBe(Array.from({ length: 40 }, (_, i) => `line${i + 1}\n`).join('').length);
+    expect(await tasks.kill(taskId, undefined)).toBe('killed');
+  });
+});

@@ -69,6 +69,9 @@ export class BashTasks {
     // Zero means "no limit" to Temporal's timeouts and "every activation" to the reader: refuse both.
     assertPositive('noticeWindowMs', this.noticeWindowMs);
     if (this.readerOptions.idleMs !== undefined) assertPositive('reader.idleMs', this.readerOptions.idleMs);
+    if (this.readerOptions.probeIntervalMs !== undefined) {
+      assertPositive('reader.probeIntervalMs', this.readerOptions.probeIntervalMs);
+    }
     const { claimsPerRun } = this.readerOptions;
     if (claimsPerRun !== undefined && (!Number.isSafeInteger(claimsPerRun) || claimsPerRun < 1)) {
       throw new RangeError(`reader.claimsPerRun must be a positive integer, got ${claimsPerRun}`);

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
-  isGrpcDeadlineError,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdConflictPolicy,
@@ -20,8 +19,7 @@ import {
 } from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
-import { outputReaderStartedSignal } from '../workflows/bash-task.js';
-import { bashOutputReader, claimUpdate, taskEndedSignal } from '../workflows/output-reader.js';
+import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
 import { decodeText, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -62,6 +60,8 @@ export interface ReaderOptions {
   claimsPerRun?: number;
   /** @default READER_IDLE_MS */
   idleMs?: number;
+  /** @default READER_PROBE_INTERVAL_MS */
+  probeIntervalMs?: number;
 }
 
 /**
@@ -115,7 +115,7 @@ async function claim(
   const deadline = Date.now() + CLAIM_WAIT_MS;
   const claimIds: string[] = [];
   let resumeFrom: ReaderMemo | undefined;
-  for (let attempt = 0; attempt < 3 && Date.now() < deadline; attempt++) {
+  for (let attempt = 0; attempt < 3 && deadline - Date.now() > CLAIM_MARGIN_MS; attempt++) {
     const claimId = randomUUID();
     claimIds.push(claimId);
     const request: ClaimRequest = {
@@ -133,10 +133,10 @@ async function claim(
           startWorkflowOperation: readerStart(taskId, resumeFrom, taskEnded, options),
         }),
       );
+      // A reader run of the first version answers with the bare position.
+      if (typeof result.serverTimeMs !== 'number')
+        return { from: result as unknown as ReadPosition, claimed: true };
       learnServerTime(client, result.serverTimeMs);
-      // Best effort: the claim stands, so a failure here must not fail the read and lose its bytes;
-      // a reader never told of the end lingers until a read after the end tells it.
-      if (result.firstClaim) await announceReader(client, taskId).catch(() => undefined);
       return { from: result.before, claimed: true };
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
@@ -146,12 +146,14 @@ async function claim(
         learnServerTime(client, serverTimeMs);
         continue;
       }
-      if (isGrpcDeadlineError(err) || Date.now() >= deadline) break;
       // A reader closed (idle end) or closing (continue-as-new) under us: start from its memo.
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError) && !(err instanceof WorkflowNotFoundError)) {
-        throw err;
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowNotFoundError) {
+        resumeFrom = await readerMemo(client, taskId);
+        continue;
       }
-      resumeFrom = await readerMemo(client, taskId);
+      // Any other failure (a deadline, a cancelled or failed call) may have come after the claim
+      // applied: the memo below says.
+      break;
     }
   }
   const memo = await readerMemo(client, taskId);
@@ -177,6 +179,7 @@ function readerStart(
         taskEnded,
         claimsPerRun: options.claimsPerRun ?? READER_CLAIMS_PER_RUN,
         idleMs: options.idleMs ?? READER_IDLE_MS,
+        ...(options.probeIntervalMs !== undefined ? { probeIntervalMs: options.probeIntervalMs } : {}),
       },
     ],
     memo: { ...memo },
@@ -221,17 +224,4 @@ function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
   if (!message.startsWith(CLAIM_EXPIRED)) return undefined;
   const time = Number(message.slice(CLAIM_EXPIRED.length));
   return Number.isFinite(time) ? time : undefined;
-}
-
-/**
- * Tells a task that its output reader exists, so the task signals the reader when it ends. A task
- * that already ended cannot take the signal: then this read tells the reader itself.
- */
-async function announceReader(client: Client, taskId: string): Promise<void> {
-  try {
-    await client.workflow.getHandle(taskId).signal(outputReaderStartedSignal);
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    await client.workflow.getHandle(outputReaderId(taskId)).signal(taskEndedSignal);
-  }
 }

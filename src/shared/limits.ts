@@ -61,3 +61,9 @@ export const DEFAULT_SPILL_RETENTION_MS = 7 * 24 * 60 * 60_000;
 
 /** How often a worker looks for spill files past their retention (when a command starts). */
 export const SPILL_SWEEP_INTERVAL_MS = 60 * 60_000;
+
+/**
+ * How often the reader of a running task signals the task, to learn of an end it was not told of
+ * (a signal to a closed run fails). Each probe adds one event to the task's history.
+ */
+export const READER_PROBE_INTERVAL_MS = 6 * 60 * 60_000;

@@ -25,8 +25,6 @@ export interface ClaimResult {
   before: ReadPosition;
   /** The workflow's time when it took the claim (the server's clock), for the client's clock skew. */
   serverTimeMs: number;
-  /** This was the first claim of a new reader: the claimer tells the task, so its end is told back. */
-  firstClaim: boolean;
 }
 
 /** What a reader keeps in its memo, readable with no worker: its position and its latest claims. */
@@ -47,6 +45,8 @@ export interface OutputReaderInput {
   claimsPerRun: number;
   /** Once the task has ended: time without claims after which the reader ends, its memo kept. */
   idleMs: number;
+  /** While the task runs: how often the reader checks whether it ended. @default READER_PROBE_INTERVAL_MS */
+  probeIntervalMs?: number;
 }
 
 /** The reader workflow of a task: its own id, so it can outlive the task's closed workflow. */

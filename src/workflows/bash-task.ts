@@ -3,7 +3,6 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
-  defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -40,7 +39,7 @@ import type {
 } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
-import { taskEndedSignal } from './output-reader.js';
+import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 
 const { resolveCommand } = proxyLocalActivities<CommandActivities>({
   // Pure arithmetic on the worker's config.
@@ -138,9 +137,6 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
     timer.cancel();
   }
 }
-
-/** Sent by the first read of a task, once its output reader exists: the task tells it of its end. */
-export const outputReaderStartedSignal = defineSignal('outputReaderStarted');
 
 const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
 

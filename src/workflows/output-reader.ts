@@ -1,13 +1,15 @@
 import {
   allHandlersFinished,
   condition,
-  defineSignal,
   defineUpdate,
+  getExternalWorkflowHandle,
   makeContinueAsNewFunc,
+  patched,
   setHandler,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
+import { READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
@@ -17,27 +19,33 @@ import {
   type ReaderMemo,
   type ReadPosition,
 } from '../shared/read-position.js';
+import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+
+export { taskEndedSignal } from './reader-signals.js';
 
 /** Moves the read position up to the claim and returns where it stood: the claimer owns the bytes between. */
 export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
 
-/** Sent by a background task's run when it ends (if it was told of a reader), so the reader can end once idle. */
-export const taskEndedSignal = defineSignal('taskEnded');
+const PROBE_PATCH = 'reader-tells-and-probes-its-task';
 
 /**
  * Holds the `bash_output` read position of one task. Updates serialize claims, so two readers never
  * get the same bytes. A separate workflow from the task's run because it must accept claims after
  * the run closed, and continue as new when reads pile up (the run cannot: its command activity is
  * pending). The memo mirrors the position and the latest claims, for readers with no worker to ask.
- * While the task runs the reader never ends (its memo would then be the only copy of the position,
- * and retention deletes closed runs); once the task ended it ends after `idleMs` without claims.
+ *
+ * While the task runs the reader never ends (its memo would be the only copy of the position, and
+ * retention deletes closed runs). It tells the task it exists, so the task signals it at the end,
+ * and signals the task again every READER_PROBE_INTERVAL_MS: a signal to a task that has closed
+ * fails, which is how a reader learns of an end it was not told. Once the task ended, the reader
+ * ends after `idleMs` without claims.
  */
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
+  // Runs started by the first version (no `taskEnded` in their input) always ended when idle.
+  const firstVersion = input.taskEnded === undefined;
   let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
   let taskEnded = input.taskEnded ?? false;
   let claims = 0;
-  const fresh =
-    (input.recentClaims?.length ?? 0) === 0 && input.position.stdout === 0 && input.position.stderr === 0;
 
   setHandler(taskEndedSignal, () => {
     taskEnded = true;
@@ -54,10 +62,9 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
         recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
       };
       taskEnded ||= ended;
-      const firstClaim = fresh && claims === 0;
       claims++;
       upsertMemo({ ...memo });
-      return { before, serverTimeMs: Date.now(), firstClaim };
+      return { before, serverTimeMs: Date.now() };
     },
     {
       validator: ({ claimId, upTo, expiresAtMs }) => {
@@ -70,13 +77,23 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     },
   );
 
+  // Runs started by the second version neither told nor probed their task.
+  const probes = !firstVersion && patched(PROBE_PATCH);
+  if (probes && !taskEnded) taskEnded = await taskHasEnded(input.taskId);
+
   const renew = () => claims >= input.claimsPerRun || workflowInfo().continueAsNewSuggested;
   for (;;) {
     const seen = claims;
     const wasEnded = taskEnded;
     const woke = () => claims !== seen || taskEnded !== wasEnded || renew();
-    const active = wasEnded ? await condition(woke, input.idleMs) : await condition(woke).then(() => true);
-    if (!active) break;
+    if (firstVersion || wasEnded) {
+      if (!(await condition(woke, input.idleMs))) break;
+    } else if (probes) {
+      const probeMs = input.probeIntervalMs ?? READER_PROBE_INTERVAL_MS;
+      if (!(await condition(woke, probeMs))) taskEnded = await taskHasEnded(input.taskId);
+    } else {
+      await condition(woke);
+    }
     if (renew()) {
       await condition(allHandlersFinished);
       await makeContinueAsNewFunc<typeof bashOutputReader>({ memo: { ...memo } })({
@@ -89,6 +106,16 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   }
   await condition(allHandlersFinished);
   return memo.position;
+}
+
+/** Tells the task this reader exists; a task that cannot take the signal has ended (or is gone). */
+async function taskHasEnded(taskId: string): Promise<boolean> {
+  return getExternalWorkflowHandle(taskId)
+    .signal(outputReaderStartedSignal)
+    .then(
+      () => false,
+      () => true,
+    );
 }
 
 function isOffset(value: unknown): value is number {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -223,6 +224,21 @@ describe('the output reader and its task', () => {
     expect(events.map((event) => event.eventType)).not.toContain(
       temporal.api.enums.v1.EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,
     );
+  });
+
+  it('lets a reader find out by itself that its task ended without telling it (terminated)', async () => {
+    const probing = new BashTasks({
+      client: env.client,
+      taskQueue: worker.taskQueue,
+      reader: { idleMs: 300, probeIntervalMs: 300 },
+    });
+    const marker = 6000 + Math.floor(Math.random() * 1000);
+    const taskId = await startBackground(`echo started; sleep ${marker}`);
+    await expect.poll(async () => (await probing.read(taskId, undefined)).stdout.text).toBe('started\n');
+    await env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
+    await env.client.workflow.getHandle(outputReaderId(taskId)).result();
+    // A terminated run leaves its command alone (only a kill ends it); end it here.
+    execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
   });
 
   it('ends a reader first made after its task ended, once idle', async () => {

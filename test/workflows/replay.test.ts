@@ -8,10 +8,9 @@ import { describe, expect, inject, it } from 'vitest';
  * them against today's bundle proves that a change to the workflows stays deterministic for runs
  * already in flight: `background-completed` and `background-killed` come from `bashTask` before it
  * sent completion notices, the two notice ones from the first version that does,
- * `background-tells-reader` from the first that signals its output reader at the end (a task
- * that was read), and the two
- * `bashOutputReader` runs (three claims then continue-as-new; the final claims then the idle end)
- * from the reader that stays open while its task runs.
+ * `background-tells-reader` from the version that signals its output reader at the end (a task
+ * that was read). The `bashOutputReader` runs come from each of its versions: v1 always ended when
+ * idle, v2 waited without a timer while its task ran, v3 tells and probes its task.
  */
 const fixtures = [
   'background-completed',
@@ -19,8 +18,12 @@ const fixtures = [
   'background-completed-with-notice',
   'completion-notice-delivered',
   'background-tells-reader',
-  'output-reader-continued-as-new',
-  'output-reader-idle-end',
+  'output-reader-v1-continued-as-new',
+  'output-reader-v1-idle-end',
+  'output-reader-v2-continued-as-new',
+  'output-reader-v2-idle-end',
+  'output-reader-v3-first-run',
+  'output-reader-v3-idle-end',
 ] as const;
 
 /**

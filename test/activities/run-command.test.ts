@@ -43,10 +43,8 @@ describe('the command activity', () => {
       description: 'Unlinked',
       background: true,
     });
-    let snapshot = await tasks.snapshot(taskId, undefined);
-    await expect
-      .poll(async () => (snapshot = await tasks.snapshot(taskId, undefined)).stdout.bytes)
-      .toBeGreaterThan(0);
+    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBeGreaterThan(0);
+    const snapshot = await tasks.snapshot(taskId, undefined);
     const spillPath = snapshot.stdout.spillPath ?? '';
     rmSync(spillPath);
     rmSync(spillPath.replace(/\.stdout$/, '.stderr'));

@@ -1,10 +1,10 @@
 import os from 'node:os';
-import { tailBytes } from '../client/stream-text.js';
+import { heldBytes, tailBytes } from '../client/stream-text.js';
 import type { TaskSnapshot } from '../client/task-snapshot.js';
 import type { ReadPosition } from '../shared/read-position.js';
 import { statusLine } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
-import { UNAVAILABLE } from '../tools/render.js';
+import { nameSpillFile } from '../tools/render.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 
@@ -57,16 +57,11 @@ async function writeNew(
   from: number,
   out: NodeJS.WritableStream,
 ): Promise<number> {
-  const tail = tailBytes(stream);
-  const tailStart = stream.bytes - tail.length;
-  if (from < tailStart) {
-    const file =
-      stream.spillPath !== undefined && snapshot.host === os.hostname() ? stream.spillPath : UNAVAILABLE;
-    process.stderr.write(
-      `[${tailStart - from} bytes of ${name} not held by the server; full output: ${file}]\n`,
-    );
+  const { bytes, droppedBytes } = heldBytes(stream, tailBytes(stream), from, stream.bytes);
+  if (droppedBytes > 0) {
+    const file = nameSpillFile(stream.spillPath, snapshot.host, os.hostname());
+    process.stderr.write(`[${droppedBytes} bytes of ${name} not held by the server; full output: ${file}]\n`);
   }
-  const fresh = tail.subarray(Math.max(0, from - tailStart));
-  if (fresh.length > 0) await new Promise<void>((resolve) => out.write(fresh, () => resolve()));
+  if (bytes.length > 0) await new Promise<void>((resolve) => out.write(bytes, () => resolve()));
   return Math.max(from, stream.bytes);
 }

@@ -20,7 +20,7 @@ import {
 import type { TaskState } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
 import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
-import { decodeText, tailBytes, unfinishedCharLength } from './stream-text.js';
+import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
@@ -91,11 +91,8 @@ export async function readNewOutput(
 
 /** The bytes `[from, upTo)` of a stream whose tail holds its last `tail.length` bytes. */
 export function sliceStream(stream: StreamTail, tail: Buffer, from: number, upTo: number): StreamRead {
-  const tailStart = stream.bytes - tail.length;
-  const first = Math.max(from, tailStart);
-  const text =
-    first < upTo ? decodeText(tail.subarray(first - tailStart, upTo - tailStart), from < tailStart) : '';
-  const droppedBytes = Math.max(0, Math.min(tailStart, upTo) - from);
+  const { bytes, droppedBytes, cutAtStart } = heldBytes(stream, tail, from, upTo);
+  const text = decodeText(bytes, cutAtStart);
   return { text, droppedBytes, ...(stream.spillPath !== undefined ? { spillPath: stream.spillPath } : {}) };
 }
 

@@ -11,6 +11,22 @@ export function tailBytes(stream: StreamTail): Buffer {
   return Buffer.from(stream.tailBase64 ?? '', 'base64');
 }
 
+/** What a tail holds of the bytes `[from, upTo)` of its stream, and how many of them it no longer holds. */
+export function heldBytes(
+  stream: StreamTail,
+  tail: Buffer,
+  from: number,
+  upTo: number,
+): { bytes: Buffer; droppedBytes: number; cutAtStart: boolean } {
+  const tailStart = stream.bytes - tail.length;
+  const first = Math.max(from, tailStart);
+  return {
+    bytes: first < upTo ? tail.subarray(first - tailStart, upTo - tailStart) : Buffer.alloc(0),
+    droppedBytes: Math.max(0, Math.min(tailStart, upTo) - from),
+    cutAtStart: from < tailStart,
+  };
+}
+
 /** The tail as text; a tail cut from a longer stream may start inside a character, which is skipped. */
 export function tailText(stream: StreamTail): string {
   const bytes = tailBytes(stream);

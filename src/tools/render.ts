@@ -28,10 +28,8 @@ export const markers = {
  * `readerHost` decides whether a spill path can be named: a file on another host is `(unavailable)`.
  */
 export function renderRun(result: BashTaskResult, readerHost: string): string {
-  const spillName = (stream: StreamTail): string | undefined => {
-    if (stream.spillPath === undefined) return undefined;
-    return result.host === readerHost ? stream.spillPath : UNAVAILABLE;
-  };
+  const spillName = (stream: StreamTail): string | undefined =>
+    stream.spillPath === undefined ? undefined : nameSpillFile(stream.spillPath, result.host, readerHost);
   let text = section(tailText(result.stdout), spillName(result.stdout));
   if (result.stderr.bytes > 0) {
     text = joinLines(text, `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`);
@@ -55,12 +53,20 @@ export function renderOutputRead(read: OutputRead, readerHost: string): string {
   if (text === '') text = NO_NEW_OUTPUT;
   const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
   if (dropped.length > 0) {
-    const name = (stream: StreamRead) =>
-      stream.spillPath !== undefined && read.host === readerHost ? stream.spillPath : UNAVAILABLE;
+    const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
     text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
   }
   text = joinLines(text, statusLine(read.state));
   return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+}
+
+/** A spill file as a reader may name it: its path when the reader is on the task's host, else (unavailable). */
+export function nameSpillFile(
+  spillPath: string | undefined,
+  taskHost: string | undefined,
+  readerHost: string,
+): string {
+  return spillPath !== undefined && taskHost === readerHost ? spillPath : UNAVAILABLE;
 }
 
 function section(tail: string, spillName: string | undefined): string {

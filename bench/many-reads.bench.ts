@@ -2,32 +2,19 @@
  * A task read thousands of times (more than Temporal's 2,000 updates a run) stays readable and
  * exact: the reader workflow continues as new before any per-run limit.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../src/client/bash-tasks.js';
 import { READER_CLAIMS_PER_RUN } from '../src/shared/limits.js';
 import { outputReaderId } from '../src/shared/read-position.js';
-import { type RunningWorker, startBashWorker } from '../test/helpers/bash-worker.js';
-import { createDevServerEnv } from '../test/helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../test/helpers/bash-worker.js';
 
 const READS = 2_500;
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
-
-beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
+const suite = useDevServerWithWorker();
 
 describe('a task read thousands of times', () => {
   it(`stays exact over ${READS} reads, its reader continuing as new`, async () => {
-    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
     // Prints until killed, so every read below finds the task running.
     const taskId = await tasks.start({
       command: 'i=0; while true; do i=$((i+1)); echo $i; sleep 0.01; done',
@@ -51,7 +38,7 @@ describe('a task read thousands of times', () => {
     expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
 
     const runs: { historyLength: number }[] = [];
-    for await (const execution of env.client.workflow.list({
+    for await (const execution of suite.env.client.workflow.list({
       query: `WorkflowId = '${outputReaderId(taskId)}'`,
     })) {
       runs.push({ historyLength: execution.historyLength });

@@ -1,25 +1,15 @@
 import { rmSync } from 'node:fs';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const THIRTY_DAYS_MS = 30 * 24 * 60 * 60_000;
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
+const suite = useDevServerWithWorker({ executor: { maxTimeoutMs: THIRTY_DAYS_MS } });
 let tasks: BashTasks;
 
 beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env, { maxTimeoutMs: THIRTY_DAYS_MS });
-  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
+  tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
 });
 
 describe('the command activity', () => {

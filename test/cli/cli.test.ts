@@ -4,10 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { describe, expect, it } from 'vitest';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 // The CLI as users run it: the built bin (npm test builds first), in a child process.
 const BIN = path.resolve('dist/cli/main.js');
@@ -26,21 +24,10 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
 }
 
 describe('durable-bash run', () => {
-  let env: TestWorkflowEnvironment;
-  let worker: RunningWorker;
-
-  beforeAll(async () => {
-    env = await createDevServerEnv();
-    worker = await startBashWorker(env);
-  });
-
-  afterAll(async () => {
-    await worker?.stop();
-    await env?.teardown();
-  });
+  const suite = useDevServerWithWorker();
 
   const runOnWorker = (...args: string[]) =>
-    cli(['run', '--address', env.address, '--task-queue', worker.taskQueue, ...args]);
+    cli(['run', '--address', suite.env.address, '--task-queue', suite.worker.taskQueue, ...args]);
 
   it('prints exactly what the model sees and exits 0 for a result, even a non-zero exit', async () => {
     const result = await runOnWorker('--', 'echo hi; echo err >&2; exit 3');
@@ -52,7 +39,7 @@ describe('durable-bash run', () => {
       [
         'run',
         '--task-queue',
-        worker.taskQueue,
+        suite.worker.taskQueue,
         '--timeout-ms',
         '300',
         '--workdir',
@@ -60,7 +47,7 @@ describe('durable-bash run', () => {
         '--',
         'pwd; sleep 10',
       ],
-      { TEMPORAL_ADDRESS: env.address },
+      { TEMPORAL_ADDRESS: suite.env.address },
     );
     expect(result).toEqual({
       code: 0,

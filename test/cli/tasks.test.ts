@@ -2,32 +2,19 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool } from '../../src/tools/types.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 // The CLI as users run it: the built bin (npm test builds first), in a child process.
 const BIN = path.resolve('dist/cli/main.js');
 const execFileAsync = promisify(execFile);
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
-
-beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
+const suite = useDevServerWithWorker();
 
 async function cli(...args: string[]) {
-  const server = ['--address', env.address, '--task-queue', worker.taskQueue];
+  const server = ['--address', suite.env.address, '--task-queue', suite.worker.taskQueue];
   try {
     const { stdout, stderr } = await execFileAsync('node', [
       BIN,
@@ -49,7 +36,7 @@ async function startBackground(owner: string, command: string): Promise<string> 
   return match[1];
 }
 
-const finished = (taskId: string) => env.client.workflow.getHandle(taskId).result();
+const finished = (taskId: string) => suite.env.client.workflow.getHandle(taskId).result();
 
 describe('durable-bash run --background, ps, logs, kill', () => {
   it('lists an owner’s tasks as a table: id, status, age, command', async () => {
@@ -95,7 +82,7 @@ describe('durable-bash run --background, ps, logs, kill', () => {
       stdout: 'out\n',
       stderr: 'err\n[status: completed, exit code: 2]\n',
     });
-    const bashOutput = createBashTools({ client: env.client, taskQueue: worker.taskQueue }).find(
+    const bashOutput = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }).find(
       (tool) => tool.name === 'bash_output',
     ) as Tool;
     expect(await bashOutput.execute({ task_id: taskId }, { agent: { sessionId: owner } })).toEqual({
@@ -132,6 +119,6 @@ describe('durable-bash run --background, ps, logs, kill', () => {
       stdout: '',
       stderr: 'durable-bash: unknown task bash-unknown\n',
     });
-    await env.client.workflow.getHandle(taskId).cancel();
+    await suite.env.client.workflow.getHandle(taskId).cancel();
   });
 });

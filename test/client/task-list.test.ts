@@ -1,23 +1,13 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { quoteQueryValue, taskListQuery } from '../../src/client/task-list.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
+const suite = useDevServerWithWorker();
 let tasks: BashTasks;
 
 beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env);
-  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
+  tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
 });
 
 const start = (command: string, owner?: string) =>
@@ -50,7 +40,7 @@ describe('BashTasks.list', () => {
 
   it('gives each task its status, command, description, owner and times, newest first', async () => {
     const first = await start('echo one', 'lister');
-    await env.client.workflow.getHandle(first).result();
+    await suite.env.client.workflow.getHandle(first).result();
     const second = await start('sleep 30', 'lister');
     await expect
       .poll(async () => (await tasks.list({ owner: 'lister' })).map((task) => [task.taskId, task.status]), {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
+import { createDevServerEnv } from './temporal-env.js';
 
 export interface RunningWorker {
   worker: Worker;
@@ -34,4 +35,28 @@ export async function startBashWorker(
       await running;
     },
   };
+}
+
+export interface DevServerWithWorker {
+  env: TestWorkflowEnvironment;
+  worker: RunningWorker;
+}
+
+/**
+ * Gives the calling file (or describe block) its own dev server and a command worker on a fresh
+ * task queue: started before its tests, stopped after. Read the fields inside hooks and tests.
+ */
+export function useDevServerWithWorker(
+  options: { executor?: ExecutorOptions; dynamicConfig?: Readonly<Record<string, number>> } = {},
+): DevServerWithWorker {
+  const suite = {} as DevServerWithWorker;
+  beforeAll(async () => {
+    suite.env = await createDevServerEnv(options.dynamicConfig);
+    suite.worker = await startBashWorker(suite.env, options.executor);
+  });
+  afterAll(async () => {
+    await suite.worker?.stop();
+    await suite.env?.teardown();
+  });
+  return suite;
 }

@@ -1,28 +1,18 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
+const suite = useDevServerWithWorker();
 let bash: Tool;
 let bashKill: Tool;
 
 beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env);
-  const tools = createBashTools({ client: env.client, taskQueue: worker.taskQueue });
+  const tools = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
   bash = tools.find((tool) => tool.name === 'bash') as Tool;
   bashKill = tools.find((tool) => tool.name === 'bash_kill') as Tool;
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
 });
 
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
@@ -38,7 +28,7 @@ async function startBackground(command: string, exec: ToolExecContext = {}): Pro
 }
 
 async function status(taskId: string): Promise<string | undefined> {
-  return (await env.client.workflow.getHandle(taskId).describe()).typedSearchAttributes.get(
+  return (await suite.env.client.workflow.getHandle(taskId).describe()).typedSearchAttributes.get(
     statusSearchAttribute,
   );
 }
@@ -54,14 +44,14 @@ describe('bash_kill', () => {
       content: [{ type: 'text', text: `killed background task ${taskId}` }],
     });
     expect(processesMatching(new RegExp(`^sleep ${marker}$`))).toEqual([]);
-    const result = await env.client.workflow.getHandle(taskId).result();
+    const result = await suite.env.client.workflow.getHandle(taskId).result();
     expect(result.signal).toBe('SIGKILL');
     expect(await status(taskId)).toBe('killed');
   });
 
   it('reports a finished task as a no-op, not an error', async () => {
     const taskId = await startBackground('echo done');
-    await env.client.workflow.getHandle(taskId).result();
+    await suite.env.client.workflow.getHandle(taskId).result();
     expect(await bashKill.execute({ task_id: taskId })).toEqual({
       content: [{ type: 'text', text: `task ${taskId} had already finished` }],
     });

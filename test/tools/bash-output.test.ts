@@ -1,19 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reads.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
+const suite = useDevServerWithWorker();
 let tools: Record<string, Tool>;
 let tasks: BashTasks;
 
@@ -22,15 +19,8 @@ function toolsByName(list: Tool[]): Record<string, Tool> {
 }
 
 beforeAll(async () => {
-  env = await createDevServerEnv();
-  worker = await startBashWorker(env);
-  tools = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
-  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
+  tools = toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
+  tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
 });
 
 const { temporal } = proto;
@@ -54,7 +44,7 @@ const output = (taskId: string, exec: ToolExecContext = {}, using = tools) =>
   (using.bash_output as Tool).execute({ task_id: taskId }, exec);
 
 async function finished(taskId: string): Promise<void> {
-  await env.client.workflow.getHandle(taskId).result();
+  await suite.env.client.workflow.getHandle(taskId).result();
 }
 
 /** Reads until the task has ended and everything is read, collecting each stream's text. */
@@ -118,7 +108,7 @@ describe('bash_output', () => {
       }),
     );
     const taskId = started.replace('started background task ', '');
-    await env.client.workflow
+    await suite.env.client.workflow
       .getHandle(taskId)
       .result()
       .catch(() => undefined);
@@ -132,7 +122,9 @@ describe('bash_output', () => {
     await expect
       .poll(async () => text(await output(taskId, agent('host-move'))), { timeout: 5_000 })
       .toBe('one\n[status: running]');
-    const restarted = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
+    const restarted = toolsByName(
+      createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }),
+    );
     await finished(taskId);
     expect(text(await output(taskId, agent('host-move'), restarted))).toBe(
       'two\n[status: completed, exit code: 0]',
@@ -186,8 +178,8 @@ describe('bash_output', () => {
 
   it('keeps its reader open while the task runs, across continue-as-new, and ends it once idle after the end', async () => {
     const shortReader = new BashTasks({
-      client: env.client,
-      taskQueue: worker.taskQueue,
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
       reader: { claimsPerRun: 3, idleMs: 1_000 },
     });
     const taskId = await startBackground('for i in $(seq 1 12); do echo n$i; sleep 0.1; done; sleep 2');
@@ -196,9 +188,9 @@ describe('bash_output', () => {
       chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
       await sleep(120);
     }
-    const reader = env.client.workflow.getHandle(outputReaderId(taskId));
+    const reader = suite.env.client.workflow.getHandle(outputReaderId(taskId));
     const runs = new Set<string>();
-    for await (const execution of env.client.workflow.list({
+    for await (const execution of suite.env.client.workflow.list({
       query: `WorkflowId = '${outputReaderId(taskId)}'`,
     })) {
       runs.add(execution.runId);
@@ -220,7 +212,7 @@ describe('the output reader and its task', () => {
   it('are told of each other only when the task is read: an unread task signals nothing', async () => {
     const unread = await startBackground('echo unread');
     await finished(unread);
-    const events = (await env.client.workflow.getHandle(unread).fetchHistory()).events ?? [];
+    const events = (await suite.env.client.workflow.getHandle(unread).fetchHistory()).events ?? [];
     expect(events.map((event) => event.eventType)).not.toContain(
       temporal.api.enums.v1.EventType.EVENT_TYPE_SIGNAL_EXTERNAL_WORKFLOW_EXECUTION_INITIATED,
     );
@@ -228,29 +220,29 @@ describe('the output reader and its task', () => {
 
   it('lets a reader find out by itself that its task ended without telling it (terminated)', async () => {
     const probing = new BashTasks({
-      client: env.client,
-      taskQueue: worker.taskQueue,
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
       reader: { idleMs: 300, probeIntervalMs: 300 },
     });
     const marker = 6000 + Math.floor(Math.random() * 1000);
     const taskId = await startBackground(`echo started; sleep ${marker}`);
     await expect.poll(async () => (await probing.read(taskId, undefined)).stdout.text).toBe('started\n');
-    await env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
-    await env.client.workflow.getHandle(outputReaderId(taskId)).result();
+    await suite.env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
+    await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
     // A terminated run leaves its command alone (only a kill ends it); end it here.
     execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
   });
 
   it('ends a reader first made after its task ended, once idle', async () => {
     const idleReader = new BashTasks({
-      client: env.client,
-      taskQueue: worker.taskQueue,
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
       reader: { idleMs: 500 },
     });
     const taskId = await startBackground('echo late');
     await finished(taskId);
     expect((await idleReader.read(taskId, undefined)).stdout.text).toBe('late\n');
-    await env.client.workflow.getHandle(outputReaderId(taskId)).result();
+    await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
     expect((await idleReader.read(taskId, undefined)).stdout.text).toBe('');
   });
 });

@@ -3,15 +3,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reads.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from '../../src/shared/limits.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const OUTPUT_BYTES = 200 * 1024 * 1024;
 /** History a task keeps however much it prints (Temporal suggests continue-as-new at 4 MB). */
@@ -21,19 +19,11 @@ const WORKER_GROWTH_LIMIT_BYTES = 100 * 1024 * 1024;
 /** The command's output: lines of a repeating pattern, cheap to make and to check. */
 const COMMAND = `yes 'durable-bash 200 MB line' | head -c ${OUTPUT_BYTES}; sleep 0.5`;
 
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
 const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-large-'));
-
-beforeAll(async () => {
-  env = await createDevServerEnv();
-  // The worker runs in this process, so this process's RSS is the worker's.
-  worker = await startBashWorker(env, { spillDir: path.join(spillDir, 'spill') });
-});
+// The worker runs in this process, so this process's RSS is the worker's.
+const suite = useDevServerWithWorker({ executor: { spillDir: path.join(spillDir, 'spill') } });
 
 afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
   rmSync(spillDir, { recursive: true, force: true });
 });
 
@@ -51,10 +41,10 @@ const text = (result: ToolResult) => result.content.map((block) => block.text).j
 
 describe('a task that prints 200 MB', () => {
   it('keeps history small, the spill file byte-exact, worker memory flat, and says what reads dropped', async () => {
-    const tools = createBashTools({ client: env.client, taskQueue: worker.taskQueue });
+    const tools = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
     const bash = tools.find((tool) => tool.name === 'bash') as Tool;
     const bashOutput = tools.find((tool) => tool.name === 'bash_output') as Tool;
-    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
 
     const rssBefore = process.memoryUsage().rss;
     let rssPeak = rssBefore;
@@ -75,7 +65,7 @@ describe('a task that prints 200 MB', () => {
     }
     clearInterval(sampler);
 
-    const handle = env.client.workflow.getHandle(taskId);
+    const handle = suite.env.client.workflow.getHandle(taskId);
     const result = await handle.result();
     const spillPath = result.stdout.spillPath ?? '';
     expect(result.stdout.bytes).toBe(OUTPUT_BYTES);

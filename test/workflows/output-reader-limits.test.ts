@@ -1,28 +1,15 @@
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 // A server that suggests continue-as-new after 40 history events (the default is 4,096), so the
 // reader's own limit of claims a run (400) is never what renews it here.
-let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
-
-beforeAll(async () => {
-  env = await createDevServerEnv({ 'limit.historyCount.suggestContinueAsNew': 40 });
-  worker = await startBashWorker(env);
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await env?.teardown();
-});
+const suite = useDevServerWithWorker({ dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 40 } });
 
 describe('the output reader under Temporal’s history limits', () => {
   it('continues as new when the server suggests it, and reads stay exact', async () => {
-    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
     const taskId = await tasks.start({
       command: 'for i in $(seq 1 30); do echo $i; sleep 0.05; done',
       description: 'Count',
@@ -33,7 +20,7 @@ describe('the output reader under Temporal’s history limits', () => {
       stdout += (await tasks.read(taskId, undefined)).stdout.text;
       await new Promise((resolve) => setTimeout(resolve, 40));
     }
-    await env.client.workflow.getHandle(taskId).result();
+    await suite.env.client.workflow.getHandle(taskId).result();
     for (;;) {
       const read = await tasks.read(taskId, undefined);
       stdout += read.stdout.text;
@@ -41,7 +28,7 @@ describe('the output reader under Temporal’s history limits', () => {
     }
     expect(stdout).toBe(Array.from({ length: 30 }, (_, i) => `${i + 1}\n`).join(''));
     const runs: number[] = [];
-    for await (const execution of env.client.workflow.list({
+    for await (const execution of suite.env.client.workflow.list({
       query: `WorkflowId = '${outputReaderId(taskId)}'`,
     })) {
       runs.push(execution.historyLength);

@@ -29,5 +29,5 @@ export { type BashToolsOptions, createBashTools } from './tools/create-bash-tool
 export { renderRun } from './tools/render.js';
 export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';
 export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
-export { type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
+export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

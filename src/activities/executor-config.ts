@@ -1,11 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import {
+  DEFAULT_LOST_AFTER_MS,
   DEFAULT_MAX_TIMEOUT_MS,
   DEFAULT_OUTPUT_LIMIT_BYTES,
   DEFAULT_SPILL_RETENTION_MS,
   DEFAULT_TIMEOUT_MS,
 } from '../shared/limits.js';
+import { hostTaskQueue } from '../shared/task-queues.js';
+import { defaultHostId } from './host-identity.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
 export interface ExecutorOptions {
@@ -52,6 +55,18 @@ export interface ExecutorOptions {
    * @default []
    */
   secretEnv?: string[];
+  /**
+   * This host's stable identity: it names the host's own task queue, where every attempt, kill and
+   * re-attach of a command started here goes. Must stay the same across restarts of the worker, and
+   * differ between hosts (and between workers with different spill directories on one host).
+   * @default `<hostname>-<hash of /etc/machine-id and the spill directory>`
+   */
+  hostId?: string;
+  /**
+   * How long a task waits for a worker on its host to come back before it ends lost.
+   * @default DEFAULT_LOST_AFTER_MS (10 minutes)
+   */
+  lostAfterMs?: number;
 }
 
 export interface ExecutorConfig {
@@ -63,6 +78,12 @@ export interface ExecutorConfig {
   spillRetentionMs: number;
   secretEnv: readonly string[];
   commandTaskQueue: string;
+  /** The queue this worker serves (workflows, and commands unless `commandTaskQueue` differs). */
+  taskQueue: string;
+  hostId: string;
+  /** This worker's own queue on its host (see `hostTaskQueue`). */
+  hostQueue: string;
+  lostAfterMs: number;
 }
 
 export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
@@ -72,15 +93,27 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     maxTimeoutMs,
   );
   const uid = process.getuid?.() ?? 'user';
+  const spillDir = path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`));
+  const commandTaskQueue = options.commandTaskQueue ?? taskQueue;
+  const hostId = options.hostId ?? defaultHostId(spillDir);
+  if (!/^[\w.@-]{1,100}$/.test(hostId)) {
+    throw new TypeError(
+      `invalid hostId: expected 1-100 letters, digits, '.', '@', '_' or '-', got ${hostId}`,
+    );
+  }
   return {
     defaultTimeoutMs,
     maxTimeoutMs,
     defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
     outputLimitBytes: positive('outputLimitBytes', options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES),
-    spillDir: path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`)),
+    spillDir,
     spillRetentionMs: positive('spillRetentionMs', options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS),
     secretEnv: options.secretEnv ?? [],
-    commandTaskQueue: options.commandTaskQueue ?? taskQueue,
+    commandTaskQueue,
+    taskQueue,
+    hostId,
+    hostQueue: hostTaskQueue(taskQueue, hostId),
+    lostAfterMs: positive('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
   };
 }
 

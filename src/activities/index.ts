@@ -1,15 +1,20 @@
-import { compileExecutorOptions, type ExecutorOptions } from './executor-config.js';
+import { createChooseHost } from './choose-host.js';
+import type { ExecutorConfig } from './executor-config.js';
 import { createResolveCommand } from './resolve-command.js';
-import { createRunCommand } from './run-command.js';
+import { type AttachedTasks, createRunCommand, type TaskRuns } from './run-command.js';
+import { createStopCommand } from './stop-command.js';
 
 export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
+export { compileExecutorOptions } from './executor-config.js';
+export type { AttachedTasks, TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
-export function createCommandActivities(options: ExecutorOptions, taskQueue: string) {
-  const config = compileExecutorOptions(options, taskQueue);
+export function createCommandActivities(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
   return {
     resolveCommand: createResolveCommand(config),
-    runCommand: createRunCommand(config),
+    chooseHost: createChooseHost(config),
+    runCommand: createRunCommand(config, runs, attached),
+    stopCommand: createStopCommand(config),
   };
 }
 

@@ -4,7 +4,8 @@ import type { ExecutorConfig } from './executor-config.js';
 
 /**
  * Applies the worker's executor config to a request: the workdir default and the timeout's default
- * and cap. A local activity, so the workflow learns the effective timeout before it sets its timer.
+ * and cap, and the host: this worker's, when it serves the command queue. A local activity, so the
+ * workflow learns the effective timeout before it sets its timer.
  */
 export function createResolveCommand(config: ExecutorConfig) {
   return async function resolveCommand(input: BashTaskInput): Promise<CommandSpec> {
@@ -14,6 +15,11 @@ export function createResolveCommand(config: ExecutorConfig) {
       workdir: path.resolve(config.defaultWorkdir, input.workdir ?? '.'),
       background: input.background,
       taskQueue: config.commandTaskQueue,
+      lostAfterMs: config.lostAfterMs,
+      // This worker serves the command queue itself: its host runs the command, with no extra hop.
+      ...(config.commandTaskQueue === config.taskQueue
+        ? { hostQueue: config.hostQueue, hostId: config.hostId }
+        : {}),
     };
     if (!input.background)
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);

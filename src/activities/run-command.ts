@@ -1,172 +1,237 @@
+import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
-import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import { type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
+import {
+  closeReaders,
+  commandLost,
+  LostReason,
+  openReaders,
+  outcomeOf,
+  startedRecord,
+  waitForEnd,
+} from './command-end.js';
+import { commandEnv } from './command-env.js';
+import type { ExecutorConfig } from './executor-config.js';
+import { startProgressHeartbeats } from './progress-heartbeats.js';
+import { ensurePrivateDir } from './spill-files.js';
+import { SpillSweeper } from './spill-sweeper.js';
+import {
+  readEnd,
+  readRecord,
+  type SupervisorRecord,
+  signalSupervisor,
+  spawnSupervisor,
+  type TaskFiles,
+  taskFiles,
+} from './supervisor.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
-import { type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
-import type { ExecutorConfig } from './executor-config.js';
-import { commandEnv, signalGroup, spawnGroup } from './process-group.js';
-import { startProgressHeartbeats } from './progress-heartbeats.js';
-import { createSpillFile, ensurePrivateDir, openSpillReader, streamTail } from './spill-files.js';
-import { SpillSweeper } from './spill-sweeper.js';
+/** What the command activity needs to know of the task's workflow, from the worker's client. */
+export interface TaskRuns {
+  /** True when the task's workflow is closed (terminated, reset away, timed out), false when it runs, undefined if unknown. */
+  isClosed(taskId: string): Promise<boolean | undefined>;
+}
+
+/** The tasks whose commands this worker is attached to now (the orphan scan leaves them alone). */
+export type AttachedTasks = Set<string>;
 
 /**
- * Runs one command to its end. Output goes to spill files; progress (pid, byte counts, bounded
- * tails) is heartbeated. A cancellation the workflow requested (a kill or a timeout) ends the
- * process group and still returns the outcome; any other cancellation (worker shutdown, the run
- * closed) leaves the process alone.
+ * Runs one command to its end, exactly once per task on this host, whichever attempt this is. The
+ * first attempt starts a supervisor (which claims the task exclusively before the command starts);
+ * any later attempt (after a worker restart) re-attaches to it, or returns the end it recorded, and
+ * never starts the command again. Output goes to spill files and is heartbeated. A kill or timeout
+ * from the workflow ends the process group and still returns the outcome; a worker shutdown leaves
+ * the command running for the next attempt; a closed workflow run ends it.
  */
-export function createRunCommand(config: ExecutorConfig) {
+export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
   const sweeper = new SpillSweeper(config);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
-    await assertWorkdir(spec.workdir);
     await ensurePrivateDir(config.spillDir);
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
-    const files = {
-      stdout: path.join(config.spillDir, `${spec.taskId}.stdout`),
-      stderr: path.join(config.spillDir, `${spec.taskId}.stderr`),
-    };
+    const files = taskFiles(config.spillDir, spec.taskId);
+    let record = await readRecord(files.state);
+    let exited: Promise<void> | undefined;
+    if (record === undefined) {
+      ({ exited } = await startSupervised(spec, files));
+      record = await readRecord(files.state);
+      if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);
+    }
+    attached.add(spec.taskId);
     sweeper.active.add(files.stdout).add(files.stderr);
     try {
-      return await runInSpillFiles(spec, files);
+      return await attach(spec, files, record, exited);
     } finally {
+      attached.delete(spec.taskId);
       sweeper.active.delete(files.stdout);
       sweeper.active.delete(files.stderr);
     }
   };
 
   /**
-   * Runs the command with its output going to `files`, the rest as `runCommand` says. The files
-   * are read back through handles opened here, which keep working if a file is unlinked.
+   * Starts the command under a new supervisor. `exited` is the supervisor's exit, or undefined when
+   * another attempt's supervisor had claimed the task first (attach to that one).
    */
-  async function runInSpillFiles(
+  async function startSupervised(
     spec: CommandSpec,
-    files: { stdout: string; stderr: string },
-  ): Promise<CommandOutcome> {
-    const stdoutFile = await createSpillFile(files.stdout);
-    const handles: FileHandle[] = [stdoutFile];
+    files: TaskFiles,
+  ): Promise<{ exited: Promise<void> | undefined }> {
+    await assertWorkdir(spec.workdir);
+    const writers: FileHandle[] = [];
     try {
-      const stderrFile = await createSpillFile(files.stderr);
-      handles.push(stderrFile);
-      const stdoutReader = await openSpillReader(files.stdout);
-      handles.push(stdoutReader);
-      const stderrReader = await openSpillReader(files.stderr);
-      handles.push(stderrReader);
-      const readers = { stdout: stdoutReader, stderr: stderrReader };
-      return await runWithReaders(spec, files, stdoutFile, stderrFile, readers);
-    } finally {
-      // Closing twice is harmless: the writers are closed as soon as the command has them.
-      await Promise.all(handles.map((handle) => handle.close().catch(() => undefined)));
-    }
-  }
-
-  /** Runs the command into its spill files, reading them back through `readers`. */
-  async function runWithReaders(
-    spec: CommandSpec,
-    files: { stdout: string; stderr: string },
-    stdoutFile: FileHandle,
-    stderrFile: FileHandle,
-    readers: { stdout: FileHandle; stderr: FileHandle },
-  ): Promise<CommandOutcome> {
-    const context = Context.current();
-    const startedAtMs = Date.now();
-    const host = os.hostname();
-    let running: ReturnType<typeof spawnGroup>;
-    try {
-      running = spawnGroup({
+      writers.push(await openSpillWriter(files.stdout), await openSpillWriter(files.stderr));
+      const [stdoutFile, stderrFile] = writers as [FileHandle, FileHandle];
+      const report = await spawnSupervisor({
+        files,
         command: spec.command,
         cwd: spec.workdir,
         env: commandEnv(config.secretEnv),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
       });
-    } finally {
-      await Promise.all([stdoutFile.close(), stderrFile.close()]);
-    }
-    const { child, exit } = running;
-    const pid = child.pid;
-    if (pid === undefined) {
-      const cause = await exit.then(
-        () => undefined,
-        (err: Error) => err,
-      );
-      throw ApplicationFailure.create({
-        type: RunFailureType.spawnFailed,
-        message: `could not start bash: ${cause?.message ?? 'no pid'}`,
-        nonRetryable: true,
-      });
-    }
-
-    const stopHeartbeats = await startProgressHeartbeats(context, {
-      pid,
-      startedAtMs,
-      host,
-      files,
-      readers,
-      spillRetentionMs: config.spillRetentionMs,
-    }).catch((err: unknown) => {
-      // Nothing could report or stop this command: end it rather than leave it behind.
-      signalGroup(pid, 'SIGKILL');
-      throw err;
-    });
-
-    let killing = false;
-    let exited = false;
-    let graceTimer: NodeJS.Timeout | undefined;
-    const kill = () => {
-      if (killing || exited) return;
-      killing = true;
-      signalGroup(pid, 'SIGTERM');
-      graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
-    };
-    // A kill or timeout from the workflow ends the group; any other cancellation (worker shutdown,
-    // the run closed) ends only this attempt and leaves the command running.
-    const leftRunning = context.cancelled.catch((err: unknown) => {
-      if (!context.cancellationDetails?.cancelRequested) throw err;
-      kill();
-      return new Promise<never>(() => undefined);
-    });
-    // The foreground timeout, kept here as well: the workflow's timer reaches this activity only in
-    // a heartbeat's response, up to IDLE_HEARTBEAT_INTERVAL_MS late. The timer stays the authority
-    // when this worker is gone.
-    // Node fires a longer delay at once, so such a timeout is left to the workflow's timer.
-    let timedOut = false;
-    const deadline =
-      spec.timeoutMs === undefined || spec.timeoutMs > MAX_TIMER_DELAY_MS
-        ? undefined
-        : setTimeout(() => {
-            if (exited) return;
-            timedOut = true;
-            kill();
-          }, spec.timeoutMs);
-
-    try {
-      const { exitCode, signal } = await Promise.race([exit, leftRunning]);
-      exited = true;
-      clearTimeout(deadline);
-      // The leader is gone; after a kill, nothing it started may outlive it.
-      if (killing) signalGroup(pid, 'SIGKILL');
-      const [stdout, stderr] = await Promise.all([
-        streamTail(readers.stdout, files.stdout, config.outputLimitBytes),
-        streamTail(readers.stderr, files.stderr, config.outputLimitBytes),
-      ]);
-      if (!spec.background) {
-        // A foreground run keeps a spill file only when its result points at it.
-        if (!stdout.spillPath) await fs.rm(files.stdout, { force: true });
-        if (!stderr.spillPath) await fs.rm(files.stderr, { force: true });
+      if (report.kind === 'error') {
+        throw ApplicationFailure.create({
+          type: RunFailureType.spawnFailed,
+          message: `could not start bash: ${report.message}`,
+          nonRetryable: true,
+        });
       }
-      return { exitCode, signal, stdout, stderr, host, ...(timedOut ? { timedOut } : {}) };
+      return { exited: report.kind === 'started' ? report.exited : undefined };
     } finally {
-      stopHeartbeats();
-      clearTimeout(graceTimer);
-      clearTimeout(deadline);
+      await Promise.all(writers.map((writer) => writer.close().catch(() => undefined)));
     }
   }
+
+  /** Follows a claimed task to its end: heartbeats, kills, the foreground deadline. */
+  async function attach(
+    spec: CommandSpec,
+    files: TaskFiles,
+    claimed: SupervisorRecord,
+    exited: Promise<void> | undefined,
+  ): Promise<CommandOutcome> {
+    const context = Context.current();
+    const record = await startedRecord(files, claimed);
+    const readers = await openReaders(files);
+    try {
+      const recorded = await readEnd(files.exit);
+      if (recorded) return await outcomeOf(recorded, files, readers, config.outputLimitBytes);
+      await rememberAttempt(files, context.info.taskToken);
+
+      let killing = false;
+      let graceTimer: NodeJS.Timeout | undefined;
+      let keepGraceTimer = false;
+      const kill = () => {
+        if (killing) return;
+        killing = true;
+        signalSupervisor(record, 'SIGTERM');
+        graceTimer = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+      };
+      const stopHeartbeats = await startProgressHeartbeats(context, {
+        pid: record.pid,
+        startedAtMs: record.startedAtMs,
+        host: os.hostname(),
+        files,
+        readers,
+        spillRetentionMs: config.spillRetentionMs,
+      }).catch((err: unknown) => {
+        // Nothing could report or stop this command: end it rather than leave it behind.
+        signalSupervisor(record, 'SIGUSR1');
+        throw err;
+      });
+
+      const abandon = new AbortController();
+      const leftRunning = context.cancelled.catch(async (err: unknown) => {
+        const details = context.cancellationDetails;
+        // A kill or timeout from the workflow: end the group, then report the end as usual.
+        if (details?.cancelRequested) {
+          kill();
+          return new Promise<never>(() => undefined);
+        }
+        // Only a worker shutdown leaves the command for the next attempt without asking. Otherwise
+        // this attempt is no longer the current one: its run closed (terminated, reset away) and
+        // the command must end, or a newer attempt took over and owns it.
+        if (!details?.workerShutdown && (await runs.isClosed(spec.taskId)) === true) {
+          kill();
+          keepGraceTimer = true; // The SIGKILL after the grace must still come.
+        }
+        abandon.abort();
+        throw err;
+      });
+
+      // The foreground timeout, kept here as well (from the command's own start, so a re-attached
+      // attempt keeps the original deadline): the workflow's timer reaches this activity only in
+      // a heartbeat's response. The timer stays the authority when no worker runs the command.
+      let timedOut = false;
+      const remainingMs =
+        spec.timeoutMs === undefined ? undefined : record.startedAtMs + spec.timeoutMs - Date.now();
+      const deadline =
+        remainingMs === undefined || remainingMs > MAX_TIMER_DELAY_MS
+          ? undefined
+          : setTimeout(
+              () => {
+                timedOut = true;
+                kill();
+              },
+              Math.max(0, remainingMs),
+            );
+
+      try {
+        const end = await Promise.race([waitForEnd(files, record, exited, abandon.signal), leftRunning]);
+        if (end === undefined) throw new Error('attempt abandoned');
+        clearTimeout(deadline);
+        const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
+        if (!spec.background) {
+          // A foreground run keeps a spill file only when its result points at it.
+          if (!outcome.stdout.spillPath) await fs.rm(files.stdout, { force: true });
+          if (!outcome.stderr.spillPath) await fs.rm(files.stderr, { force: true });
+        }
+        return { ...outcome, ...(timedOut ? { timedOut } : {}) };
+      } finally {
+        abandon.abort();
+        stopHeartbeats();
+        if (!keepGraceTimer) clearTimeout(graceTimer);
+        clearTimeout(deadline);
+      }
+    } finally {
+      await closeReaders(readers);
+    }
+  }
+}
+
+/**
+ * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
+ * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
+ * timeout.
+ */
+async function rememberAttempt(files: TaskFiles, taskToken: Uint8Array): Promise<void> {
+  const tmp = `${files.attempt}.tmp.${process.pid}`;
+  await fs.writeFile(tmp, Buffer.from(taskToken).toString('base64'), { mode: 0o600 });
+  await fs.rename(tmp, files.attempt);
+}
+
+/**
+ * Opens a spill file for the command's writes: created here with mode 0600, or the one an attempt
+ * that died before starting anything left (no supervisor claimed the task, so nothing wrote it).
+ * Links are never followed, and only a regular file of this user is accepted.
+ */
+async function openSpillWriter(file: string): Promise<FileHandle> {
+  const handle = await fs.open(
+    file,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_APPEND,
+    0o600,
+  );
+  const stat = await handle.stat();
+  const uid = process.getuid?.();
+  if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    await handle.close();
+    throw new Error(`spill file ${file} is not a private regular file of this user`);
+  }
+  return handle;
 }
 
 async function assertWorkdir(workdir: string): Promise<void> {

@@ -1,30 +1,103 @@
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
+import { InvalidArgumentError } from 'commander';
 import type { ExecutorOptions } from '../activities/index.js';
-import { type DevServerOptions, ensureTemporalCli, startDevServer } from '../dev-server/dev-server.js';
+import {
+  assertPortsFree,
+  type DevServer,
+  type DevServerOptions,
+  describeExit,
+  ensureTemporalCli,
+  resolveDevServerPlace,
+  startDevServer,
+} from '../dev-server/dev-server.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
+import { quietLogger } from './quiet-logger.js';
 
 export interface DevFlags extends DevServerOptions {
   taskQueue: string;
 }
 
+/** `dev` gives up when its server dies this many times within RESTART_WINDOW_MS. */
+export const MAX_EXITS_IN_WINDOW = 3;
+export const RESTART_WINDOW_MS = 60_000;
+
+/** A port flag: 0 (pick a free one) to 65535. */
+export function portNumber(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 0 || parsed > 65_535)
+    throw new InvalidArgumentError(`expected a port number (0 picks a free one), got ${value}`);
+  return parsed;
+}
+
 /**
  * `durable-bash dev`: a local Temporal dev server (state kept in a file), the search attributes,
- * and a command worker, until Ctrl-C stops them all.
+ * and a command worker, until Ctrl-C stops them all. A server that dies under it is restarted on
+ * the same database and ports (the worker reconnects by itself); one that keeps dying stops `dev`.
  */
 export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promise<void> {
   const log = (line: string) => process.stderr.write(`durable-bash: ${line}\n`);
   const cli = ensureTemporalCli(log);
+  // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
+  const place = await resolveDevServerPlace(flags);
+  await assertPortsFree(place);
   log('starting the Temporal dev server');
-  const server = await startDevServer(cli, flags);
+  let server: DevServer = await startDevServer(cli, place);
+  const logger = quietLogger();
+  if (logger) logger.target = server.address;
+
+  // Ctrl-C on a terminal signals the server too: its exit then is no reason to restart it.
+  let stopping = false;
+  const onSignal = () => {
+    stopping = true;
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   // The finally below stops the server on every normal way out; this covers an abrupt exit.
-  process.once('exit', () => server.process.kill('SIGTERM'));
+  const onExit = () => server.process.kill('SIGTERM');
+  process.once('exit', onExit);
+
+  let fatal: string | undefined;
+  let watching: Promise<void> = Promise.resolve();
   try {
     const connection = await NativeConnection.connect({ address: server.address });
     try {
       const worker = await createBashWorker({ connection, taskQueue: flags.taskQueue, executor });
       const running = worker.run();
+
+      /** Restarts the server each time it exits unexpectedly; stops the worker when that fails. */
+      const watch = async (): Promise<void> => {
+        const exits: number[] = [];
+        for (;;) {
+          const exit = await server.exited;
+          if (stopping) return;
+          const now = Date.now();
+          exits.push(now);
+          const recent = exits.filter((at) => now - at < RESTART_WINDOW_MS).length;
+          if (recent >= MAX_EXITS_IN_WINDOW) {
+            fatal = `the Temporal dev server exited ${recent} times within a minute (last: ${describeExit(exit)}); stopping`;
+            break;
+          }
+          logger?.expectOutage();
+          log(
+            `the Temporal dev server exited unexpectedly (${describeExit(exit)}); restarting it on ${shownPath(place.dbFile)}`,
+          );
+          try {
+            server = await startDevServer(cli, place);
+          } catch (err) {
+            if (stopping) return;
+            fatal = `could not restart the Temporal dev server: ${err instanceof Error ? err.message : String(err)}`;
+            break;
+          }
+          if (stopping) return;
+          logger?.reachable();
+        }
+        log(fatal);
+        worker.shutdown();
+      };
+      watching = watch();
+
       const runFlags = [
         server.address === '127.0.0.1:7233' ? '' : ` --address ${server.address}`,
         flags.taskQueue === DEFAULT_TASK_QUEUE ? '' : ` --task-queue ${flags.taskQueue}`,
@@ -45,9 +118,23 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
       await connection.close();
     }
   } finally {
+    stopping = true;
     await server.stop();
-    log('stopped');
+    // A restart under way finishes (and sees `stopping`) first; the server it started is stopped too.
+    await watching.catch(() => undefined);
+    await server.stop();
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    process.off('exit', onExit);
+    if (fatal === undefined) log('stopped');
+    else process.exitCode = 1;
   }
+}
+
+/** The database path as the user would type it: relative when under the working directory. */
+function shownPath(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
 }
 
 /** How the user can call this CLI again: the installed bin, or node with this script's path. */

@@ -14,6 +14,16 @@ export function withExecutorOptions(command: Command): Command {
       '--spill-retention-ms <ms>',
       'keep a finished spill file this long after its last write',
       positiveInt,
+    )
+    .option(
+      '--host-id <id>',
+      "this host's stable identity, naming its own task queue (env DURABLE_BASH_HOST_ID; default: from the machine id and spill dir)",
+      process.env.DURABLE_BASH_HOST_ID,
+    )
+    .option(
+      '--lost-after-ms <ms>',
+      'how long a task waits for a worker on its host to come back before it ends lost (default: 10 minutes)',
+      positiveInt,
     );
 }
 
@@ -24,6 +34,8 @@ export interface ExecutorFlags {
   outputLimitBytes?: number;
   spillDir?: string;
   spillRetentionMs?: number;
+  hostId?: string;
+  lostAfterMs?: number;
 }
 
 export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
@@ -34,5 +46,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.outputLimitBytes !== undefined ? { outputLimitBytes: flags.outputLimitBytes } : {}),
     ...(flags.spillDir !== undefined ? { spillDir: flags.spillDir } : {}),
     ...(flags.spillRetentionMs !== undefined ? { spillRetentionMs: flags.spillRetentionMs } : {}),
+    ...(flags.hostId ? { hostId: flags.hostId } : {}),
+    ...(flags.lostAfterMs !== undefined ? { lostAfterMs: flags.lostAfterMs } : {}),
   };
 }

@@ -1,17 +1,18 @@
 #!/usr/bin/env node
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { Command } from 'commander';
-import { runDev } from './dev.js';
+import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
 import { positiveInt, type ServerOptions, withOwnerOption, withServerOptions } from './options.js';
 import { type PsFlags, runPs } from './ps.js';
+import { installQuietRuntime } from './quiet-logger.js';
 import { type RunFlags, runCommand } from './run-command.js';
 import { runWorker } from './run-worker.js';
 
-// The SDK's INFO lines (bundling, state changes) are noise on a terminal; warnings still show.
-Runtime.install({ logger: new DefaultLogger((process.env.DURABLE_BASH_LOG_LEVEL as 'WARN') ?? 'WARN') });
+// The SDK's INFO lines (bundling, state changes) are noise on a terminal; warnings still show, and
+// a worker's retries against an unreachable server collapse into a line a minute.
+installQuietRuntime((process.env.DURABLE_BASH_LOG_LEVEL as 'WARN') ?? 'WARN');
 
 const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')
@@ -21,11 +22,11 @@ withExecutorOptions(
   program
     .command('dev')
     .description('start a local Temporal dev server and a command worker (state kept across restarts)')
-    .option('--port <n>', 'Temporal gRPC port', positiveInt, 7233)
-    .option('--ui-port <n>', 'Temporal Web UI port', positiveInt, 8233)
+    .option('--port <n>', 'Temporal gRPC port (0 picks free gRPC and UI ports)', portNumber, 7233)
+    .option('--ui-port <n>', 'Temporal Web UI port (0 picks a free one) (default: 8233)', portNumber)
     .option('--db <file>', 'database file for the dev server', '.durable-bash/temporal.db')
     .option('--task-queue <name>', 'task queue for commands', 'durable-bash'),
-).action(async (flags: { port: number; uiPort: number; db: string; taskQueue: string } & ExecutorFlags) => {
+).action(async (flags: { port: number; uiPort?: number; db: string; taskQueue: string } & ExecutorFlags) => {
   await runDev(
     { port: flags.port, uiPort: flags.uiPort, dbFile: flags.db, taskQueue: flags.taskQueue },
     executorOptions(flags),

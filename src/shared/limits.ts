@@ -67,3 +67,25 @@ export const SPILL_SWEEP_INTERVAL_MS = 60 * 60_000;
  * (a signal to a closed run fails). Each probe adds one event to the task's history.
  */
 export const READER_PROBE_INTERVAL_MS = 6 * 60 * 60_000;
+
+/**
+ * Default time a task waits for a worker on its host before it ends lost. A worker restart or
+ * redeploy is back within a minute or two; a rebooted host is recognised at once by its boot id, so
+ * the window only has to cover a worker that is down, not a host that lost its commands.
+ */
+export const DEFAULT_LOST_AFTER_MS = 10 * 60_000;
+
+/** How often a worker scans its host's supervisors for commands whose task closed while it was away. */
+export const ORPHAN_SCAN_INTERVAL_MS = 60_000;
+
+/** How often an attached command activity checks that its supervisor is alive (the end is checked each tick). */
+export const SUPERVISOR_CHECK_INTERVAL_MS = 1_000;
+
+/** First wait before a command attempt is retried on its host (after a worker died or restarted). */
+export const COMMAND_RETRY_INITIAL_INTERVAL_MS = 200;
+
+/** Longest wait between attempts of a command on its host. */
+export const COMMAND_RETRY_MAX_INTERVAL_MS = 10_000;
+
+/** Time a stop of a command whose worker was down may take: the kill's grace plus its settling. */
+export const STOP_COMMAND_TIMEOUT_MS = 30_000;

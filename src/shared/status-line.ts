@@ -46,11 +46,7 @@ export const KILLED_BEFORE_START = 'killed before the command started';
  * activity is a lost worker; otherwise the first line of what the command's failure said.
  */
 export function failedState(failure: unknown): TaskState {
-  if (isWorkerLoss(failure)) return { status: 'lost', reason: 'its worker stopped answering' };
-  // The foreground timeout fired before any worker took the command (see bashTask).
-  if (failure instanceof ApplicationFailure && failure.type === RunFailureType.neverStarted) {
-    return { status: 'lost', reason: failure.message };
-  }
+  if (isLost(failure)) return { status: 'lost', reason: lostReason(failure) };
   const cause =
     failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure
       ? failure.cause
@@ -62,4 +58,27 @@ export function failedState(failure: unknown): TaskState {
 /** The command activity timed out: its worker stopped heartbeating. */
 export function isWorkerLoss(failure: unknown): boolean {
   return failure instanceof ActivityFailure && failure.cause instanceof TimeoutFailure;
+}
+
+/**
+ * The run ended without knowing how its command ended: its worker was lost (runs before per-host
+ * queues), the timeout fired before any worker took it, or the command's end cannot be known
+ * (supervisor killed, host rebooted, no worker came back to its host).
+ */
+export function isLost(failure: unknown): boolean {
+  if (isWorkerLoss(failure)) return true;
+  const type = applicationFailure(failure)?.type;
+  return type === RunFailureType.neverStarted || type === RunFailureType.commandLost;
+}
+
+function lostReason(failure: unknown): string {
+  if (isWorkerLoss(failure)) return 'its worker stopped answering';
+  return applicationFailure(failure)?.message ?? 'its worker stopped answering';
+}
+
+/** The application failure a run failed with, directly or as its command activity's cause. */
+function applicationFailure(failure: unknown): ApplicationFailure | undefined {
+  if (failure instanceof ApplicationFailure) return failure;
+  if (failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure) return failure.cause;
+  return undefined;
 }

@@ -1,2 +1,10 @@
 /** The task queue that `durable-bash dev` and `durable-bash worker` serve unless told otherwise. */
 export const DEFAULT_TASK_QUEUE = 'durable-bash';
+
+/**
+ * A host's own task queue, named from the worker's queue and its stable host identity: the command
+ * of a task started on that host is re-attached and killed only there.
+ */
+export function hostTaskQueue(taskQueue: string, hostId: string): string {
+  return `${taskQueue}@${hostId}`;
+}

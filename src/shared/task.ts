@@ -23,6 +23,11 @@ export const RunFailureType = {
   spawnFailed: 'SpawnFailed',
   /** The foreground timeout fired before any worker took the command. */
   neverStarted: 'NeverStarted',
+  /**
+   * The command's end cannot be known: its supervisor was killed before recording it, its host
+   * rebooted, or no worker on its host came back within the lost window. The message is the reason.
+   */
+  commandLost: 'CommandLost',
 } as const;
 
 /** What the tool asks for; the worker's executor config fills in what is left open. */
@@ -56,9 +61,27 @@ export interface CommandSpec {
   /** Undefined for a background run: no timeout applies. */
   timeoutMs?: number;
   background: boolean;
-  /** Where the command activity runs. */
+  /** Where the command activity runs (a worker there picks the host). */
   taskQueue: string;
+  /**
+   * The chosen host's own task queue: every attempt, kill and re-attach after the start goes there.
+   * Absent in runs recorded before per-host queues (their command ran on `taskQueue`, once).
+   */
+  hostQueue?: string;
+  /** The chosen host's identity, set with `hostQueue`. */
+  hostId?: string;
+  /** How long the task waits for a worker on its host before it ends lost. */
+  lostAfterMs?: number;
 }
+
+/** The host a command runs on, as its worker names it. */
+export interface CommandHost {
+  hostId: string;
+  hostQueue: string;
+}
+
+/** What stopping a command on its host found: its outcome, or that no attempt ever started it. */
+export type StopResult = { kind: 'ended'; outcome: CommandOutcome } | { kind: 'never-started' };
 
 /** The end of one output stream, plus where its complete copy lives when the tail is not all of it. */
 export interface StreamTail {

@@ -1,8 +1,17 @@
 import { existsSync } from 'node:fs';
+import { Client } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { createCommandActivities, type ExecutorOptions } from '../activities/index.js';
-import { HEARTBEAT_INTERVAL_MS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
+import {
+  type AttachedTasks,
+  compileExecutorOptions,
+  createCommandActivities,
+  type ExecutorOptions,
+} from '../activities/index.js';
+import { ensurePrivateDir } from '../activities/spill-files.js';
+import { assertSupervisorBinary } from '../activities/supervisor.js';
+import { HEARTBEAT_INTERVAL_MS, ORPHAN_SCAN_INTERVAL_MS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
 
 export interface BashWorkerOptions {
@@ -11,7 +20,7 @@ export interface BashWorkerOptions {
   namespace?: string;
   /** @default DEFAULT_TASK_QUEUE ('durable-bash') */
   taskQueue?: string;
-  /** How commands run: timeouts, default workdir, output limit, spill directory. */
+  /** How commands run: timeouts, default workdir, output limit, spill directory, host identity. */
   executor?: ExecutorOptions;
   /**
    * Commands (background ones included) this worker runs at once.
@@ -27,27 +36,93 @@ export interface BashWorkerOptions {
   identity?: string;
 }
 
-/** A Temporal worker that runs the `bashTask` workflow and the command activities on one task queue. */
-export function createBashWorker(options: BashWorkerOptions): Promise<Worker> {
+type WorkerState = ReturnType<Worker['getState']>;
+
+/**
+ * A command worker: the `bashTask` workflow and the command activities on the task queue, and the
+ * command activities again on this host's own queue (`<task queue>@<host id>`), where every attempt,
+ * kill and re-attach of a command started here goes. It also ends the commands of tasks that closed
+ * while no worker was here (at start, then every minute).
+ */
+export class BashWorker {
+  private scanTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly queueWorker: Worker,
+    private readonly hostWorker: Worker,
+    private readonly scan: (failStaleAttempts: boolean) => Promise<void>,
+    /** This host's identity and its own task queue. */
+    readonly hostId: string,
+    readonly hostQueue: string,
+  ) {}
+
+  /** Runs until `shutdown()` (or SIGINT/SIGTERM, through the SDK's runtime), or until either queue's worker fails. */
+  async run(): Promise<void> {
+    void this.scan(true).catch(() => undefined);
+    this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
+    this.scanTimer.unref();
+    try {
+      await Promise.all(
+        [this.queueWorker, this.hostWorker].map((worker) =>
+          worker.run().catch((err: unknown) => {
+            this.shutdown();
+            throw err;
+          }),
+        ),
+      );
+    } finally {
+      clearInterval(this.scanTimer);
+    }
+  }
+
+  /** Stops polling; commands keep running under their supervisors for the next worker to re-attach. */
+  shutdown(): void {
+    for (const worker of [this.queueWorker, this.hostWorker]) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  }
+
+  getState(): WorkerState {
+    return this.queueWorker.getState();
+  }
+}
+
+/** Creates a command worker (see `BashWorker`); fails at once if the supervisor binary is missing. */
+export async function createBashWorker(options: BashWorkerOptions): Promise<BashWorker> {
+  assertSupervisorBinary();
   const prebuilt = prebuiltBundlePath();
   const workflows = options.workflowBundle
     ? { workflowBundle: options.workflowBundle }
     : existsSync(prebuilt)
       ? { workflowBundle: { codePath: prebuilt } }
       : { workflowsPath: workflowsPath(), bundlerOptions };
+  const namespace = options.namespace ?? 'default';
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  return Worker.create({
+  const config = compileExecutorOptions(options.executor ?? {}, taskQueue);
+  await ensurePrivateDir(config.spillDir);
+  const client = new Client({ connection: options.connection, namespace });
+  const runs = taskRunsOf(client);
+  const attached: AttachedTasks = new Set();
+  const activities = createCommandActivities(config, runs, attached);
+  const common = {
     connection: options.connection,
-    namespace: options.namespace ?? 'default',
-    taskQueue,
-    activities: createCommandActivities(options.executor ?? {}, taskQueue),
-    ...workflows,
+    namespace,
+    activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
     // Heartbeats carry live output and bring back cancellations, so they are not held back.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
+    ...(options.identity ? { identity: options.identity } : {}),
+  };
+  const queueWorker = await Worker.create({
+    ...common,
+    taskQueue,
+    ...workflows,
     // A crashed worker's cached workflows (an output reader among them) wait this long on its
     // sticky queue before any worker may take them; reads wait only a few seconds.
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT_MS,
-    ...(options.identity ? { identity: options.identity } : {}),
   });
+  const hostWorker = await Worker.create({ ...common, taskQueue: config.hostQueue });
+  const scan = (failStaleAttempts: boolean) =>
+    scanSupervisors({ spillDir: config.spillDir, client, runs, attached, failStaleAttempts });
+  return new BashWorker(queueWorker, hostWorker, scan, config.hostId, config.hostQueue);
 }

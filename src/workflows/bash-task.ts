@@ -1,6 +1,7 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { TimeoutType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   ActivityCancellationType,
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   getExternalWorkflowHandle,
@@ -13,17 +14,25 @@ import {
   setHandler,
   sleep,
   startChild,
+  TimeoutFailure,
   upsertSearchAttributes,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
-import { HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import {
+  COMMAND_RETRY_INITIAL_INTERVAL_MS,
+  COMMAND_RETRY_MAX_INTERVAL_MS,
+  HEARTBEAT_TIMEOUT_MS,
+  KILL_GRACE_MS,
+  STOP_COMMAND_TIMEOUT_MS,
+} from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
 import {
   failedState,
   finishedState,
+  isLost,
   isWorkerLoss,
   KILLED_BEFORE_START,
   statusLine,
@@ -32,9 +41,11 @@ import {
 import type {
   BashTaskInput,
   BashTaskResult,
+  CommandHost,
   CommandOutcome,
   CommandSpec,
   NoticeTarget,
+  StopResult,
   TaskId,
 } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
@@ -49,21 +60,55 @@ const { resolveCommand } = proxyLocalActivities<CommandActivities>({
 /** Time a background command may run before Temporal gives up on it. */
 const BACKGROUND_RUN_LIMIT = '365 days';
 
-function commandActivity(spec: CommandSpec) {
+/** Time one attempt of a foreground command may take: its timeout, the kill's grace, then slack. */
+function attemptLimit(spec: CommandSpec) {
+  return spec.timeoutMs === undefined
+    ? BACKGROUND_RUN_LIMIT
+    : spec.timeoutMs + KILL_GRACE_MS + HEARTBEAT_TIMEOUT_MS;
+}
+
+/** The command activity of runs recorded before per-host queues: one attempt on the shared queue. */
+function sharedQueueCommand(spec: CommandSpec) {
   return proxyActivities<CommandActivities>({
     taskQueue: spec.taskQueue,
-    // A foreground run ends by its timeout, then by SIGKILL after the grace period; the rest is slack.
-    startToCloseTimeout:
-      spec.timeoutMs === undefined
-        ? BACKGROUND_RUN_LIMIT
-        : spec.timeoutMs + KILL_GRACE_MS + HEARTBEAT_TIMEOUT_MS,
-    // The only way to notice that the worker running the command is gone.
+    startToCloseTimeout: attemptLimit(spec),
     heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
-    // A second attempt would run the command a second time.
     retry: { maximumAttempts: 1 },
-    // A kill's outcome (the signal, the last output) comes back from the activity.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).runCommand;
+}
+
+/**
+ * The activities on the command's host. Every attempt of the command activity is idempotent on its
+ * host (it re-attaches to the command's supervisor, or returns the end it recorded), so a worker
+ * that died is simply retried there; a host whose worker stays away past the lost window ends the
+ * task lost.
+ */
+function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs: number) {
+  const onHost = {
+    taskQueue: hostQueue,
+    // A dead host never polls again: this bounds each wait for its worker (not retried).
+    scheduleToStartTimeout: lostAfterMs,
+    retry: {
+      initialInterval: COMMAND_RETRY_INITIAL_INTERVAL_MS,
+      backoffCoefficient: 2,
+      maximumInterval: COMMAND_RETRY_MAX_INTERVAL_MS,
+    },
+  };
+  return {
+    runCommand: proxyActivities<CommandActivities>({
+      ...onHost,
+      startToCloseTimeout: attemptLimit(spec),
+      // How a worker that died mid-command is noticed (a restarted one says so at once).
+      heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+      // A kill's outcome (the signal, the last output) comes back from the activity.
+      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    }).runCommand,
+    stopCommand: proxyActivities<CommandActivities>({
+      ...onHost,
+      startToCloseTimeout: STOP_COMMAND_TIMEOUT_MS,
+    }).stopCommand,
+  };
 }
 
 /**
@@ -97,10 +142,82 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
 
 async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   const spec = await resolveCommand(input);
-  const command = new CancellationScope();
-  const outcome = command.run(() => commandActivity(spec)(spec));
+  if (spec.lostAfterMs === undefined) return runOnSharedQueue(spec);
+  const host =
+    spec.hostQueue !== undefined && spec.hostId !== undefined
+      ? { hostQueue: spec.hostQueue, hostId: spec.hostId }
+      : await chooseHostFor(spec);
+  return runOnHost(spec, host, spec.lostAfterMs);
+}
 
-  let timedOutAfterMs: number | undefined;
+/** The command's host, picked by whichever worker of the command queue answers first. */
+async function chooseHostFor(spec: CommandSpec): Promise<CommandHost> {
+  const choose = proxyActivities<CommandActivities>({
+    taskQueue: spec.taskQueue,
+    scheduleToStartTimeout: spec.lostAfterMs ?? BACKGROUND_RUN_LIMIT,
+    startToCloseTimeout: '10 seconds',
+  }).chooseHost;
+  return choose();
+}
+
+/**
+ * Runs the command on its host. A kill or timeout cancels the command activity; when an attempt is
+ * running it ends the group and reports the outcome. When none is (the host's worker is down), the
+ * cancellation completes on the server without reaching the host, so a stop activity goes there
+ * and takes effect as soon as a worker on that host polls again.
+ */
+async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: number): Promise<BashTaskResult> {
+  const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
+  const command = new CancellationScope();
+  const outcome = command.run(() => runCommand(spec));
+  const timeout = startTimeout(spec, () => command.cancel());
+  try {
+    const { timedOut, ...ended } = await outcome;
+    return finish({ ...ended, timedOutAfterMs: timedOut ? spec.timeoutMs : timeout.firedAfterMs() });
+  } catch (err) {
+    const killed = CancellationScope.current().consideredCancelled;
+    if (timeout.firedAfterMs() === undefined && !killed) throw endWithoutOutcome(err, host, lostAfterMs);
+    let stopped: StopResult;
+    try {
+      stopped = await CancellationScope.nonCancellable(() => stopCommand(spec));
+    } catch (stopErr) {
+      throw endWithoutOutcome(stopErr, host, lostAfterMs);
+    }
+    if (stopped.kind === 'ended') {
+      return finish({ ...stopped.outcome, timedOutAfterMs: timeout.firedAfterMs() });
+    }
+    if (timeout.firedAfterMs() !== undefined) throw neverStarted(spec, timeout.firedAfterMs() ?? 0);
+    throw err; // Killed before the command started: the run ends cancelled.
+  } finally {
+    timeout.cancel();
+  }
+}
+
+/** The runs recorded before per-host queues: one attempt, and a lost worker loses the task. */
+async function runOnSharedQueue(spec: CommandSpec): Promise<BashTaskResult> {
+  const command = new CancellationScope();
+  const outcome = command.run(() => sharedQueueCommand(spec)(spec));
+  const timeout = startTimeout(spec, () => command.cancel());
+  try {
+    const { timedOut, ...ended } = await outcome;
+    // The timer or the activity's own deadline, whichever the workflow heard of first.
+    return finish({ ...ended, timedOutAfterMs: timedOut ? spec.timeoutMs : timeout.firedAfterMs() });
+  } catch (err) {
+    const firedAfterMs = timeout.firedAfterMs();
+    if (firedAfterMs !== undefined && isCancellation(err)) {
+      // The timer fired and the cancellation came back without an outcome: no worker ever ran it.
+      throw neverStarted(spec, firedAfterMs);
+    }
+    setStatus(isWorkerLoss(err) ? TaskStatus.lost : TaskStatus.failed);
+    throw err;
+  } finally {
+    timeout.cancel();
+  }
+}
+
+/** The foreground timeout: a workflow timer, so it holds even while no worker runs the command. */
+function startTimeout(spec: CommandSpec, onFire: () => void) {
+  let firedAfterMs: number | undefined;
   const timer = new CancellationScope();
   const { timeoutMs } = spec;
   if (timeoutMs !== undefined) {
@@ -108,34 +225,48 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
       .run(() => sleep(timeoutMs))
       .then(
         () => {
-          timedOutAfterMs = timeoutMs;
-          command.cancel();
+          firedAfterMs = timeoutMs;
+          onFire();
         },
         () => undefined, // Cancelled: the command ended first.
       );
   }
+  return { firedAfterMs: () => firedAfterMs, cancel: () => timer.cancel() };
+}
 
-  try {
-    const { timedOut, ...ended } = await outcome;
-    // The timer or the activity's own deadline, whichever the workflow heard of first.
-    const result: BashTaskResult = { ...ended, timedOutAfterMs: timedOut ? timeoutMs : timedOutAfterMs };
-    setStatus(endStatus(result));
-    return result;
-  } catch (err) {
-    if (timedOutAfterMs !== undefined && isCancellation(err)) {
-      // The timer fired and the cancellation came back without an outcome: no worker ever ran it.
+function finish(result: BashTaskResult): BashTaskResult {
+  setStatus(endStatus(result));
+  return result;
+}
+
+function neverStarted(spec: CommandSpec, firedAfterMs: number): ApplicationFailure {
+  setStatus(TaskStatus.lost);
+  return ApplicationFailure.create({
+    type: RunFailureType.neverStarted,
+    message: `task ${spec.taskId} timed out after ${firedAfterMs}ms before any worker started the command`,
+    nonRetryable: true,
+  });
+}
+
+/**
+ * The failure a run ends with when its command gave no outcome, with its status set. A host whose
+ * worker stayed away past the lost window is named; the output its worker last heartbeated rides
+ * along, so readers still see it.
+ */
+function endWithoutOutcome(err: unknown, host: CommandHost, lostAfterMs: number): unknown {
+  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
+    if (err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
       setStatus(TaskStatus.lost);
-      throw ApplicationFailure.create({
-        type: RunFailureType.neverStarted,
-        message: `task ${spec.taskId} timed out after ${timedOutAfterMs}ms before any worker started the command`,
+      return ApplicationFailure.create({
+        type: RunFailureType.commandLost,
+        message: `no worker on its host ${host.hostId} came back within ${lostAfterMs}ms; the exit status is unknown`,
         nonRetryable: true,
+        details: err.cause.lastHeartbeatDetails === undefined ? [] : [err.cause.lastHeartbeatDetails],
       });
     }
-    setStatus(isWorkerLoss(err) ? TaskStatus.lost : TaskStatus.failed);
-    throw err;
-  } finally {
-    timer.cancel();
   }
+  setStatus(isLost(err) ? TaskStatus.lost : TaskStatus.failed);
+  return err;
 }
 
 const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';

@@ -3,11 +3,12 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
-import { createBashWorker } from '../../src/worker/bash-worker.js';
+import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
 
 export interface RunningWorker {
-  worker: Worker;
+  /** A command worker, or (in the notice tests) an agent worker. */
+  worker: BashWorker | Worker;
   taskQueue: string;
   /** Shuts the worker down and waits for it to stop. */
   stop(): Promise<void>;

@@ -1,0 +1,13 @@
+import type { CommandHost } from '../shared/task.js';
+import type { ExecutorConfig } from './executor-config.js';
+
+/**
+ * Picks this worker's host for a command whose workflow runs elsewhere (a worker with another
+ * `commandTaskQueue`): whichever worker of the command queue takes this activity is the host, and
+ * everything after goes to its own queue.
+ */
+export function createChooseHost(config: ExecutorConfig) {
+  return async function chooseHost(): Promise<CommandHost> {
+    return { hostId: config.hostId, hostQueue: config.hostQueue };
+  };
+}

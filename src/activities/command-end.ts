@@ -1,0 +1,145 @@
+/**
+ * Waiting for a supervised command's end and turning it into an outcome: shared by the command
+ * activity (attached while the command runs) and the stop activity (a kill while no attempt runs).
+ */
+import type { FileHandle } from 'node:fs/promises';
+import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/activity';
+import { HEARTBEAT_INTERVAL_MS, SUPERVISOR_CHECK_INTERVAL_MS } from '../shared/limits.js';
+import { type CommandOutcome, RunFailureType } from '../shared/task.js';
+import { openSpillReader, streamTail } from './spill-files.js';
+import {
+  currentBootId,
+  type EndRecord,
+  isSameProcess,
+  killOrphanedGroup,
+  readEnd,
+  readRecord,
+  type SupervisorRecord,
+  signalName,
+  type TaskFiles,
+} from './supervisor.js';
+
+/** Why a command's end can never be known (the status line's reason). */
+export const LostReason = {
+  supervisorKilled: 'its supervisor was killed; the exit status is unknown',
+  supervisorKilledBeforeStart: 'its supervisor was killed before the command started',
+  hostRestarted: 'its host restarted; the exit status is unknown',
+  killedBeforeStart: 'killed before the command started',
+} as const;
+
+export function commandLost(reason: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: RunFailureType.commandLost, message: reason, nonRetryable: true });
+}
+
+/** How long a claim may stand without the command's pid before its supervisor counts as dead. */
+const START_RECORD_WAIT_MS = 5_000;
+
+/**
+ * The claim's record once the command started: a claim without the command's pid is completed
+ * within moments by a live supervisor; a dead one never will. Fails as lost when the supervisor is
+ * gone without an end (its group killed), or when the record is from another boot of this host.
+ */
+export async function startedRecord(files: TaskFiles, claimed: SupervisorRecord): Promise<SupervisorRecord> {
+  if (claimed.tombstone) throw commandLost(LostReason.killedBeforeStart);
+  let record = claimed;
+  const waitUntil = Date.now() + START_RECORD_WAIT_MS;
+  while (record.pid === 0 && isSameProcess(record, 'supervisor') && Date.now() < waitUntil) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    record = (await readRecord(files.state)) ?? record;
+  }
+  if (await readEnd(files.exit)) return record;
+  if (record.bootId !== currentBootId()) throw commandLost(LostReason.hostRestarted);
+  if (!isSameProcess(record, 'supervisor')) {
+    // It may have recorded the end just before it went.
+    if (await readEnd(files.exit)) return record;
+    killOrphanedGroup(record);
+    throw commandLost(
+      record.pid === 0 ? LostReason.supervisorKilledBeforeStart : LostReason.supervisorKilled,
+    );
+  }
+  return record;
+}
+
+/** Read handles on a task's spill files: they keep working if a file is unlinked. */
+export interface SpillReaders {
+  stdout: FileHandle;
+  stderr: FileHandle;
+}
+
+export async function openReaders(files: TaskFiles): Promise<SpillReaders> {
+  const stdout = await openSpillReader(files.stdout);
+  try {
+    return { stdout, stderr: await openSpillReader(files.stderr) };
+  } catch (err) {
+    await stdout.close();
+    throw err;
+  }
+}
+
+export async function closeReaders(readers: SpillReaders): Promise<void> {
+  await Promise.all([
+    readers.stdout.close().catch(() => undefined),
+    readers.stderr.close().catch(() => undefined),
+  ]);
+}
+
+/**
+ * Waits until the command's end is on disk and returns it, or fails as lost when its supervisor is
+ * gone without recording one (its group is then killed, so nothing runs unreported). `exited`
+ * settles when the supervisor exits, for a supervisor this worker started; otherwise the supervisor
+ * is checked by pid and start time. Stops (undefined) when `abandon` aborts.
+ */
+export async function waitForEnd(
+  files: TaskFiles,
+  record: SupervisorRecord,
+  exited: Promise<void> | undefined,
+  abandon: AbortSignal,
+): Promise<EndRecord | undefined> {
+  let supervisorGone = false;
+  let lastCheckMs = Date.now();
+  void exited?.then(() => {
+    supervisorGone = true;
+  });
+  while (!abandon.aborted) {
+    const end = await readEnd(files.exit);
+    if (end) return end;
+    if (supervisorGone) {
+      killOrphanedGroup(record);
+      throw commandLost(LostReason.supervisorKilled);
+    }
+    if (exited === undefined && Date.now() - lastCheckMs >= SUPERVISOR_CHECK_INTERVAL_MS) {
+      lastCheckMs = Date.now();
+      // Gone now: one more read of the end (it may have been written just before), then lost.
+      if (!isSameProcess(record, 'supervisor')) supervisorGone = true;
+      continue;
+    }
+    // A supervisor this worker started announces its end by exiting; others are polled.
+    await Promise.race([
+      sleep(HEARTBEAT_INTERVAL_MS, undefined, { signal: abandon }).catch(() => undefined),
+      ...(exited ? [exited] : []),
+    ]);
+  }
+  return undefined;
+}
+
+/** The outcome a recorded end stands for, with each stream's tail read through `readers`. */
+export async function outcomeOf(
+  end: EndRecord,
+  files: TaskFiles,
+  readers: SpillReaders,
+  outputLimitBytes: number,
+): Promise<CommandOutcome> {
+  const [stdout, stderr] = await Promise.all([
+    streamTail(readers.stdout, files.stdout, outputLimitBytes),
+    streamTail(readers.stderr, files.stderr, outputLimitBytes),
+  ]);
+  return {
+    exitCode: end.signal === undefined ? (end.exitCode ?? null) : null,
+    signal: end.signal === undefined ? null : signalName(end.signal),
+    stdout,
+    stderr,
+    host: os.hostname(),
+  };
+}

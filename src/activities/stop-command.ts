@@ -1,0 +1,47 @@
+import { KILL_GRACE_MS } from '../shared/limits.js';
+import type { CommandSpec, StopResult } from '../shared/task.js';
+import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
+import type { ExecutorConfig } from './executor-config.js';
+import { ensurePrivateDir } from './spill-files.js';
+import { readEnd, readRecord, signalSupervisor, taskFiles, writeTombstone } from './supervisor.js';
+
+/** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
+const STOP_SETTLE_MS = 10_000;
+
+/**
+ * Stops a command when no attempt of the command activity is running to hear a kill (its host's
+ * worker was down): cancelling such an activity completes on the server and reaches no worker, so
+ * the kill comes to the host as an activity of its own. Ends the process group (SIGTERM through
+ * the supervisor, SIGKILL after the grace) and returns the recorded end; a task no supervisor ever
+ * claimed gets a tombstone, so no attempt can start it later.
+ */
+export function createStopCommand(config: ExecutorConfig) {
+  return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
+    await ensurePrivateDir(config.spillDir);
+    const files = taskFiles(config.spillDir, spec.taskId);
+    let claimed = await readRecord(files.state);
+    if (claimed === undefined) {
+      if (await writeTombstone(files.state)) return { kind: 'never-started' };
+      claimed = await readRecord(files.state);
+    }
+    if (claimed === undefined || claimed.tombstone) return { kind: 'never-started' };
+    const record = await startedRecord(files, claimed);
+    let end = await readEnd(files.exit);
+    if (end === undefined) {
+      signalSupervisor(record, 'SIGTERM');
+      const grace = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+      try {
+        end = await waitForEnd(files, record, undefined, AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS));
+      } finally {
+        clearTimeout(grace);
+      }
+      if (end === undefined) throw new Error(`task ${spec.taskId}: its command did not end after SIGKILL`);
+    }
+    const readers = await openReaders(files);
+    try {
+      return { kind: 'ended', outcome: await outcomeOf(end, files, readers, config.outputLimitBytes) };
+    } finally {
+      await closeReaders(readers);
+    }
+  };
+}

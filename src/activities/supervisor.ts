@@ -1,0 +1,227 @@
+/**
+ * The worker's side of the per-command supervisor (supervisor/supervisor.c, docs/SUPERVISOR.md):
+ * where its files live, how they read, how its identity is checked, and how it is started and
+ * signalled. The supervisor is the command's real parent; it records the command's identity and
+ * its exact end in files beside the spill files, which are the truth a restarted worker goes by.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** A task's files on its host, named from its id. */
+export interface TaskFiles {
+  stdout: string;
+  stderr: string;
+  /** The supervisor's record: created exclusively (the claim), then completed with the command's pid. */
+  state: string;
+  /** The command's end, written once by the supervisor from a real wait status. */
+  exit: string;
+  /** The running attempt's activity task token, so a restarted worker can end a stale attempt at once. */
+  attempt: string;
+}
+
+export function taskFiles(spillDir: string, taskId: string): TaskFiles {
+  const base = path.join(spillDir, taskId);
+  return {
+    stdout: `${base}.stdout`,
+    stderr: `${base}.stderr`,
+    state: `${base}.state`,
+    exit: `${base}.exit`,
+    attempt: `${base}.attempt`,
+  };
+}
+
+/** What the supervisor recorded when it claimed the task and started the command. */
+export interface SupervisorRecord {
+  supervisorPid: number;
+  /** Field 22 of /proc/<pid>/stat: with the boot id, a pid that cannot be mistaken for a reused one. */
+  supervisorStart: number;
+  bootId: string;
+  /** The command's pid (the leader of its process group); 0 until the command started. */
+  pid: number;
+  pidStart: number;
+  startedAtMs: number;
+  /** Written by a kill that found no claim: no supervisor may start this task any more. */
+  tombstone?: boolean;
+}
+
+/** How the command ended, as its supervisor saw it in waitpid. */
+export interface EndRecord {
+  exitCode?: number;
+  /** The number of the signal that ended it. */
+  signal?: number;
+  endedAtMs: number;
+  /** Set when bash itself could not be executed (the exit code is then 127). */
+  error?: string;
+}
+
+/** The supervisor binary: `DURABLE_BASH_SUPERVISOR`, else the one `npm run build` compiles. */
+export function supervisorPath(): string {
+  const fromEnv = process.env.DURABLE_BASH_SUPERVISOR;
+  if (fromEnv) return fromEnv;
+  // Two levels up from src/activities or dist/activities is the package root.
+  const root = fileURLToPath(new URL('../..', import.meta.url));
+  return path.join(root, 'dist', 'bin', 'durable-bash-supervisor');
+}
+
+/** Fails with what to run when the supervisor binary is missing: no command can run without it. */
+export function assertSupervisorBinary(binary = supervisorPath()): void {
+  if (!existsSync(binary)) {
+    throw new Error(`no supervisor binary at ${binary}; build it with: npm run build`);
+  }
+}
+
+async function readJson<T>(file: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  // Files are renamed into place whole, so a partial file means a foreign writer: report it.
+  return JSON.parse(text) as T;
+}
+
+export const readRecord = (file: string) => readJson<SupervisorRecord>(file);
+export const readEnd = (file: string) => readJson<EndRecord>(file);
+
+let cachedBootId: string | undefined;
+
+/** This boot's id: a record from another boot names processes that no longer exist. */
+export function currentBootId(): string {
+  cachedBootId ??= readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  return cachedBootId;
+}
+
+/** A process's start time (field 22 of /proc/<pid>/stat), or undefined if it is gone or a zombie. */
+export function processStart(pid: number): number | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name (field 2) may hold spaces and parentheses: parse after the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+  return Number(fields[19]);
+}
+
+/** The recorded process is still the one running under that pid (same boot, same start time). */
+export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'command'): boolean {
+  if (record.bootId !== currentBootId()) return false;
+  const [pid, start] =
+    which === 'supervisor' ? [record.supervisorPid, record.supervisorStart] : [record.pid, record.pidStart];
+  return pid > 0 && processStart(pid) === start;
+}
+
+/**
+ * Asks the supervisor to end the command: SIGTERM is forwarded to the command's process group,
+ * SIGUSR1 makes it SIGKILL the group. Signals nothing unless the pid is still that supervisor.
+ */
+export function signalSupervisor(record: SupervisorRecord, signal: 'SIGTERM' | 'SIGUSR1'): boolean {
+  if (!isSameProcess(record, 'supervisor')) return false;
+  try {
+    process.kill(record.supervisorPid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Ends a command group whose supervisor is gone (killed), so that nothing runs that no one can
+ * report: SIGKILL to the group, only while its leader is still the recorded process.
+ */
+export function killOrphanedGroup(record: SupervisorRecord): void {
+  if (!isSameProcess(record, 'command')) return;
+  try {
+    process.kill(-record.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Claims a task for no one: a kill that found no supervisor makes sure none starts later. False if
+ * a supervisor claimed it first.
+ */
+export async function writeTombstone(stateFile: string): Promise<boolean> {
+  const tmp = `${stateFile}.tmp.${process.pid}`;
+  const record = { v: 1, tombstone: true, startedAtMs: Date.now() };
+  await fs.writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  try {
+    await fs.link(tmp, stateFile);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+export interface SupervisorSpawn {
+  files: TaskFiles;
+  command: string;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdoutFd: number;
+  stderrFd: number;
+}
+
+export type SpawnReport =
+  /** The command runs; `exited` settles when the supervisor (this worker's child) exits. */
+  | { kind: 'started'; exited: Promise<void> }
+  /** Another attempt's supervisor (or a kill's tombstone) holds the task: attach to it instead. */
+  | { kind: 'claimed' }
+  | { kind: 'error'; message: string };
+
+/**
+ * Starts a supervisor for the command in a new session, so it outlives this worker, and waits for
+ * its report on fd 3: `started <pid>` once the command's identity is on disk, `claimed`, or
+ * `error <message>`.
+ */
+export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> {
+  const { files } = options;
+  const child = spawn(supervisorPath(), [files.state, files.exit, '--', 'bash', '-c', options.command], {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', options.stdoutFd, options.stderrFd, 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+  // This worker may stop before the supervisor: never keep the event loop alive for it.
+  child.unref();
+  const report = child.stdio[3] as NodeJS.ReadableStream & { unref?: () => void };
+  return new Promise<SpawnReport>((resolve) => {
+    let text = '';
+    child.once('error', (err) => resolve({ kind: 'error', message: err.message }));
+    report.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    report.once('close', () => {
+      const line = text.split('\n')[0] ?? '';
+      if (line.startsWith('started ')) resolve({ kind: 'started', exited });
+      else if (line === 'claimed') resolve({ kind: 'claimed' });
+      else
+        resolve({
+          kind: 'error',
+          message: line.replace(/^error /, '') || 'the supervisor ended without a report',
+        });
+    });
+  });
+}
+
+/** A signal's name from its number (`SIGTERM` for 15), as results report it. */
+export function signalName(signal: number): string {
+  const entry = Object.entries(os.constants.signals).find(([, number]) => number === signal);
+  return entry?.[0] ?? `SIG${signal}`;
+}

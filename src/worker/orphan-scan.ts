@@ -1,0 +1,93 @@
+import fs from 'node:fs/promises';
+import {
+  ActivityNotFoundError,
+  ApplicationFailure,
+  type Client,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import type { AttachedTasks, TaskRuns } from '../activities/index.js';
+import {
+  currentBootId,
+  isSameProcess,
+  killOrphanedGroup,
+  readEnd,
+  readRecord,
+  signalSupervisor,
+  taskFiles,
+} from '../activities/supervisor.js';
+import { KILL_GRACE_MS } from '../shared/limits.js';
+
+/** A task's state file as the command activity names it: `<task id>.state`. */
+const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
+
+/** Whether tasks' workflows are closed, asked of the server with the worker's own connection. */
+export function taskRunsOf(client: Client): TaskRuns {
+  return {
+    async isClosed(taskId) {
+      try {
+        const description = await client.workflow.getHandle(taskId).describe();
+        return description.status.name !== 'RUNNING';
+      } catch (err) {
+        // Gone from the server (retention, a deleted namespace): nothing will ever read it.
+        if (err instanceof WorkflowNotFoundError) return true;
+        return undefined;
+      }
+    },
+  };
+}
+
+/**
+ * Looks through this host's supervisors for commands no attempt is attached to. A command whose
+ * task's workflow closed while no worker was here (terminated, reset away, ended lost) is ended, so
+ * nothing runs unowned. At a worker's start, the attempt a crashed worker left running is failed at
+ * once, so its retry re-attaches now instead of after the heartbeat timeout.
+ */
+export async function scanSupervisors(options: {
+  spillDir: string;
+  client: Client;
+  runs: TaskRuns;
+  attached: AttachedTasks;
+  /** Fail the attempts a previous worker process left behind (only at this worker's start). */
+  failStaleAttempts: boolean;
+}): Promise<void> {
+  const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const taskId = STATE_FILE.exec(name)?.[1];
+      if (taskId === undefined || options.attached.has(taskId)) return;
+      await checkTask(taskId, options).catch(() => undefined); // One bad file never stops the scan.
+    }),
+  );
+}
+
+async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {
+  const files = taskFiles(options.spillDir, taskId);
+  const record = await readRecord(files.state);
+  if (record === undefined || record.tombstone || record.bootId !== currentBootId()) return;
+  if (await readEnd(files.exit)) return;
+  const supervisorAlive = isSameProcess(record, 'supervisor');
+  if (!supervisorAlive && !isSameProcess(record, 'command')) return;
+  const closed = await options.runs.isClosed(taskId);
+  if (closed === true) {
+    if (!supervisorAlive) {
+      killOrphanedGroup(record);
+      return;
+    }
+    signalSupervisor(record, 'SIGTERM');
+    setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS).unref();
+    return;
+  }
+  if (closed === false && options.failStaleAttempts) {
+    const token = await fs.readFile(files.attempt, 'utf8').catch(() => undefined);
+    if (token === undefined) return;
+    await options.client.activity
+      .fail(
+        Buffer.from(token, 'base64'),
+        ApplicationFailure.retryable('the worker running this attempt restarted', 'WorkerRestarted'),
+      )
+      .catch((err: unknown) => {
+        // That attempt already ended (timed out, or another worker failed it): nothing to do.
+        if (!(err instanceof ActivityNotFoundError)) throw err;
+      });
+  }
+}

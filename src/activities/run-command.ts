@@ -55,6 +55,13 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
     const files = taskFiles(config.spillDir, spec.taskId);
+    // Before anything starts, so a restarted worker can find this attempt (see the orphan scan).
+    const { info } = Context.current();
+    await rememberAttempt(files, {
+      namespace: info.activityNamespace,
+      hostQueue: config.hostQueue,
+      taskToken: Buffer.from(info.taskToken).toString('base64'),
+    });
     let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
     if (record === undefined) {
@@ -120,7 +127,6 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     try {
       const recorded = await readEnd(files.exit);
       if (recorded) return await outcomeOf(recorded, files, readers, config.outputLimitBytes);
-      await rememberAttempt(files, context.info.taskToken);
 
       let killing = false;
       let graceTimer: NodeJS.Timeout | undefined;
@@ -203,14 +209,23 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
   }
 }
 
+/** The attempt that is attached to a task's command now, as the task's `.attempt` file holds it. */
+export interface AttemptRecord {
+  /** The worker's namespace and host queue: a scan touches only its own tasks. */
+  namespace: string;
+  hostQueue: string;
+  /** The attempt's activity task token, base64. */
+  taskToken: string;
+}
+
 /**
  * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
  * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
  * timeout.
  */
-async function rememberAttempt(files: TaskFiles, taskToken: Uint8Array): Promise<void> {
+async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
   const tmp = `${files.attempt}.tmp.${process.pid}`;
-  await fs.writeFile(tmp, Buffer.from(taskToken).toString('base64'), { mode: 0o600 });
+  await fs.writeFile(tmp, JSON.stringify(attempt), { mode: 0o600 });
   await fs.rename(tmp, files.attempt);
 }
 

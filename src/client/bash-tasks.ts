@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Client,
   isGrpcDeadlineError,
@@ -8,8 +9,9 @@ import {
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
 } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import { ForeignTaskError, RunAbortedError, TemporalUnreachableError, UnknownTaskError } from '../errors.js';
-import { DEFAULT_NOTICE_WINDOW_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import { DEFAULT_NOTICE_WINDOW_MS, IDLE_HEARTBEAT_INTERVAL_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
@@ -51,6 +53,12 @@ export interface StartRequest {
 
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
+
+/** A command attempt without a heartbeat for this long has no worker answering (they come every 500 ms). */
+const SILENT_WORKER_MS = 4 * IDLE_HEARTBEAT_INTERVAL_MS;
+
+/** How often `kill` checks whether its kill waits for the task's host to come back. */
+const KILL_CHECK_INTERVAL_MS = 500;
 
 /** The client side of durable-bash tasks: each run is one `bashTask` workflow whose id is the task id. */
 export class BashTasks {
@@ -151,9 +159,14 @@ export class BashTasks {
 
   /**
    * Kills a running task's whole process group and waits for its end; a finished task is left as
-   * it is. Only the owning session (or anyone, for an unowned task) may kill.
+   * it is. While no worker on the task's host answers, the kill is recorded and takes effect once
+   * one is back: that answers `pending` at once. Only the owning session (or anyone, for an unowned
+   * task) may kill.
    */
-  async kill(taskId: string, callerSessionId: string | undefined): Promise<'killed' | 'already-finished'> {
+  async kill(
+    taskId: string,
+    callerSessionId: string | undefined,
+  ): Promise<'killed' | 'already-finished' | 'pending'> {
     const description = await this.describeOwned(taskId, callerSessionId);
     if (description.status.name !== 'RUNNING') return 'already-finished';
     const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
@@ -163,13 +176,50 @@ export class BashTasks {
       if (err instanceof WorkflowNotFoundError) return 'already-finished';
       throw err;
     }
-    await this.client
-      .withDeadline(Date.now() + KILL_CONFIRM_MS, () => handle.result())
-      .catch((err: unknown) => {
-        // The kill is requested either way; a run that ends without an outcome is still ended.
-        if (!(err instanceof WorkflowFailedError) && !isGrpcDeadlineError(err)) throw err;
-      });
-    return 'killed';
+    const deadline = Date.now() + KILL_CONFIRM_MS;
+    const stopWaiting = new AbortController();
+    const ended = this.client
+      .withAbortSignal(stopWaiting.signal, () => handle.result())
+      .then(
+        () => true,
+        (err: unknown) => {
+          // The kill is requested either way; a run that ends without an outcome is still ended.
+          if (err instanceof WorkflowFailedError || stopWaiting.signal.aborted) return true;
+          throw err;
+        },
+      );
+    try {
+      while (Date.now() < deadline) {
+        const done = await Promise.race([ended, sleep(KILL_CHECK_INTERVAL_MS).then(() => false)]);
+        if (done) return 'killed';
+        if (await this.killWaitsForHost(taskId)) return 'pending';
+      }
+      return 'killed';
+    } finally {
+      stopWaiting.abort();
+    }
+  }
+
+  /**
+   * The kill waits for the task's host to come back: it went there as a stop activity no worker has
+   * taken, or the command's attempt was asked to stop but its worker has stopped heartbeating.
+   */
+  private async killWaitsForHost(taskId: string): Promise<boolean> {
+    const description = await this.client.workflow
+      .getHandle(taskId)
+      .describe()
+      .catch(() => undefined);
+    const { PendingActivityState } = proto.temporal.api.enums.v1;
+    return (
+      description?.raw.pendingActivities?.some((activity) => {
+        const name = activity.activityType?.name;
+        if (name === 'stopCommand') return activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED;
+        if (name !== 'runCommand' || activity.state !== PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED)
+          return false;
+        const lastMs = Number(activity.lastHeartbeatTime?.seconds ?? 0) * 1000;
+        return Date.now() - lastMs > SILENT_WORKER_MS;
+      }) ?? false
+    );
   }
 
   /**

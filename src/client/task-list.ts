@@ -9,7 +9,10 @@ export type TaskFilter = { owner: string } | { all: true };
 /** One line of a task listing, from the server's visibility store. */
 export interface TaskSummary {
   taskId: string;
-  /** The status search attribute (see `TaskStatus`). */
+  /**
+   * The status search attribute (see `TaskStatus`); for a run closed from outside (terminated, timed
+   * out) that never set it, how its workflow closed.
+   */
   status: string;
   startedAt: Date;
   closedAt: Date | undefined;
@@ -39,11 +42,22 @@ export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
   const owner = execution.typedSearchAttributes.get(ownerSearchAttribute);
   return {
     taskId: execution.workflowId,
-    status: execution.typedSearchAttributes.get(statusSearchAttribute) ?? 'unknown',
+    status: taskStatusOf(execution),
     startedAt: execution.startTime,
     closedAt: execution.closeTime,
     command: typeof memo.command === 'string' ? memo.command : '',
     description: typeof memo.description === 'string' ? memo.description : '',
     owner: owner === undefined ? undefined : sessionOfOwner(owner),
   };
+}
+
+/**
+ * A task's status as a listing shows it: the status its workflow recorded, unless the workflow was
+ * closed from outside (terminated from the Web UI or the CLI, timed out) while it still said running.
+ */
+function taskStatusOf(execution: WorkflowExecutionInfo): string {
+  const recorded = execution.typedSearchAttributes.get(statusSearchAttribute) ?? 'unknown';
+  const closedAs = execution.status.name;
+  if (recorded !== 'running' || closedAs === 'RUNNING') return recorded;
+  return closedAs.toLowerCase().replaceAll('_', ' ');
 }

@@ -6,6 +6,8 @@ import type { Tool } from './types.js';
 
 export const killedTask = (taskId: string) => `killed background task ${taskId}`;
 export const alreadyFinished = (taskId: string) => `task ${taskId} had already finished`;
+export const killPending = (taskId: string) =>
+  `kill of background task ${taskId} is pending: no worker on its host is answering; it takes effect as soon as one is back`;
 
 /** The `bash_kill` tool: ends a background task's process group, behind the ownership fence. */
 export function createBashKillTool(tasks: BashTasks): Tool<TaskArguments> {
@@ -13,7 +15,10 @@ export function createBashKillTool(tasks: BashTasks): Tool<TaskArguments> {
     name: 'bash_kill',
     description: bashKillDescription,
     verb: 'Kill background task',
-    run: async (taskId, callerSessionId) =>
-      (await tasks.kill(taskId, callerSessionId)) === 'killed' ? killedTask(taskId) : alreadyFinished(taskId),
+    run: async (taskId, callerSessionId) => {
+      const outcome = await tasks.kill(taskId, callerSessionId);
+      if (outcome === 'pending') return killPending(taskId);
+      return outcome === 'killed' ? killedTask(taskId) : alreadyFinished(taskId);
+    },
   });
 }

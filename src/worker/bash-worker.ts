@@ -123,6 +123,14 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   });
   const hostWorker = await Worker.create({ ...common, taskQueue: config.hostQueue });
   const scan = (failStaleAttempts: boolean) =>
-    scanSupervisors({ spillDir: config.spillDir, client, runs, attached, failStaleAttempts });
+    scanSupervisors({
+      spillDir: config.spillDir,
+      namespace,
+      hostQueue: config.hostQueue,
+      client,
+      runs,
+      attached,
+      failStaleAttempts,
+    });
   return new BashWorker(queueWorker, hostWorker, scan, config.hostId, config.hostQueue);
 }

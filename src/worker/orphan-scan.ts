@@ -6,6 +6,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { AttachedTasks, TaskRuns } from '../activities/index.js';
+import type { AttemptRecord } from '../activities/run-command.js';
 import {
   currentBootId,
   isSameProcess,
@@ -44,6 +45,8 @@ export function taskRunsOf(client: Client): TaskRuns {
  */
 export async function scanSupervisors(options: {
   spillDir: string;
+  namespace: string;
+  hostQueue: string;
   client: Client;
   runs: TaskRuns;
   attached: AttachedTasks;
@@ -62,6 +65,10 @@ export async function scanSupervisors(options: {
 
 async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {
   const files = taskFiles(options.spillDir, taskId);
+  // Only tasks of this worker's host queue and namespace: the directory may be shared with workers
+  // of other queues or servers, whose tasks this one's server knows nothing of.
+  const attempt = await readAttempt(files.attempt);
+  if (attempt?.namespace !== options.namespace || attempt.hostQueue !== options.hostQueue) return;
   const record = await readRecord(files.state);
   if (record === undefined || record.tombstone || record.bootId !== currentBootId()) return;
   if (await readEnd(files.exit)) return;
@@ -78,16 +85,22 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
     return;
   }
   if (closed === false && options.failStaleAttempts) {
-    const token = await fs.readFile(files.attempt, 'utf8').catch(() => undefined);
-    if (token === undefined) return;
     await options.client.activity
       .fail(
-        Buffer.from(token, 'base64'),
+        Buffer.from(attempt.taskToken, 'base64'),
         ApplicationFailure.retryable('the worker running this attempt restarted', 'WorkerRestarted'),
       )
       .catch((err: unknown) => {
         // That attempt already ended (timed out, or another worker failed it): nothing to do.
         if (!(err instanceof ActivityNotFoundError)) throw err;
       });
+  }
+}
+
+async function readAttempt(file: string): Promise<AttemptRecord | undefined> {
+  try {
+    return JSON.parse(await fs.readFile(file, 'utf8')) as AttemptRecord;
+  } catch {
+    return undefined;
   }
 }

@@ -146,18 +146,40 @@ async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
   const host =
     spec.hostQueue !== undefined && spec.hostId !== undefined
       ? { hostQueue: spec.hostQueue, hostId: spec.hostId }
-      : await chooseHostFor(spec);
+      : await chooseHostFor(spec, spec.lostAfterMs);
   return runOnHost(spec, host, spec.lostAfterMs);
 }
 
-/** The command's host, picked by whichever worker of the command queue answers first. */
-async function chooseHostFor(spec: CommandSpec): Promise<CommandHost> {
-  const choose = proxyActivities<CommandActivities>({
+/**
+ * The command's host, picked by whichever worker of the command queue answers first. The foreground
+ * timeout and a kill already hold while no worker answers; none within the lost window ends it lost.
+ */
+async function chooseHostFor(spec: CommandSpec, lostAfterMs: number): Promise<CommandHost> {
+  const { chooseHost } = proxyActivities<CommandActivities>({
     taskQueue: spec.taskQueue,
-    scheduleToStartTimeout: spec.lostAfterMs ?? BACKGROUND_RUN_LIMIT,
+    scheduleToStartTimeout: lostAfterMs,
     startToCloseTimeout: '10 seconds',
-  }).chooseHost;
-  return choose();
+  });
+  const choosing = new CancellationScope();
+  const timeout = startTimeout(spec, () => choosing.cancel());
+  try {
+    return await choosing.run(() => chooseHost());
+  } catch (err) {
+    const firedAfterMs = timeout.firedAfterMs();
+    if (firedAfterMs !== undefined && isCancellation(err)) throw neverStarted(spec, firedAfterMs);
+    if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
+      setStatus(TaskStatus.lost);
+      throw ApplicationFailure.create({
+        type: RunFailureType.commandLost,
+        message: `no worker of task queue ${spec.taskQueue} took the command within ${lostAfterMs}ms`,
+        nonRetryable: true,
+      });
+    }
+    setStatus(TaskStatus.failed);
+    throw err;
+  } finally {
+    timeout.cancel();
+  }
 }
 
 /**

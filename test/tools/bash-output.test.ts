@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { outputReaderId } from '../../src/shared/read-position.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { processesMatching } from '../helpers/processes.js';
 
 const suite = useDevServerWithWorker();
 let tools: Record<string, Tool>;
@@ -229,8 +229,10 @@ describe('the output reader and its task', () => {
     await expect.poll(async () => (await probing.read(taskId, undefined)).stdout.text).toBe('started\n');
     await suite.env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
     await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
-    // A terminated run leaves its command alone (only a kill ends it); end it here.
-    execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
+    // A terminated run ends its command too: the attempt hears of the closed run on its next heartbeat.
+    await expect
+      .poll(() => processesMatching(new RegExp(`^sleep ${marker}$`)), { timeout: 10_000 })
+      .toEqual([]);
   });
 
   it('ends a reader first made after its task ended, once idle', async () => {

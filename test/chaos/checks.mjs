@@ -1,0 +1,143 @@
+/**
+ * Judges a finished chaos run: every task ran exactly once, its output came through bash_output
+ * complete, in order and byte-exact, it ended with the exact status, and its completion notice
+ * came exactly once. Each defect names the task, what was expected and what came.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+
+/** Defect kinds, the table's columns. */
+export const LOST = 'lost';
+export const DUPLICATED = 'duplicated';
+export const WRONG_STATUS = 'wrong status';
+export const OTHER = 'other';
+
+export function markerCounts(markerFile) {
+  const counts = new Map();
+  const text = existsSync(markerFile) ? readFileSync(markerFile, 'utf8') : '';
+  for (const token of text.split('\n').filter(Boolean)) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return counts;
+}
+
+/** Notices by noticeId; repeats of an id (a retry after a lost inject answer) are dropped, but counted. */
+export function noticesById(noticesFile) {
+  const byId = new Map();
+  const text = existsSync(noticesFile) ? readFileSync(noticesFile, 'utf8') : '';
+  for (const line of text.split('\n').filter(Boolean)) {
+    const notice = JSON.parse(line);
+    const seen = byId.get(notice.noticeId);
+    if (seen) seen.repeats++;
+    else byId.set(notice.noticeId, { ...notice, repeats: 0 });
+  }
+  return byId;
+}
+
+/** The statuses a task may end with, as the text inside `[status: ...]`. */
+function allowedStatuses(task) {
+  const completed = `completed, exit code: ${task.exitCode}`;
+  const killed = ['killed by SIGTERM', 'killed by SIGKILL'];
+  switch (task.kill?.answer) {
+    case 'killed':
+      return killed;
+    case undefined:
+    case 'finished':
+      return [completed];
+    default:
+      // The kill's answer was lost or an error: it may or may not have applied.
+      return [completed, ...killed];
+  }
+}
+
+/**
+ * Checks one background task. `logsText` (the task's output via `durable-bash logs`, which never
+ * moves the read position) is consulted only when some read answer of the task was lost or an error,
+ * so that the bash_output transcript may honestly miss bytes; every other task must be byte-exact
+ * through bash_output alone.
+ */
+export function checkTask(task, { markers, notices, sessionId, logsText }) {
+  const defects = [];
+  const defect = (kind, expected, came) =>
+    defects.push({ kind, subject: task.taskId ?? task.token, expected, came });
+  const runs = markers.get(task.token) ?? 0;
+
+  if (!task.taskId) {
+    defect(LOST, 'started background task <id>', `bash answered ${task.startProblem} (ran ${runs} times)`);
+    return { defects, bytesChecked: 0, via: 'none' };
+  }
+  if (runs !== 1)
+    defect(runs === 0 ? LOST : DUPLICATED, 'ran exactly once', `ran ${runs} times (marker file)`);
+
+  const allowed = allowedStatuses(task);
+  if (task.finalStatus === undefined) defect(LOST, `[status: ${allowed[0]}]`, 'still running at the end');
+  else if (!allowed.includes(task.finalStatus))
+    defect(WRONG_STATUS, allowed.map((s) => `[status: ${s}]`).join(' or '), `[status: ${task.finalStatus}]`);
+  if (task.kill?.answer === 'error')
+    defect(OTHER, 'bash_kill answers "killed background task ..."', task.kill.text);
+
+  // A killed task printed some whole lines of its expected output, in order. A kill that said it
+  // killed counts even when the task ended otherwise (that is a wrong status, reported above).
+  const killed = task.finalStatus?.startsWith('killed') || task.kill?.answer === 'killed';
+  const fits = (text) =>
+    killed ? task.expected.startsWith(text) && (text === '' || text.endsWith('\n')) : text === task.expected;
+  const readAnswersMissing = task.lostReads > 0 || task.errorReads.length > 0;
+  let via = 'bash_output';
+  let shown = task.transcript;
+  if (!fits(task.transcript) && readAnswersMissing && logsText !== undefined) {
+    // Bytes a lost or failed read claimed are gone from the transcript; logs shows what the task
+    // printed. Still a defect when it is the product that answered an error while moving the position.
+    via = 'logs';
+    shown = logsText;
+    if (fits(logsText) && task.errorReads.length > 0)
+      defect(
+        LOST,
+        'every byte shown once by bash_output',
+        `reads answered errors (${task.errorReads[0]}) and ${task.expected.length - task.transcript.length} bytes never shown`,
+      );
+  }
+  if (!fits(shown)) {
+    // More bytes than the command printed means some came twice; fewer (or other) means some were lost.
+    defect(
+      shown.length > task.expected.length ? DUPLICATED : LOST,
+      killed ? `a prefix of ${task.expected.length} bytes ending a line` : `${task.expected.length} bytes`,
+      `${shown.length} bytes via ${via}, first difference at byte ${firstDifference(shown, task.expected)}: ${excerpt(shown, task.expected)}`,
+    );
+  }
+  if (task.stderr !== '') defect(OTHER, 'no stderr', JSON.stringify(task.stderr.slice(0, 200)));
+  for (const oddity of task.oddities) defect(OTHER, 'a well-formed read', oddity);
+
+  const notice = notices.get(`${task.taskId}-notice`);
+  if (!notice) defect(LOST, 'one completion notice', 'none');
+  else {
+    if (notice.sessionId !== sessionId) defect(OTHER, `notice for ${sessionId}`, `for ${notice.sessionId}`);
+    if (task.finalStatus !== undefined && !notice.content.includes(`[status: ${task.finalStatus}]`))
+      defect(WRONG_STATUS, `notice saying [status: ${task.finalStatus}]`, JSON.stringify(notice.content));
+  }
+  return { defects, bytesChecked: fits(shown) ? shown.length : 0, via, noticeRepeats: notice?.repeats ?? 0 };
+}
+
+/** Checks a foreground run: it ran once, and an answer that came is exactly the expected text. */
+export function checkForeground(run, { markers }) {
+  const defects = [];
+  const defect = (kind, expected, came) => defects.push({ kind, subject: run.token, expected, came });
+  const runs = markers.get(run.token) ?? 0;
+  const answer = run.answer;
+  // An answer lost with the agent host is counted, not a defect; its workflow still ran once.
+  const lostAnswer = answer?.lost === true;
+  if (answer?.unsent) defect(LOST, 'an answer', 'never sent: no agent host took it');
+  else if (runs !== 1) defect(runs === 0 ? LOST : DUPLICATED, 'ran exactly once', `ran ${runs} times`);
+  if (answer && !answer.lost && !answer.unsent && (answer.isError || answer.text !== run.expected)) {
+    defect(answer.isError ? LOST : WRONG_STATUS, JSON.stringify(run.expected), JSON.stringify(answer.text));
+  }
+  return { defects, lostAnswer, bytesChecked: answer?.text === run.expected ? run.expected.length : 0 };
+}
+
+function firstDifference(a, b) {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+function excerpt(shown, expected) {
+  const at = firstDifference(shown, expected);
+  const from = Math.max(0, at - 20);
+  return `expected ${JSON.stringify(expected.slice(from, at + 40))}, got ${JSON.stringify(shown.slice(from, at + 40))}`;
+}

@@ -1,0 +1,275 @@
+/**
+ * Tasks outlive their worker: command workers as real processes (the CLI) that the tests SIGKILL
+ * and start again with the same host identity and spill directory, against a real dev server.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import Long from 'long';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { taskFiles } from '../../src/activities/supervisor.js';
+import { BashTasks } from '../../src/client/bash-tasks.js';
+import { statusLine } from '../../src/shared/status-line.js';
+import type { TaskId } from '../../src/shared/task.js';
+import { processesMatching } from '../helpers/processes.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+
+let env: TestWorkflowEnvironment;
+const workers: WorkerProcess[] = [];
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+});
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.crash()));
+});
+
+afterAll(async () => {
+  await env?.teardown();
+});
+
+/** A host: its identity, spill directory and task queue; its worker can crash and come back. */
+function host(extraArgs: string[] = []) {
+  const hostId = `host-${randomUUID().slice(0, 8)}`;
+  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-reattach-'));
+  const taskQueue = `reattach-${randomUUID()}`;
+  const tasks = new BashTasks({ client: env.client, taskQueue });
+  return {
+    hostId,
+    spillDir,
+    tasks,
+    async start(): Promise<WorkerProcess> {
+      const worker = await startWorkerProcess(env, taskQueue, [
+        '--host-id',
+        hostId,
+        '--spill-dir',
+        spillDir,
+        ...extraArgs,
+      ]);
+      workers.push(worker);
+      return worker;
+    },
+  };
+}
+
+/** Reads a task with `bash_output` until it ends; every read's stdout, in order, and the final state. */
+async function readToEnd(tasks: BashTasks, taskId: TaskId, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  let stdout = '';
+  for (;;) {
+    const read = await tasks.read(taskId, undefined);
+    if (!read.unclaimed) stdout += read.stdout.text;
+    if (read.state.status !== 'running' && !read.unclaimed) return { stdout, status: statusLine(read.state) };
+    if (Date.now() > deadline) throw new Error(`task still running after ${timeoutMs}ms: ${stdout}`);
+    await sleep(200);
+  }
+}
+
+const numbered = (count: number) => Array.from({ length: count }, (_, i) => `line ${i + 1}\n`).join('');
+
+/** A marker file each run of a command appends to, so a second run shows. */
+function marker(): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-marker-')), 'runs');
+  writeFileSync(file, '');
+  return file;
+}
+
+const runs = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+
+describe('a task whose worker crashed', () => {
+  it('re-attaches: the output written while no worker was alive comes once, in order, with the exact exit code', async () => {
+    const h = host();
+    const worker = await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}; for i in $(seq 1 25); do echo "line $i"; sleep 0.2; done; exit 7`,
+      description: 'Counts through a worker crash',
+      background: true,
+    });
+    let before = '';
+    while (!before.includes('line 3\n')) {
+      before += (await h.tasks.read(taskId, undefined)).stdout.text;
+      await sleep(100);
+    }
+    await worker.crash();
+    await sleep(2_000); // The command keeps writing with no worker alive.
+    const restartedAt = Date.now();
+    await h.start();
+    const rest = await readToEnd(h.tasks, taskId);
+    expect(before + rest.stdout).toBe(numbered(25));
+    expect(rest.status).toBe('[status: completed, exit code: 7]');
+    expect(runs(ran)).toBe(1);
+    console.log(`re-attached task's first new output within ${Date.now() - restartedAt}ms of the restart`);
+  });
+
+  it('runs the command exactly once when the worker dies the moment the supervisor claimed the task', async () => {
+    const h = host();
+    const worker = await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}; sleep 1; echo done`,
+      description: 'Claimed, then the worker dies',
+      background: true,
+    });
+    const state = taskFiles(h.spillDir, taskId).state;
+    const deadline = Date.now() + 10_000;
+    while (!readFileSyncOrEmpty(state) && Date.now() < deadline) await sleep(1);
+    await worker.crash();
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'done\n',
+      status: '[status: completed, exit code: 0]',
+    });
+    expect(runs(ran)).toBe(1);
+  });
+
+  it('takes a kill issued while the worker is down at once, and ends the command when a worker is back', async () => {
+    const h = host();
+    const worker = await h.start();
+    const tag = 7000 + Math.floor(Math.random() * 1000);
+    const taskId = await h.tasks.start({
+      command: `echo started; sleep ${tag}`,
+      description: 'Killed while its worker is down',
+      background: true,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await worker.crash();
+    const asked = Date.now();
+    expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
+    expect(Date.now() - asked).toBeLessThan(8_000);
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toHaveLength(1);
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\n',
+      status: '[status: killed by SIGTERM]',
+    });
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+  });
+
+  it('still times a foreground command out when its worker was down across the deadline', async () => {
+    const h = host();
+    const worker = await h.start();
+    const taskId = await h.tasks.start({
+      command: 'echo start; sleep 60',
+      description: 'Times out while its worker is down',
+      background: false,
+      timeoutMs: 3_000,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(6);
+    await worker.crash();
+    await sleep(4_000); // Past the deadline.
+    await h.start();
+    const result = await h.tasks.result(taskId);
+    expect({ timedOutAfterMs: result.timedOutAfterMs, signal: result.signal }).toEqual({
+      timedOutAfterMs: 3_000,
+      signal: 'SIGTERM',
+    });
+  });
+
+  it('ends lost with its reason when its supervisor is killed, never with a made-up exit code', async () => {
+    const h = host();
+    await h.start();
+    const tag = 8000 + Math.floor(Math.random() * 1000);
+    const taskId = await h.tasks.start({
+      command: `echo started; sleep ${tag}`,
+      description: 'Its supervisor is killed',
+      background: true,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    const record = JSON.parse(readFileSync(taskFiles(h.spillDir, taskId).state, 'utf8'));
+    process.kill(record.supervisorPid, 'SIGKILL');
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\n',
+      status: '[status: lost: its supervisor was killed; the exit status is unknown]',
+    });
+    // Nothing runs that no one could report.
+    await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+  });
+});
+
+describe('a task closed from outside', () => {
+  it('has its command ended by the next worker on its host when it was terminated while the worker was down; ps shows terminated', async () => {
+    const h = host();
+    const worker = await h.start();
+    const tag = 9000 + Math.floor(Math.random() * 1000);
+    const owner = `terminated-${randomUUID()}`;
+    const taskId = await h.tasks.start({
+      command: `sleep ${tag}`,
+      description: 'Terminated while its worker is down',
+      background: true,
+      owner,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, owner)).host).toBeDefined();
+    await worker.crash();
+    await env.client.workflow.getHandle(taskId).terminate('test: terminated from outside');
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toHaveLength(1);
+    await h.start();
+    await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`)), { timeout: 15_000 }).toEqual([]);
+    await expect
+      .poll(async () => (await h.tasks.list({ owner })).map((task) => task.status), { timeout: 10_000 })
+      .toEqual(['terminated']);
+  });
+
+  it('never starts the command again when its workflow is reset', async () => {
+    const h = host();
+    await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}; sleep 2; echo done`,
+      description: 'Reset while it runs',
+      background: true,
+    });
+    await expect.poll(() => runs(ran)).toBe(1);
+    const handle = env.client.workflow.getHandle(taskId);
+    const description = await handle.describe();
+    await env.client.workflowService.resetWorkflowExecution({
+      namespace: 'default',
+      workflowExecution: { workflowId: taskId, runId: description.runId },
+      // The first workflow task: the reset run resolves and starts the command afresh.
+      workflowTaskFinishEventId: Long.fromNumber(3),
+      requestId: randomUUID(),
+      reason: 'test: reset',
+    });
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'done\n',
+      status: '[status: completed, exit code: 0]',
+    });
+    expect(runs(ran)).toBe(1);
+  });
+});
+
+describe('a host whose worker never comes back', () => {
+  it('ends the task lost after the lost window, and a worker that comes back later ends the command', async () => {
+    const h = host(['--lost-after-ms', '2000']);
+    const worker = await h.start();
+    const tag = 6000 + Math.floor(Math.random() * 1000);
+    const taskId = await h.tasks.start({
+      command: `echo started; sleep ${tag}`,
+      description: 'Its host never comes back',
+      background: true,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await worker.crash();
+    // The attempt times out (no heartbeat), its retry waits the lost window on the host's queue.
+    expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
+      stdout: 'started\n',
+      status: `[status: lost: no worker on its host ${h.hostId} came back within 2000ms; the exit status is unknown]`,
+    });
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toHaveLength(1);
+    await h.start();
+    await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`)), { timeout: 15_000 }).toEqual([]);
+  }, 90_000);
+});
+
+function readFileSyncOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}

@@ -1,0 +1,401 @@
+// The per-command supervisor (supervisor/supervisor.c), tested as the worker will use it: real
+// processes, real signals, real files; no mocks. Every test kills only what it started and checks
+// that nothing it started is left.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/processes.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bin = path.join(root, 'dist/bin/durable-bash-supervisor');
+/** Blocks until the test creates the file `gate` in the command's cwd. */
+const gateWait = 'while [ ! -e gate ]; do sleep 0.02; done';
+
+interface StateRecord {
+  v: number;
+  supervisorPid: number;
+  supervisorStart: number;
+  bootId: string;
+  pid: number;
+  pidStart: number;
+  startedAtMs: number;
+}
+
+interface ExitRecord {
+  v: number;
+  exitCode?: number;
+  signal?: number;
+  endedAtMs: number;
+  error?: string;
+}
+
+interface Run {
+  child: ChildProcess;
+  pid: number;
+  stateFile: string;
+  exitFile: string;
+  outFile: string;
+  errFile: string;
+  /** Everything the supervisor wrote on fd 3, once it closed it. */
+  report: Promise<string>;
+  /** The supervisor's own exit code. */
+  exited: Promise<number | null>;
+}
+
+let dir: string;
+/** Pids this test started (supervisors, commands, grandchildren), with their start times. */
+let started: Array<{ pid: number; start: string }>;
+
+/** Field 22 of /proc/<pid>/stat, or undefined once the pid is gone or a zombie. */
+function procStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[0] === 'Z' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Field 5 (process group) of /proc/<pid>/stat. */
+function procGroup(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+}
+
+function track(pid: number): void {
+  const start = procStart(pid);
+  if (start !== undefined) started.push({ pid, start });
+}
+
+/** Live processes this test started: tracked pids, and any process whose command line names the
+ * test's directory (supervisors, and a forked child killed before it could exec). */
+function leftovers(): number[] {
+  const alive = new Set(started.filter((p) => procStart(p.pid) === p.start).map((p) => p.pid));
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes(dir) && procStart(Number(entry)) !== undefined) alive.add(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return [...alive];
+}
+
+interface Options {
+  stateFile?: string;
+  /** Runs the supervisor through `bash -c '<prefix>; exec supervisor ...'`, e.g. to make it
+   * inherit ignored signals (the supervisor's pid is then bash's, which execs it). */
+  prefix?: string;
+}
+
+function supervise(name: string, program: string[], options: Options = {}): Run {
+  const stateFile = options.stateFile ?? path.join(dir, `${name}.state`);
+  const exitFile = path.join(dir, `${name}.exit`);
+  const outFile = path.join(dir, `${name}.out`);
+  const errFile = path.join(dir, `${name}.err`);
+  const out = openSync(outFile, 'a');
+  const err = openSync(errFile, 'a');
+  const args = [stateFile, exitFile, '--', ...program];
+  const [file, argv] = options.prefix
+    ? ['bash', ['-c', `${options.prefix}; exec "$0" "$@"`, bin, ...args]]
+    : [bin, args];
+  const child = spawn(file, argv, {
+    cwd: dir,
+    detached: true,
+    stdio: ['ignore', out, err, 'pipe'],
+  });
+  closeSync(out);
+  closeSync(err);
+  if (child.pid === undefined) throw new Error('spawn failed');
+  track(child.pid);
+  const exited = once(child, 'exit').then(([code]) => code as number | null);
+  const pipe = child.stdio[3];
+  if (!pipe) throw new Error('no report pipe');
+  const report = new Promise<string>((resolve) => {
+    let text = '';
+    pipe.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+    });
+    pipe.on('close', () => resolve(text));
+  });
+  return { child, pid: child.pid, stateFile, exitFile, outFile, errFile, report, exited };
+}
+
+function bash(name: string, command: string, options: Options = {}): Run {
+  return supervise(name, ['bash', '-c', command], options);
+}
+
+function readJson<T>(file: string): T {
+  return JSON.parse(readFileSync(file, 'utf8')) as T;
+}
+
+/** The state record once it names the command (pid > 0); tracks the command's pid. */
+async function commandStarted(run: Run): Promise<StateRecord> {
+  let record: StateRecord | undefined;
+  await waitFor(() => {
+    try {
+      record = readJson<StateRecord>(run.stateFile);
+    } catch {
+      return false;
+    }
+    return record.pid > 0;
+  });
+  if (!record) throw new Error('unreachable');
+  track(record.pid);
+  return record;
+}
+
+async function finished(run: Run): Promise<ExitRecord> {
+  expect(await run.exited).toBe(0);
+  return readJson<ExitRecord>(run.exitFile);
+}
+
+function openGate(): void {
+  writeFileSync(path.join(dir, 'gate'), '');
+}
+
+beforeAll(() => {
+  // Idempotent: compiles only when the binary is missing or older than its source.
+  execFileSync('bash', [path.join(root, 'scripts/build-supervisor.sh')], { stdio: 'inherit' });
+}, 300_000);
+
+beforeEach(() => {
+  dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-supervisor-')));
+  started = [];
+});
+
+afterEach(async () => {
+  let left: number[] = [];
+  try {
+    await waitFor(() => {
+      left = leftovers();
+      return left.length === 0;
+    }, 5_000);
+  } catch {
+    for (const pid of left) process.kill(pid, 'SIGKILL');
+  }
+  rmSync(dir, { recursive: true, force: true });
+  expect(left, 'processes left behind').toEqual([]);
+});
+
+describe('durable-bash-supervisor', () => {
+  it('runs the command with its output in the files and records pids and start times that match /proc', async () => {
+    const before = Date.now();
+    const run = bash('main', `echo out; echo err >&2; ${gateWait}; exit 7`);
+    const state = await commandStarted(run);
+
+    expect(state).toEqual({
+      v: 1,
+      supervisorPid: run.pid,
+      supervisorStart: Number(procStart(run.pid)),
+      bootId: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+      pid: state.pid,
+      pidStart: Number(procStart(state.pid)),
+      startedAtMs: state.startedAtMs,
+    });
+    expect(state.startedAtMs).toBeGreaterThanOrEqual(before);
+    expect(state.startedAtMs).toBeLessThanOrEqual(Date.now());
+    // The command leads its own group, in the command's cwd; the supervisor leads its session and
+    // no longer holds the spill files.
+    expect(procGroup(state.pid)).toBe(state.pid);
+    expect(readlinkSync(`/proc/${state.pid}/cwd`)).toBe(dir);
+    expect(procGroup(run.pid)).toBe(run.pid);
+    expect(readlinkSync(`/proc/${run.pid}/fd/1`)).toBe('/dev/null');
+    expect(readlinkSync(`/proc/${run.pid}/fd/2`)).toBe('/dev/null');
+    expect(await run.report).toBe(`started ${state.pid}\n`);
+
+    openGate();
+    const end = await finished(run);
+    expect(end).toEqual({ v: 1, exitCode: 7, endedAtMs: end.endedAtMs });
+    expect(end.endedAtMs).toBeGreaterThanOrEqual(state.startedAtMs);
+    expect(readFileSync(run.outFile, 'utf8')).toBe('out\n');
+    expect(readFileSync(run.errFile, 'utf8')).toBe('err\n');
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp.'))).toEqual([]);
+  });
+
+  it('records `exit 143` as exitCode 143 and death by SIGTERM as signal 15', async () => {
+    const exited = bash('exit143', 'exit 143');
+    const killed = bash('sigterm', 'kill -TERM $$');
+    const [a, b] = [await finished(exited), await finished(killed)];
+    expect(a).toEqual({ v: 1, exitCode: 143, endedAtMs: a.endedAtMs });
+    expect(b).toEqual({ v: 1, signal: 15, endedAtMs: b.endedAtMs });
+  });
+
+  it('forwards SIGTERM to a command that traps it', async () => {
+    const run = bash('trap', `trap 'echo got; exit 3' TERM; echo ready; while :; do sleep 0.02; done`);
+    await commandStarted(run);
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('ready'));
+    process.kill(run.pid, 'SIGTERM');
+    const end = await finished(run);
+    expect(end).toEqual({ v: 1, exitCode: 3, endedAtMs: end.endedAtMs });
+    expect(readFileSync(run.outFile, 'utf8')).toBe('ready\ngot\n');
+  });
+
+  it('resets signal dispositions it inherits: ignored CHLD and TERM from its spawner', async () => {
+    const run = bash('inherited', 'sleep 1000', { prefix: `trap '' CHLD TERM` });
+    const state = await commandStarted(run);
+    expect(await run.report).toBe(`started ${state.pid}\n`);
+    process.kill(run.pid, 'SIGTERM');
+    const end = await finished(run);
+    expect(end).toEqual({ v: 1, signal: 15, endedAtMs: end.endedAtMs });
+  });
+
+  it('SIGUSR1 kills a command that ignores TERM, and its background grandchild', async () => {
+    const run = bash(
+      'usr1',
+      `trap '' TERM; sleep 1000 & echo $! > grandchild.pid; echo ready; while :; do sleep 0.02; done`,
+    );
+    const state = await commandStarted(run);
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('ready'));
+    const grandchild = Number(readFileSync(path.join(dir, 'grandchild.pid'), 'utf8'));
+    track(grandchild);
+    expect(procGroup(grandchild)).toBe(state.pid);
+
+    process.kill(run.pid, 'SIGTERM'); // ignored by the shell; its `sleep 0.02` may die of it
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(procStart(state.pid)).toBe(String(state.pidStart));
+    process.kill(run.pid, 'SIGUSR1');
+    const end = await finished(run);
+    expect(end).toEqual({ v: 1, signal: 9, endedAtMs: end.endedAtMs });
+    await waitFor(() => procStart(grandchild) === undefined);
+  });
+
+  it('a second supervisor on the same state file exits 100 and runs nothing', async () => {
+    const command = `echo ran >> marker; ${gateWait}`;
+    const first = bash('first', command);
+    await commandStarted(first);
+    const claim = readFileSync(first.stateFile, 'utf8');
+    const second = bash('second', command, { stateFile: first.stateFile });
+    expect(await second.exited).toBe(100);
+    expect(await second.report).toBe('claimed\n');
+    expect(existsSync(second.exitFile)).toBe(false);
+    expect(readFileSync(first.stateFile, 'utf8')).toBe(claim);
+
+    openGate();
+    expect((await finished(first)).exitCode).toBe(0);
+    expect(readFileSync(path.join(dir, 'marker'), 'utf8')).toBe('ran\n');
+  });
+
+  it('a state file left by another process (a tombstone) makes it exit 100', async () => {
+    const stateFile = path.join(dir, 'tomb.state');
+    writeFileSync(stateFile, '{"v":1,"tombstone":true}\n');
+    const run = bash('tomb', 'echo ran >> marker', { stateFile });
+    expect(await run.exited).toBe(100);
+    expect(await run.report).toBe('claimed\n');
+    expect(existsSync(path.join(dir, 'marker'))).toBe(false);
+    expect(existsSync(run.exitFile)).toBe(false);
+    expect(readFileSync(stateFile, 'utf8')).toBe('{"v":1,"tombstone":true}\n');
+  });
+
+  it('reports a missing program as exitCode 127 with the error', async () => {
+    const run = supervise('missing', ['durable-bash-no-such-program']);
+    const state = await commandStarted(run);
+    expect(await run.report).toBe(`started ${state.pid} exec-error No such file or directory\n`);
+    const end = await finished(run);
+    expect(end).toEqual({
+      v: 1,
+      exitCode: 127,
+      endedAtMs: end.endedAtMs,
+      error: 'No such file or directory',
+    });
+  });
+
+  it('reports a setup error on fd 3 and fd 2 and exits 101', async () => {
+    const run = bash('setup', 'echo ran >> marker', { stateFile: path.join(dir, 'no-such-dir', 'x.state') });
+    expect(await run.exited).toBe(101);
+    expect(await run.report).toMatch(
+      /^error cannot claim .*no-such-dir\/x\.state: No such file or directory\n$/,
+    );
+    expect(readFileSync(run.errFile, 'utf8')).toMatch(/^durable-bash-supervisor: cannot claim /);
+    expect(existsSync(path.join(dir, 'marker'))).toBe(false);
+  });
+
+  it('survives the death of the process that spawned it', async () => {
+    // A short-lived spawner (as a worker would be), with no report pipe: fd 3 is not open.
+    const stateFile = path.join(dir, 'orphan.state');
+    const exitFile = path.join(dir, 'orphan.exit');
+    const script = `
+      const { spawn } = require('node:child_process');
+      const fs = require('node:fs');
+      const out = fs.openSync('orphan.out', 'a');
+      const child = spawn(${JSON.stringify(bin)}, [${JSON.stringify(stateFile)}, ${JSON.stringify(exitFile)},
+        '--', 'bash', '-c', ${JSON.stringify(`${gateWait}; echo done; exit 5`)}],
+        { detached: true, stdio: ['ignore', out, out] });
+      console.log(child.pid);
+      setInterval(() => {}, 1000);`;
+    const spawner = spawn(process.execPath, ['-e', script], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    if (spawner.pid === undefined) throw new Error('spawn failed');
+    track(spawner.pid);
+    if (!spawner.stdout) throw new Error('no stdout');
+    const [line] = (await once(spawner.stdout, 'data')) as [Buffer];
+    const supervisorPid = Number(line.toString().trim());
+    track(supervisorPid);
+    await waitFor(() => existsSync(stateFile) && readJson<StateRecord>(stateFile).pid > 0);
+    track(readJson<StateRecord>(stateFile).pid);
+
+    spawner.kill('SIGKILL');
+    await once(spawner, 'exit');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(procStart(supervisorPid)).toBeDefined();
+    openGate();
+    await waitFor(() => existsSync(exitFile));
+    const end = readJson<ExitRecord>(exitFile);
+    expect(end).toEqual({ v: 1, exitCode: 5, endedAtMs: end.endedAtMs });
+    expect(readFileSync(path.join(dir, 'orphan.out'), 'utf8')).toBe('done\n');
+  });
+
+  it('never runs the command without a full state record when SIGKILLed right after spawn (20 runs)', async () => {
+    const outcomes = { notRun: 0, ranOrphaned: 0, finished: 0 };
+    for (let i = 0; i < 20; i++) {
+      const marker = path.join(dir, `marker-${i}`);
+      const run = bash(`kill-${i}`, `echo ran > ${marker}; sleep 0.05`);
+      // Spread the kill over the supervisor's first 20 ms (claim, fork, record, go: 5-15 ms with fsync).
+      const t0 = process.hrtime.bigint();
+      while (process.hrtime.bigint() - t0 < BigInt(i * 1_000_000)) {
+        // busy-wait
+      }
+      process.kill(run.pid, 'SIGKILL');
+      await run.exited;
+      // The forked child (its command line names this directory until it execs, and the command's
+      // does after) ends on its own: EOF on the go pipe, or the command finishing.
+      await waitFor(() => leftovers().length === 0);
+      let state: StateRecord | undefined;
+      try {
+        state = readJson<StateRecord>(run.stateFile);
+      } catch {
+        state = undefined; // killed before the claim
+      }
+      if (!existsSync(marker)) {
+        outcomes.notRun++;
+        expect(existsSync(run.exitFile)).toBe(false);
+        continue;
+      }
+      expect(state?.pid, `run ${i} ran without a full state record`).toBeGreaterThan(0);
+      if (existsSync(run.exitFile)) outcomes.finished++;
+      else outcomes.ranOrphaned++;
+    }
+    // At least some kills landed before the supervisor was done.
+    expect(outcomes.finished, JSON.stringify(outcomes)).toBeLessThan(20);
+  });
+});

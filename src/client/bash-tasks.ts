@@ -201,8 +201,8 @@ export class BashTasks {
   }
 
   /**
-   * The kill waits for the task's host to come back: it went there as a stop activity no worker has
-   * taken, or the command's attempt was asked to stop but its worker has stopped heartbeating.
+   * The kill waits for the task's host to come back: the command's activity (or the stop activity
+   * a kill sends) waits for a worker to take it, or its worker has stopped heartbeating.
    */
   private async killWaitsForHost(taskId: string): Promise<boolean> {
     const description = await this.client.workflow
@@ -213,11 +213,10 @@ export class BashTasks {
     return (
       description?.raw.pendingActivities?.some((activity) => {
         const name = activity.activityType?.name;
-        if (name === 'stopCommand') return activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED;
-        if (name !== 'runCommand' || activity.state !== PendingActivityState.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED)
-          return false;
-        const lastMs = Number(activity.lastHeartbeatTime?.seconds ?? 0) * 1000;
-        return Date.now() - lastMs > SILENT_WORKER_MS;
+        if (name !== 'runCommand' && name !== 'stopCommand') return false;
+        if (activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) return true;
+        const lastMs = Number(activity.lastHeartbeatTime?.seconds?.toString() ?? Date.now() / 1000) * 1000;
+        return name === 'runCommand' && Date.now() - lastMs > SILENT_WORKER_MS;
       }) ?? false
     );
   }

@@ -122,18 +122,27 @@ export class ChaosRun {
     await sleep(Math.max(0, started + plan.roundMs - Date.now()));
   }
 
+  /**
+   * Starts a background task. An error answer (the server is down) must mean nothing started, so
+   * the start is retried with the same token for up to a minute: a start that ran after all would
+   * show as the token twice in the marker file.
+   */
   async startTask(task) {
     this.tasks.push(task);
-    const answer = await this.agent.call(
-      'bash',
-      { command: task.command, description: `chaos task ${task.n}`, run_in_background: true },
-      this.sessionId,
-    );
-    const id =
-      answer.text === undefined ? undefined : /^started background task (\S+)$/.exec(answer.text)?.[1];
-    if (!id) {
+    const deadline = Date.now() + 60_000;
+    let id;
+    for (;;) {
+      const answer = await this.agent.call(
+        'bash',
+        { command: task.command, description: `chaos task ${task.n}`, run_in_background: true },
+        this.sessionId,
+      );
+      id = answer.text === undefined ? undefined : /^started background task (\S+)$/.exec(answer.text)?.[1];
+      if (id) break;
       task.startProblem = describeAnswer(answer);
-      return;
+      if (!answer.isError || answer.threw || Date.now() > deadline) return;
+      task.startErrors = (task.startErrors ?? 0) + 1;
+      await sleep(1_000);
     }
     task.taskId = id;
     task.startedAt = Date.now();

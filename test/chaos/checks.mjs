@@ -68,8 +68,14 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
 
   const allowed = allowedStatuses(task);
   if (task.finalStatus === undefined) defect(LOST, `[status: ${allowed[0]}]`, 'still running at the end');
-  else if (!allowed.includes(task.finalStatus))
-    defect(WRONG_STATUS, allowed.map((s) => `[status: ${s}]`).join(' or '), `[status: ${task.finalStatus}]`);
+  else if (!allowed.includes(task.finalStatus)) {
+    const when = task.kill ? ((task.kill.requestedAt - task.startedAt) / 1000).toFixed(1) : '';
+    const kill = task.kill
+      ? ` (bash_kill ${when}s after the start${task.kill.why === 'worker down' ? ', its worker down,' : ''} answered ${task.kill.text})`
+      : '';
+    const expected = allowed.map((status) => `[status: ${status}]`).join(' or ');
+    defect(WRONG_STATUS, expected, `[status: ${task.finalStatus}]${kill}`);
+  }
   if (task.kill?.answer === 'error')
     defect(OTHER, 'bash_kill answers "killed background task ..."', task.kill.text);
 
@@ -122,12 +128,21 @@ export function checkForeground(run, { markers }) {
   const answer = run.answer;
   // An answer lost with the agent host is counted, not a defect; its workflow still ran once.
   const lostAnswer = answer?.lost === true;
+  // An error answer (Temporal unreachable while the server restarts) is what the tool documents for
+  // an infrastructure failure: counted, not a defect, as long as the command ran at most once.
+  const errorAnswer = answer?.isError === true && !answer.threw;
   if (answer?.unsent) defect(LOST, 'an answer', 'never sent: no agent host took it');
-  else if (runs !== 1) defect(runs === 0 ? LOST : DUPLICATED, 'ran exactly once', `ran ${runs} times`);
-  if (answer && !answer.lost && !answer.unsent && (answer.isError || answer.text !== run.expected)) {
-    defect(answer.isError ? LOST : WRONG_STATUS, JSON.stringify(run.expected), JSON.stringify(answer.text));
+  else if (runs > 1 || (runs === 0 && !errorAnswer))
+    defect(runs === 0 ? LOST : DUPLICATED, 'ran exactly once', `ran ${runs} times`);
+  if (answer && !answer.lost && !answer.unsent && !errorAnswer && answer.text !== run.expected) {
+    defect(answer.isError ? OTHER : WRONG_STATUS, JSON.stringify(run.expected), JSON.stringify(answer.text));
   }
-  return { defects, lostAnswer, bytesChecked: answer?.text === run.expected ? run.expected.length : 0 };
+  return {
+    defects,
+    lostAnswer,
+    errorAnswer: errorAnswer ? answer.text.split('\n')[0] : undefined,
+    bytesChecked: answer?.text === run.expected ? run.expected.length : 0,
+  };
 }
 
 function firstDifference(a, b) {

@@ -153,11 +153,13 @@ async function judge() {
     noticeRepeats += result.noticeRepeats ?? 0;
   }
   let foregroundLost = 0;
+  const foregroundErrors = [];
   for (const run of chaos.foreground) {
     const result = checkForeground(run, { markers });
     defects.push(...result.defects);
     bytesChecked += result.bytesChecked;
     if (result.lostAnswer) foregroundLost++;
+    if (result.errorAnswer) foregroundErrors.push(`${run.token}: ${result.errorAnswer}`);
   }
   // A notice for a task we never started would be a notice too many.
   const known = new Set(chaos.tasks.map((task) => `${task.taskId}-notice`));
@@ -182,8 +184,10 @@ async function judge() {
       ['background tasks', chaos.tasks.length],
       ['  of them killed with bash_kill', killed],
       ['  checked via logs (read answers lost)', viaLogs],
+      ['  start retried after an error answer', chaos.tasks.filter((task) => task.startErrors).length],
       ['foreground runs', chaos.foreground.length],
       ['  answers lost with the agent host', foregroundLost],
+      ['  answered an error (server down)', foregroundErrors.length],
       ['worker restarts (SIGKILL)', chaos.restarts.worker],
       ['agent host restarts (SIGKILL)', chaos.restarts.agentHost],
       ['server restarts (SIGKILL)', chaos.restarts.server],
@@ -207,6 +211,7 @@ async function judge() {
       ['defects: other', count(OTHER)],
     ])}\n`,
   );
+  for (const error of foregroundErrors) log(`note: foreground ${error}`);
   for (const exit of chaos.unplannedExits)
     log(`note: ${exit.name} exited on its own: ${exit.stderr.split('\n').filter(Boolean).at(-1) ?? ''}`);
   if (defects.length > 0) {

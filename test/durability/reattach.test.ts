@@ -34,14 +34,14 @@ afterAll(async () => {
 });
 
 /** A host: its identity, spill directory and task queue; its worker can crash and come back. */
-function host(extraArgs: string[] = []) {
+function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) {
   const hostId = `host-${randomUUID().slice(0, 8)}`;
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-reattach-'));
-  const taskQueue = `reattach-${randomUUID()}`;
   const tasks = new BashTasks({ client: env.client, taskQueue });
   return {
     hostId,
     spillDir,
+    taskQueue,
     tasks,
     async start(): Promise<WorkerProcess> {
       const worker = await startWorkerProcess(env, taskQueue, [
@@ -255,6 +255,8 @@ describe('a host whose worker never comes back', () => {
     });
     await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
     await worker.crash();
+    // The rest of the fleet: another host's worker on the same queue runs the workflow meanwhile.
+    await host(['--lost-after-ms', '2000'], h.taskQueue).start();
     // The attempt times out (no heartbeat), its retry waits the lost window on the host's queue.
     expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
       stdout: 'started\n',

@@ -13,7 +13,7 @@ import {
 } from '../dev-server/dev-server.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
-import { quietLogger } from './quiet-logger.js';
+import { installQuietRuntime } from './quiet-logger.js';
 
 export interface DevFlags extends DevServerOptions {
   taskQueue: string;
@@ -42,18 +42,30 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
   // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
   const place = await resolveDevServerPlace(flags);
   await assertPortsFree(place);
-  log('starting the Temporal dev server');
-  let server: DevServer = await startDevServer(cli, place);
-  const logger = quietLogger();
-  if (logger) logger.target = server.address;
 
-  // Ctrl-C on a terminal signals the server too: its exit then is no reason to restart it.
+  // Ctrl-C on a terminal signals the server too: its exit then is no reason to restart it. Once
+  // only, so a second Ctrl-C still ends the process at once.
   let stopping = false;
   const onSignal = () => {
     stopping = true;
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const forgetSignals = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+
+  log('starting the Temporal dev server');
+  let server: DevServer;
+  try {
+    server = await startDevServer(cli, place);
+  } catch (err) {
+    forgetSignals();
+    if (!stopping) throw err;
+    log('stopped');
+    return;
+  }
   // The finally below stops the server on every normal way out; this covers an abrupt exit.
   const onExit = () => server.process.kill('SIGTERM');
   process.once('exit', onExit);
@@ -61,6 +73,11 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
   let fatal: string | undefined;
   let watching: Promise<void> = Promise.resolve();
   try {
+    if (stopping) return;
+    // Installed now, not earlier: its log forwarding keeps the process alive until it shuts down,
+    // which it does once the worker and the connection below are gone.
+    const logger = installQuietRuntime();
+    logger.target = server.address;
     const connection = await NativeConnection.connect({ address: server.address });
     try {
       const worker = await createBashWorker({ connection, taskQueue: flags.taskQueue, executor });
@@ -79,7 +96,7 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
             fatal = `the Temporal dev server exited ${recent} times within a minute (last: ${describeExit(exit)}); stopping`;
             break;
           }
-          logger?.expectOutage();
+          logger.expectOutage();
           log(
             `the Temporal dev server exited unexpectedly (${describeExit(exit)}); restarting it on ${shownPath(place.dbFile)}`,
           );
@@ -91,12 +108,14 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
             break;
           }
           if (stopping) return;
-          logger?.reachable();
+          logger.reachable();
         }
         log(fatal);
         worker.shutdown();
       };
       watching = watch();
+      // A signal that came while the worker was being created: the SDK's own handler was not there yet.
+      if (stopping) worker.shutdown();
 
       const runFlags = [
         server.address === '127.0.0.1:7233' ? '' : ` --address ${server.address}`,
@@ -123,8 +142,7 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
     // A restart under way finishes (and sees `stopping`) first; the server it started is stopped too.
     await watching.catch(() => undefined);
     await server.stop();
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    forgetSignals();
     process.off('exit', onExit);
     if (fatal === undefined) log('stopped');
     else process.exitCode = 1;

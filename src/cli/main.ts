@@ -6,13 +6,8 @@ import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
 import { positiveInt, type ServerOptions, withOwnerOption, withServerOptions } from './options.js';
 import { type PsFlags, runPs } from './ps.js';
-import { installQuietRuntime } from './quiet-logger.js';
 import { type RunFlags, runCommand } from './run-command.js';
 import { runWorker } from './run-worker.js';
-
-// The SDK's INFO lines (bundling, state changes) are noise on a terminal; warnings still show, and
-// a worker's retries against an unreachable server collapse into a line a minute.
-installQuietRuntime((process.env.DURABLE_BASH_LOG_LEVEL as 'WARN') ?? 'WARN');
 
 const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')

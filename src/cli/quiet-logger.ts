@@ -19,7 +19,7 @@ export class QuietLogger implements Logger {
   target: string | undefined;
   private readonly inner: DefaultLogger;
   private readonly severity: number;
-  private outage: { retries: number; lastFailure: number; lastReport: number; silent: boolean } | undefined;
+  private outage: { retries: number; lastFailure: number; lastReport: number } | undefined;
 
   constructor(
     readonly level: LogLevel = 'WARN',
@@ -36,7 +36,7 @@ export class QuietLogger implements Logger {
    */
   expectOutage(): void {
     const now = this.now();
-    this.outage = { retries: 0, lastFailure: now, lastReport: now, silent: true };
+    this.outage = { retries: 0, lastFailure: now, lastReport: now };
   }
 
   /** The server answers again: the next failure is a new outage, announced again. */
@@ -54,7 +54,7 @@ export class QuietLogger implements Logger {
     const now = this.now();
     const target = this.target ?? failure.address ?? 'its address';
     if (this.outage === undefined || now - this.outage.lastFailure > OUTAGE_GAP_MS) {
-      this.outage = { retries: 1, lastFailure: now, lastReport: now, silent: false };
+      this.outage = { retries: 1, lastFailure: now, lastReport: now };
       this.write(
         `durable-bash: cannot reach Temporal at ${target} (${failure.reason}); the worker keeps retrying`,
       );
@@ -105,8 +105,15 @@ export function connectionFailure(
 
 let installed: QuietLogger | undefined;
 
-/** Installs the SDK's runtime with a QuietLogger (and core's logs forwarded to it); once per process. */
-export function installQuietRuntime(level: LogLevel = 'WARN'): QuietLogger {
+/**
+ * Installs the SDK's runtime with a QuietLogger (core's logs forwarded to it), once per process, at
+ * DURABLE_BASH_LOG_LEVEL (WARN by default: the SDK's INFO lines are noise on a terminal). Only for
+ * commands that run a worker: the forwarding keeps the process alive until the runtime shuts
+ * down, which it does once its last connection and worker are gone.
+ */
+export function installQuietRuntime(
+  level = (process.env.DURABLE_BASH_LOG_LEVEL as LogLevel) ?? 'WARN',
+): QuietLogger {
   if (installed) return installed;
   const logger = new QuietLogger(level);
   Runtime.install({
@@ -115,9 +122,4 @@ export function installQuietRuntime(level: LogLevel = 'WARN'): QuietLogger {
   });
   installed = logger;
   return logger;
-}
-
-/** The logger `installQuietRuntime` installed, if it ran (the CLI's entry point runs it). */
-export function quietLogger(): QuietLogger | undefined {
-  return installed;
 }

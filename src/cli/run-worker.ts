@@ -3,7 +3,7 @@ import type { ExecutorOptions } from '../activities/index.js';
 import { firstLine } from '../client/connect.js';
 import { TemporalUnreachableError } from '../errors.js';
 import { createBashWorker } from '../worker/bash-worker.js';
-import { quietLogger } from './quiet-logger.js';
+import { installQuietRuntime } from './quiet-logger.js';
 
 export interface WorkerTarget {
   address: string;
@@ -21,8 +21,7 @@ export async function runWorker(
   onReady: () => void,
 ): Promise<void> {
   // The worker's retries while the server is away read `cannot reach Temporal at <address>`.
-  const logger = quietLogger();
-  if (logger) logger.target = target.address;
+  installQuietRuntime().target = target.address;
   let connection: NativeConnection;
   try {
     connection = await NativeConnection.connect({ address: target.address });

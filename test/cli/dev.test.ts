@@ -1,0 +1,359 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { QuietLogger } from '../../src/cli/quiet-logger.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
+
+// `durable-bash dev` as users run it: the built bin (npm test builds first), in a child process.
+const BIN = path.resolve('dist/cli/main.js');
+const execFileAsync = promisify(execFile);
+
+interface Dev {
+  child: ChildProcess;
+  db: string;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with stdout once the banner is out; rejects if dev exits first. */
+  ready: Promise<string>;
+  /** Resolves with the exit code (null for a signal) once dev exits. */
+  exited: Promise<number | null>;
+}
+
+const started: Dev[] = [];
+
+function startDev(args: string[], db: string): Dev {
+  const cwd = path.dirname(path.dirname(db));
+  const child = spawn('node', [BIN, 'dev', '--db', db, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<string>((resolve, reject) => {
+    child.stdout?.on('data', () => {
+      if (out.includes('Ctrl-C stops')) resolve(out);
+    });
+    void exited.then((code) => reject(new Error(`dev exited early with ${code}: ${out}${err}`)));
+  });
+  ready.catch(() => undefined);
+  const dev: Dev = { child, db, stdout: () => out, stderr: () => err, ready, exited };
+  started.push(dev);
+  return dev;
+}
+
+/** A fresh directory with a `state/` subdirectory; dev runs in it with `--db state/temporal.db` (absolute). */
+function freshDb(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dev-'));
+  mkdirSync(path.join(dir, 'state'));
+  return path.join(dir, 'state', 'temporal.db');
+}
+
+/** Two ports free right now. */
+async function freePorts(): Promise<[number, number]> {
+  const servers = await Promise.all(
+    [0, 1].map(
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const server = net.createServer();
+          server.listen({ host: '127.0.0.1', port: 0 }, () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return [ports[0] ?? 0, ports[1] ?? 0];
+}
+
+/** The Temporal server child of a dev process (from /proc/<pid>/task/*\/children). */
+function serverChild(dev: Dev): number | undefined {
+  const pid = dev.child.pid;
+  let children: number[] = [];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`))
+      children = children.concat(
+        readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(/\s+/).filter(Boolean).map(Number),
+      );
+  } catch {
+    return undefined;
+  }
+  return children.find((child) => {
+    try {
+      return readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('start-dev');
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** SIGINT (Ctrl-C), then SIGKILL if it is still there after 30 s; the exit code. */
+async function stop(dev: Dev): Promise<number | null> {
+  if (dev.child.exitCode !== null || dev.child.signalCode !== null) return dev.exited;
+  dev.child.kill('SIGINT');
+  const timer = setTimeout(() => dev.child.kill('SIGKILL'), 30_000);
+  try {
+    return await dev.exited;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The Temporal servers left running on this database file. */
+function serversOn(db: string): string[] {
+  return processesMatching(/start-dev/).filter((line) => line.includes(db));
+}
+
+function isAlive(pid: number | undefined): boolean {
+  if (pid === undefined) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function runThrough(address: string, command: string) {
+  try {
+    const { stdout, stderr } = await execFileAsync('node', [BIN, 'run', '--address', address, '--', command]);
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+/** Polls `condition` every 200 ms until it holds, or fails after 20 s. */
+async function waitForAsync(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Polls until a Temporal server answers at `address`. */
+async function waitUntilAnswering(address: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      await connection.close();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+}
+
+async function bashTaskCount(address: string): Promise<number> {
+  const connection = await Connection.connect({ address });
+  try {
+    return (await new Client({ connection }).workflow.count(`WorkflowType = 'bashTask'`)).count;
+  } finally {
+    await connection.close();
+  }
+}
+
+afterEach(async () => {
+  // Only what these tests started: dev processes (Ctrl-C, then SIGKILL), and nothing of theirs left.
+  const devs = started.splice(0);
+  await Promise.all(devs.map((dev) => stop(dev)));
+  for (const dev of devs) {
+    expect(isAlive(dev.child.pid)).toBe(false);
+    await waitFor(() => serversOn(dev.db).length === 0, 10_000).catch(() => undefined);
+    expect(serversOn(dev.db)).toEqual([]);
+  }
+});
+
+describe('durable-bash dev', () => {
+  it('says in one line that its server died, restarts it on the same database and ports, and keeps serving', async () => {
+    const db = freshDb();
+    const [port, uiPort] = await freePorts();
+    const address = `127.0.0.1:${port}`;
+    const dev = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    await dev.ready;
+    expect(await runThrough(address, 'echo before')).toEqual({ code: 0, stdout: 'before\n', stderr: '' });
+
+    const first = serverChild(dev);
+    expect(first).toBeDefined();
+    // A command running while the server dies finishes, and its result reaches the caller.
+    const across = runThrough(address, 'sleep 3; echo survived');
+    await waitForAsync(async () => (await bashTaskCount(address)) === 2);
+    const before = dev.stderr().length;
+    process.kill(first as number, 'SIGKILL');
+    await waitFor(() => dev.stderr().includes('exited unexpectedly'), 10_000);
+
+    await waitFor(() => {
+      const next = serverChild(dev);
+      return next !== undefined && next !== first;
+    }, 30_000);
+    expect(await runThrough(address, 'echo after')).toEqual({ code: 0, stdout: 'after\n', stderr: '' });
+    expect(await across).toEqual({ code: 0, stdout: 'survived\n', stderr: '' });
+    // The same database: all three runs are there.
+    expect(await bashTaskCount(address)).toBe(3);
+    // One line about it, and no retry noise from the worker while the server was away.
+    expect(dev.stderr().slice(before)).toBe(
+      'durable-bash: the Temporal dev server exited unexpectedly (SIGKILL); restarting it on state/temporal.db\n',
+    );
+    expect(dev.stdout()).not.toMatch(/retried|WARN|ERROR/);
+
+    expect(await stop(dev)).toBe(0);
+    expect(dev.stderr()).toMatch(/durable-bash: stopped\n$/);
+  }, 120_000);
+
+  it('stops the worker and exits 1 when its server dies three times within a minute', async () => {
+    const db = freshDb();
+    const [port, uiPort] = await freePorts();
+    const dev = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    await dev.ready;
+    const address = `127.0.0.1:${port}`;
+    for (let i = 0; i < 3; i++) {
+      // Killed once it answers, so each restart is a full one.
+      await waitUntilAnswering(address);
+      const server = serverChild(dev);
+      expect(server).toBeDefined();
+      process.kill(server as number, 'SIGKILL');
+      if (i < 2) await waitFor(() => dev.stderr().split('exited unexpectedly').length - 1 === i + 1, 10_000);
+    }
+    expect(await dev.exited).toBe(1);
+    const lines = dev.stderr().trimEnd().split('\n');
+    expect(lines.at(-1)).toBe(
+      'durable-bash: the Temporal dev server exited 3 times within a minute (last: SIGKILL); stopping',
+    );
+    expect(lines.filter((line) => line.includes('exited unexpectedly'))).toHaveLength(2);
+  }, 120_000);
+
+  it('refuses a port another server holds, naming its owner, and never claims to run', async () => {
+    const [port, uiPort] = await freePorts();
+    const [otherPort, otherUiPort] = await freePorts();
+    const first = startDev(['--port', String(port), '--ui-port', String(uiPort)], freshDb());
+    await first.ready;
+    const owner = serverChild(first);
+
+    const second = startDev(['--port', String(port), '--ui-port', String(otherUiPort)], freshDb());
+    expect(await second.exited).toBe(1);
+    expect(second.stdout()).not.toContain('durable-bash dev is running');
+    expect(second.stderr()).toBe(
+      `durable-bash: port ${port} is already in use (by pid ${owner}: temporal server start-dev ...)\n`,
+    );
+
+    const third = startDev(['--port', String(otherPort), '--ui-port', String(uiPort)], freshDb());
+    expect(await third.exited).toBe(1);
+    expect(third.stdout()).toBe('');
+    expect(third.stderr()).toBe(
+      `durable-bash: port ${uiPort} is already in use (by pid ${owner}: temporal server start-dev ...)\n`,
+    );
+
+    // The first one is untouched.
+    expect(await runThrough(`127.0.0.1:${port}`, 'echo still mine')).toEqual({
+      code: 0,
+      stdout: 'still mine\n',
+      stderr: '',
+    });
+  }, 120_000);
+
+  it('fails with the server’s last stderr line when the server exits during start-up', async () => {
+    const db = freshDb();
+    mkdirSync(db); // a directory where the database file should be: SQLite cannot open it
+    const [port, uiPort] = await freePorts();
+    const dev = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    expect(await dev.exited).toBe(1);
+    expect(dev.stdout()).toBe('');
+    expect(dev.stderr()).toMatch(
+      /^durable-bash: starting the Temporal dev server\ndurable-bash: the Temporal dev server exited during start-up \(exit code 1\): [^\n]*unable to open database file[^\n]*\n$/,
+    );
+  }, 120_000);
+
+  it('picks free gRPC and UI ports for --port 0', async () => {
+    const db = freshDb();
+    const dev = startDev(['--port', '0'], db);
+    const banner = await dev.ready;
+    const grpc = /Temporal gRPC: {2}127\.0\.0\.1:(\d+)/.exec(banner)?.[1];
+    const ui = /Temporal UI: {4}http:\/\/127\.0\.0\.1:(\d+)/.exec(banner)?.[1];
+    expect(Number(grpc)).toBeGreaterThan(0);
+    expect(Number(ui)).toBeGreaterThan(0);
+    expect(ui).not.toBe(grpc);
+    expect(banner).toContain(`run --address 127.0.0.1:${grpc} -- `);
+    expect(await runThrough(`127.0.0.1:${grpc}`, 'echo picked')).toEqual({
+      code: 0,
+      stdout: 'picked\n',
+      stderr: '',
+    });
+    expect(await stop(dev)).toBe(0);
+  }, 120_000);
+});
+
+describe("the CLI workers' SDK logger", () => {
+  // What core forwards while the server is down (abridged from a real line).
+  const retry = (times: number) =>
+    [
+      `gRPC call poll_workflow_task_queue retried ${times} times`,
+      {
+        error:
+          'Status { code: Unavailable, message: "tcp connect error", source: Some(tonic::transport::Error(Transport, ConnectError(ConnectError("tcp connect error", 127.0.0.1:7233, Os { code: 111, kind: ConnectionRefused, message: "Connection refused" })))) }',
+      },
+    ] as const;
+
+  function logger() {
+    const lines: string[] = [];
+    let now = 0;
+    const quiet = new QuietLogger(
+      'WARN',
+      (line) => lines.push(line),
+      () => now,
+    );
+    return { quiet, lines, advance: (ms: number) => (now += ms) };
+  }
+
+  it('prints the first connection failure, then at most one summary a minute', () => {
+    const { quiet, lines, advance } = logger();
+    quiet.target = '127.0.0.1:7233';
+    for (let i = 0; i < 600; i++) {
+      quiet.warn(...retry(6));
+      advance(250);
+    }
+    expect(lines).toEqual([
+      'durable-bash: cannot reach Temporal at 127.0.0.1:7233 (Connection refused); the worker keeps retrying',
+      'durable-bash: still cannot reach Temporal at 127.0.0.1:7233 (241 retries)',
+      'durable-bash: still cannot reach Temporal at 127.0.0.1:7233 (481 retries)',
+    ]);
+  });
+
+  it('announces a new outage after a quiet spell, or after reachable()', () => {
+    const { quiet, lines, advance } = logger();
+    quiet.error(...retry(25));
+    advance(31_000);
+    quiet.error(...retry(25));
+    quiet.reachable();
+    quiet.error(...retry(25));
+    expect(lines).toHaveLength(3);
+    // Without a target, the address comes from the error.
+    expect(new Set(lines)).toEqual(
+      new Set([
+        'durable-bash: cannot reach Temporal at 127.0.0.1:7233 (Connection refused); the worker keeps retrying',
+      ]),
+    );
+  });
+
+  it('stays silent at the start of an outage dev already announced', () => {
+    const { quiet, lines, advance } = logger();
+    quiet.expectOutage();
+    for (let i = 0; i < 10; i++) quiet.warn(...retry(6));
+    expect(lines).toEqual([]);
+    for (let i = 0; i < 12; i++) {
+      advance(5_000);
+      quiet.warn(...retry(6));
+    }
+    expect(lines).toEqual(['durable-bash: still cannot reach Temporal at 127.0.0.1:7233 (22 retries)']);
+  });
+});

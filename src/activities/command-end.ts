@@ -2,7 +2,7 @@
  * Waiting for a supervised command's end and turning it into an outcome: shared by the command
  * activity (attached while the command runs) and the stop activity (a kill while no attempt runs).
  */
-import type { FileHandle } from 'node:fs/promises';
+import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -68,13 +68,26 @@ export interface SpillReaders {
   stderr: FileHandle;
 }
 
+/**
+ * Opens both spill files. One that is gone (a foreground run removes the files its result does not
+ * name; a sweep removes old ones) reads as empty: the end is still known.
+ */
 export async function openReaders(files: TaskFiles): Promise<SpillReaders> {
-  const stdout = await openSpillReader(files.stdout);
+  const stdout = await openOrEmpty(files.stdout);
   try {
-    return { stdout, stderr: await openSpillReader(files.stderr) };
+    return { stdout, stderr: await openOrEmpty(files.stderr) };
   } catch (err) {
     await stdout.close();
     throw err;
+  }
+}
+
+async function openOrEmpty(file: string): Promise<FileHandle> {
+  try {
+    return await openSpillReader(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return fs.open('/dev/null', 'r');
   }
 }
 

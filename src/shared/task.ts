@@ -72,6 +72,8 @@ export interface CommandSpec {
   hostId?: string;
   /** How long the task waits for a worker on its host before it ends lost. */
   lostAfterMs?: number;
+  /** Without a heartbeat for this long a command's worker counts as gone. @default HEARTBEAT_TIMEOUT_MS */
+  heartbeatTimeoutMs?: number;
 }
 
 /** The host a command runs on, as its worker names it. */

@@ -4,6 +4,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -100,7 +101,7 @@ function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs: numbe
       ...onHost,
       startToCloseTimeout: attemptLimit(spec),
       // How a worker that died mid-command is noticed (a restarted one says so at once).
-      heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
+      heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
       // A kill's outcome (the signal, the last output) comes back from the activity.
       cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     }).runCommand,
@@ -183,33 +184,55 @@ async function chooseHostFor(spec: CommandSpec, lostAfterMs: number): Promise<Co
 }
 
 /**
- * Runs the command on its host. A kill or timeout cancels the command activity; when an attempt is
- * running it ends the group and reports the outcome. When none is (the host's worker is down), the
- * cancellation completes on the server without reaching the host, so a stop activity goes there
- * and takes effect as soon as a worker on that host polls again.
+ * Runs the command on its host. A kill (the workflow's cancellation) or the timeout goes to the
+ * host twice: as the cancellation of the running attempt, which ends the group and reports the
+ * outcome, and as a stop activity of its own. The stop reaches the host when no attempt runs (the
+ * server completes such a cancellation without telling any worker) and when an attempt that was
+ * asked to stop is retried without the request; its recorded end is the truth. It takes effect as
+ * soon as a worker on that host polls again.
  */
 async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: number): Promise<BashTaskResult> {
   const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
   const command = new CancellationScope();
-  const outcome = command.run(() => runCommand(spec));
-  const timeout = startTimeout(spec, () => command.cancel());
+  const outcome = command
+    .run(() => runCommand(spec))
+    .then(
+      (ended) => ({ ok: true as const, ended }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+  let stopping: Promise<StopResult> | undefined;
+  const stop = () => {
+    stopping ??= CancellationScope.nonCancellable(() => stopCommand(spec));
+    command.cancel();
+  };
+  const timeout = startTimeout(spec, stop);
+  CancellationScope.current().cancelRequested.catch(stop);
   try {
-    const { timedOut, ...ended } = await outcome;
-    return finish({ ...ended, timedOutAfterMs: timedOut ? spec.timeoutMs : timeout.firedAfterMs() });
-  } catch (err) {
-    const killed = CancellationScope.current().consideredCancelled;
-    if (timeout.firedAfterMs() === undefined && !killed) throw endWithoutOutcome(err, host, lostAfterMs);
+    const settled = await outcome;
+    const activityTimedOut = settled.ok && settled.ended.timedOut === true;
+    const timedOutAfterMs = timeout.firedAfterMs() ?? (activityTimedOut ? spec.timeoutMs : undefined);
+    // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
+    // command has ended, and its tails are whole.
+    if (settled.ok) {
+      const { timedOut: _, ...ended } = settled.ended;
+      return finish({ ...ended, timedOutAfterMs });
+    }
+    if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs);
     let stopped: StopResult;
     try {
-      stopped = await CancellationScope.nonCancellable(() => stopCommand(spec));
-    } catch (stopErr) {
-      throw endWithoutOutcome(stopErr, host, lostAfterMs);
+      stopped = await stopping;
+    } catch (stopError) {
+      throw endWithoutOutcome(stopError, host, lostAfterMs);
     }
     if (stopped.kind === 'ended') {
-      return finish({ ...stopped.outcome, timedOutAfterMs: timeout.firedAfterMs() });
+      const { timedOut: _, ...ended } = stopped.outcome;
+      return finish({ ...ended, timedOutAfterMs });
     }
-    if (timeout.firedAfterMs() !== undefined) throw neverStarted(spec, timeout.firedAfterMs() ?? 0);
-    throw err; // Killed before the command started: the run ends cancelled.
+    const firedAfterMs = timeout.firedAfterMs();
+    if (firedAfterMs !== undefined) throw neverStarted(spec, firedAfterMs);
+    // Killed before the command started: the run ends cancelled.
+    setStatus(TaskStatus.failed);
+    throw settled.error;
   } finally {
     timeout.cancel();
   }

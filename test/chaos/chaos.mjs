@@ -160,7 +160,7 @@ export class ChaosRun {
     if (answer.text === undefined) task.kill.answer = 'unknown';
     else if (answer.isError) task.kill.answer = 'error';
     // The lead's kill of a task whose worker is down may answer "kill pending".
-    else if (answer.text.startsWith('killed background task') || answer.text.includes('kill pending'))
+    else if (answer.text.startsWith('killed background task') || /\bkill\b.*\bpending\b/.test(answer.text))
       task.kill.answer = 'killed';
     else if (answer.text.includes('had already finished')) task.kill.answer = 'finished';
     else task.kill.answer = 'error';

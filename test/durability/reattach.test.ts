@@ -3,14 +3,14 @@
  * and start again with the same host identity and spill directory, against a real dev server.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import Long from 'long';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { taskFiles } from '../../src/activities/supervisor.js';
+import { isSameProcess, type SupervisorRecord, taskFiles } from '../../src/activities/supervisor.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
 import type { TaskId } from '../../src/shared/task.js';
@@ -30,13 +30,26 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
+  // A failed test may leave a command behind: end every supervisor of this file's hosts.
+  for (const dir of spillDirs) endSupervisors(dir);
   await env?.teardown();
 });
+
+const spillDirs: string[] = [];
+
+function endSupervisors(spillDir: string): void {
+  for (const name of readdirSync(spillDir).filter((file) => file.endsWith('.state'))) {
+    const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8')) as SupervisorRecord;
+    if (record.tombstone || !isSameProcess(record, 'supervisor')) continue;
+    process.kill(record.supervisorPid, 'SIGUSR1'); // It SIGKILLs the command's group, then records the end.
+  }
+}
 
 /** A host: its identity, spill directory and task queue; its worker can crash and come back. */
 function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) {
   const hostId = `host-${randomUUID().slice(0, 8)}`;
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-reattach-'));
+  spillDirs.push(spillDir);
   const tasks = new BashTasks({ client: env.client, taskQueue });
   return {
     hostId,

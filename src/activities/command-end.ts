@@ -27,6 +27,7 @@ export const LostReason = {
   supervisorKilledBeforeStart: 'its supervisor was killed before the command started',
   hostRestarted: 'its host restarted; the exit status is unknown',
   killedBeforeStart: 'killed before the command started',
+  recordsGone: 'its records on its host are gone; the exit status is unknown',
 } as const;
 
 export function commandLost(reason: string): ApplicationFailure {

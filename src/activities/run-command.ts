@@ -65,6 +65,9 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
     if (record === undefined) {
+      // An earlier attempt heartbeated, so it had started the command: its records were lost
+      // (spill directory wiped or replaced). Starting it again would run it twice.
+      if (info.heartbeatDetails !== undefined) throw commandLost(LostReason.recordsGone);
       ({ exited } = await startSupervised(spec, files));
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);

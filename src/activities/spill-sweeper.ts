@@ -2,14 +2,17 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { isSameProcess, readRecord } from './supervisor.js';
 
-/** Spill files as `runCommand` names them: `<task id>.stdout` / `.stderr`. */
-const SPILL_FILE = /^bash-[0-9a-f-]+\.(stdout|stderr)$/;
+/** A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` / `.attempt`. */
+const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt)$/;
 
 /**
  * Keeps the spill directory from growing without end: background runs keep their files (reads
- * name them), so files untouched for longer than the retention go, except those of commands this
- * worker still runs. Sweeps at most once per SPILL_SWEEP_INTERVAL_MS, when a command starts.
+ * name them), so a task's files go once all of them are untouched for longer than the retention,
+ * except those of commands this worker still runs and of commands whose supervisor still runs
+ * (their record must stay for a re-attach). Sweeps at most once per SPILL_SWEEP_INTERVAL_MS, when a
+ * command starts.
  */
 export class SpillSweeper {
   /** The spill files of commands running in this worker. */
@@ -26,7 +29,10 @@ export class SpillSweeper {
   }
 }
 
-/** Removes the spill files in `dir` last written before `nowMs - retentionMs`, except `active` ones. */
+/**
+ * Removes the files of each task in `dir` whose files were all last written before
+ * `nowMs - retentionMs`, except tasks with an `active` file or a live supervisor.
+ */
 export async function sweepSpillDir(
   dir: string,
   retentionMs: number,
@@ -34,10 +40,18 @@ export async function sweepSpillDir(
   nowMs = Date.now(),
 ): Promise<void> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const tasks = new Map<string, string[]>();
   for (const entry of entries) {
-    const file = path.join(dir, entry.name);
-    if (!entry.isFile() || !SPILL_FILE.test(entry.name) || active.has(file)) continue;
-    const stat = await fs.lstat(file).catch(() => undefined);
-    if (stat !== undefined && nowMs - stat.mtimeMs > retentionMs) await fs.rm(file, { force: true });
+    const taskId = TASK_FILE.exec(entry.name)?.[1];
+    if (!entry.isFile() || taskId === undefined) continue;
+    tasks.set(taskId, [...(tasks.get(taskId) ?? []), path.join(dir, entry.name)]);
+  }
+  for (const [taskId, files] of tasks) {
+    if (files.some((file) => active.has(file))) continue;
+    const stats = await Promise.all(files.map((file) => fs.lstat(file).catch(() => undefined)));
+    if (stats.some((stat) => stat !== undefined && nowMs - stat.mtimeMs <= retentionMs)) continue;
+    const record = await readRecord(path.join(dir, `${taskId}.state`)).catch(() => undefined);
+    if (record !== undefined && !record.tombstone && isSameProcess(record, 'supervisor')) continue;
+    await Promise.all(files.map((file) => fs.rm(file, { force: true })));
   }
 }

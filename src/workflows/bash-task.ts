@@ -4,7 +4,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  CancelledFailure,
   getExternalWorkflowHandle,
   isCancellation,
   log,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +38,35 @@ describe('the spill sweeper', () => {
     });
     await sweepSpillDir(dir, 7 * DAY_MS, new Set([path.join(dir, `${running}.stdout`)]));
     expect(readdirSync(dir).sort()).toEqual([`${running}.stdout`, `${fresh}.stdout`, 'notes.txt'].sort());
+  });
+
+  it("removes a task's supervisor records with its output, but never while its supervisor lives", async () => {
+    const ended = 'bash-00000000-0000-4000-8000-000000000004';
+    const live = 'bash-00000000-0000-4000-8000-000000000005';
+    const dir = spillDir({
+      [`${ended}.stdout`]: 8 * DAY_MS,
+      [`${ended}.state`]: 8 * DAY_MS,
+      [`${ended}.exit`]: 8 * DAY_MS,
+      [`${ended}.attempt`]: 8 * DAY_MS,
+      [`${live}.stdout`]: 8 * DAY_MS,
+    });
+    // A record naming this very process stands for a supervisor that still runs.
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const record = {
+      supervisorPid: process.pid,
+      supervisorStart: start,
+      bootId,
+      pid: 0,
+      pidStart: 0,
+      startedAtMs: 0,
+    };
+    writeFileSync(path.join(dir, `${live}.state`), JSON.stringify(record));
+    const old = (Date.now() - 8 * DAY_MS) / 1000;
+    utimesSync(path.join(dir, `${live}.state`), old, old);
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set());
+    expect(readdirSync(dir).sort()).toEqual([`${live}.state`, `${live}.stdout`].sort());
   });
 
   it('sweeps at most once an interval', async () => {

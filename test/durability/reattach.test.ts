@@ -3,7 +3,7 @@
  * and start again with the same host identity and spill directory, against a real dev server.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -202,6 +202,27 @@ describe('a task whose worker crashed', () => {
     });
     // Nothing runs that no one could report.
     await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+  });
+  it('ends lost, never runs again, when its records on the host are gone', async () => {
+    const h = host();
+    const worker = await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}; echo started; sleep 2`,
+      description: 'Its records are wiped',
+      background: true,
+    });
+    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await worker.crash();
+    const files = taskFiles(h.spillDir, taskId);
+    for (const file of [files.state, files.exit, files.attempt]) rmSync(file, { force: true });
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\n',
+      status: '[status: lost: its records on its host are gone; the exit status is unknown]',
+    });
+    await sleep(2_500);
+    expect(runs(ran)).toBe(1);
   });
 });
 

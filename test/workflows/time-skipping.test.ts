@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { type WorkflowHandle, WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -31,7 +31,7 @@ import { outputReaderId } from '../../src/shared/read-position.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { failedState, statusLine } from '../../src/shared/status-line.js';
 import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
-import { bashTask, completionNotice } from '../../src/workflows/index.js';
+import { completionNotice } from '../../src/workflows/index.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 
@@ -154,7 +154,8 @@ async function resultPastTimeout<T>(
         event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
     );
     if (scheduled) {
-      deadlineMs = tsToMs(scheduled.eventTime) + tsToMs(scheduled.activityTaskScheduledEventAttributes?.[timeout]);
+      deadlineMs =
+        tsToMs(scheduled.eventTime) + tsToMs(scheduled.activityTaskScheduledEventAttributes?.[timeout]);
     } else {
       await delay(10);
     }

@@ -10,7 +10,9 @@ import { describe, expect, inject, it } from 'vitest';
  * sent completion notices, the two notice ones from the first version that does,
  * `background-tells-reader` from the version that signals its output reader at the end (a task
  * that was read). The `bashOutputReader` runs come from each of its versions: v1 always ended when
- * idle, v2 waited without a timer while its task ran, v3 tells and probes its task.
+ * idle, v2 waited without a timer while its task ran, v3 tells and probes its task. The `host-queue-*`
+ * runs come from the version that runs each command on its host's own queue: a completed task, a
+ * foreground timeout, and a kill sent while the host's worker was down (the stop activity).
  */
 const fixtures = [
   'background-completed',
@@ -24,6 +26,9 @@ const fixtures = [
   'output-reader-v2-idle-end',
   'output-reader-v3-first-run',
   'output-reader-v3-idle-end',
+  'host-queue-completed',
+  'host-queue-timed-out',
+  'host-queue-killed-while-down',
 ] as const;
 
 /**

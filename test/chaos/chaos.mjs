@@ -159,9 +159,10 @@ export class ChaosRun {
     task.kill.text = describeAnswer(answer);
     if (answer.text === undefined) task.kill.answer = 'unknown';
     else if (answer.isError) task.kill.answer = 'error';
-    // The lead's kill of a task whose worker is down may answer "kill pending".
-    else if (answer.text.startsWith('killed background task') || /\bkill\b.*\bpending\b/.test(answer.text))
-      task.kill.answer = 'killed';
+    else if (answer.text.startsWith('killed background task')) task.kill.answer = 'killed';
+    // A kill while the task's worker is down: it takes effect once a worker on that host is back.
+    else if (answer.text.startsWith(`kill of background task ${task.taskId} is pending`))
+      task.kill.answer = 'pending';
     else if (answer.text.includes('had already finished')) task.kill.answer = 'finished';
     else task.kill.answer = 'error';
   }

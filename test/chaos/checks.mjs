@@ -38,6 +38,10 @@ function allowedStatuses(task) {
   switch (task.kill?.answer) {
     case 'killed':
       return killed;
+    case 'pending':
+      // The kill reaches the command when its host's worker is back; a command that ended on its
+      // own before then keeps its real end (and its whole output), never a made-up kill.
+      return [...killed, completed];
     case undefined:
     case 'finished':
       return [completed];

@@ -274,6 +274,9 @@ describe('long timers on the time-skipping server', () => {
           await tasks.kill(taskId, undefined);
           const handle = env.client.workflow.getHandle(taskId);
           await handle.result();
+          // The reader ends 30 idle minutes after the task, on this worker's queue: with no worker
+          // left to run it, its last workflow task would hold the server's clock for good.
+          await env.client.workflow.getHandle(outputReaderId(taskId)).result();
           const { historyLength } = await handle.describe();
           // The test server reports no history size: measure the history as the server sends it.
           const history = await handle.fetchHistory();

@@ -12,7 +12,10 @@ while :; do
   child=$!
   wait "$child"
   status=$?
-  [ "$stopping" -eq 1 ] && exit 0
+  if [ "$stopping" -eq 1 ]; then
+    wait "$child" 2>/dev/null # The signal cut the first wait short: let the worker finish stopping.
+    exit 0
+  fi
   echo "durable-bash: the worker exited ($status); starting it again in 1 s" >&2
   sleep 1
 done

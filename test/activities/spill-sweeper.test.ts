@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpillSweeper, sweepSpillDir } from '../../src/activities/spill-sweeper.js';
+import { currentBootId, processStart } from '../../src/activities/supervisor.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../src/shared/limits.js';
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -51,13 +52,10 @@ describe('the spill sweeper', () => {
       [`${live}.stdout`]: 8 * DAY_MS,
     });
     // A record naming this very process stands for a supervisor that still runs.
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const start = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
     const record = {
       supervisorPid: process.pid,
-      supervisorStart: start,
-      bootId,
+      supervisorStart: processStart(process.pid),
+      bootId: currentBootId(),
       pid: 0,
       pidStart: 0,
       startedAtMs: 0,

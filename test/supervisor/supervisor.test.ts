@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor.js';
 import { waitFor } from '../helpers/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -26,23 +27,9 @@ const bin = path.join(root, 'dist/bin/durable-bash-supervisor');
 /** Blocks until the test creates the file `gate` in the command's cwd. */
 const gateWait = 'while [ ! -e gate ]; do sleep 0.02; done';
 
-interface StateRecord {
-  v: number;
-  supervisorPid: number;
-  supervisorStart: number;
-  bootId: string;
-  pid: number;
-  pidStart: number;
-  startedAtMs: number;
-}
-
-interface ExitRecord {
-  v: number;
-  exitCode?: number;
-  signal?: number;
-  endedAtMs: number;
-  error?: string;
-}
+/** The records as the supervisor writes them: the worker's shapes (src/activities/supervisor.ts) plus a version. */
+type StateRecord = SupervisorRecord & { v: number };
+type ExitRecord = EndRecord & { v: number };
 
 interface Run {
   child: ChildProcess;

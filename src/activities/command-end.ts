@@ -6,7 +6,7 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
-import { HEARTBEAT_INTERVAL_MS, SUPERVISOR_CHECK_INTERVAL_MS } from '../shared/limits.js';
+import { SUPERVISOR_CHECK_INTERVAL_MS } from '../shared/limits.js';
 import { type CommandOutcome, RunFailureType } from '../shared/task.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
@@ -102,8 +102,9 @@ export async function closeReaders(readers: SpillReaders): Promise<void> {
 /**
  * Waits until the command's end is on disk and returns it, or fails as lost when its supervisor is
  * gone without recording one (its group is then killed, so nothing runs unreported). `exited`
- * settles when the supervisor exits, for a supervisor this worker started; otherwise the supervisor
- * is checked by pid and start time. Stops (undefined) when `abandon` aborts.
+ * settles when the supervisor exits, for a supervisor this worker started: the end is read then,
+ * with no polling. A supervisor started by an earlier worker is polled (its end file and its
+ * identity) every SUPERVISOR_CHECK_INTERVAL_MS. Stops (undefined) when `abandon` aborts.
  */
 export async function waitForEnd(
   files: TaskFiles,
@@ -111,31 +112,32 @@ export async function waitForEnd(
   exited: Promise<void> | undefined,
   abandon: AbortSignal,
 ): Promise<EndRecord | undefined> {
-  let supervisorGone = false;
-  let lastCheckMs = Date.now();
-  void exited?.then(() => {
-    supervisorGone = true;
+  const abandoned = new Promise<void>((resolve) => {
+    if (abandon.aborted) resolve();
+    abandon.addEventListener('abort', () => resolve(), { once: true });
   });
-  while (!abandon.aborted) {
+  for (;;) {
     const end = await readEnd(files.exit);
     if (end) return end;
-    if (supervisorGone) {
+    if (abandon.aborted) return undefined;
+    // Gone without an end: one more read (it may have been written just before), then lost.
+    const gone = exited === undefined && !isSameProcess(record, 'supervisor');
+    if (gone) {
+      const last = await readEnd(files.exit);
+      if (last) return last;
       killOrphanedGroup(record);
       throw commandLost(LostReason.supervisorKilled);
     }
-    if (exited === undefined && Date.now() - lastCheckMs >= SUPERVISOR_CHECK_INTERVAL_MS) {
-      lastCheckMs = Date.now();
-      // Gone now: one more read of the end (it may have been written just before), then lost.
-      if (!isSameProcess(record, 'supervisor')) supervisorGone = true;
-      continue;
+    if (exited !== undefined) {
+      await Promise.race([exited, abandoned]);
+      if (abandon.aborted) return undefined;
+      const last = await readEnd(files.exit);
+      if (last) return last;
+      killOrphanedGroup(record);
+      throw commandLost(LostReason.supervisorKilled);
     }
-    // A supervisor this worker started announces its end by exiting; others are polled.
-    await Promise.race([
-      sleep(HEARTBEAT_INTERVAL_MS, undefined, { signal: abandon }).catch(() => undefined),
-      ...(exited ? [exited] : []),
-    ]);
+    await Promise.race([sleep(SUPERVISOR_CHECK_INTERVAL_MS), abandoned]);
   }
-  return undefined;
 }
 
 /** The outcome a recorded end stands for, with each stream's tail read through `readers`. */

@@ -78,7 +78,11 @@ export const DEFAULT_LOST_AFTER_MS = 10 * 60_000;
 /** How often a worker scans its host's supervisors for commands whose task closed while it was away. */
 export const ORPHAN_SCAN_INTERVAL_MS = 60_000;
 
-/** How often an attached command activity checks that its supervisor is alive (the end is checked each tick). */
+/**
+ * How often an activity re-attached to a supervisor an earlier worker started checks for the
+ * command's end and that the supervisor is alive (a supervisor this worker started announces its
+ * end by exiting).
+ */
 export const SUPERVISOR_CHECK_INTERVAL_MS = 1_000;
 
 /** First wait before a command attempt is retried on its host (after a worker died or restarted). */

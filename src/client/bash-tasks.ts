@@ -214,9 +214,12 @@ export class BashTasks {
       description?.raw.pendingActivities?.some((activity) => {
         const name = activity.activityType?.name;
         if (name !== 'runCommand' && name !== 'stopCommand') return false;
-        if (activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) return true;
-        const lastMs = Number(activity.lastHeartbeatTime?.seconds?.toString() ?? Date.now() / 1000) * 1000;
-        return name === 'runCommand' && Date.now() - lastMs > SILENT_WORKER_MS;
+        const silentSince = (time: typeof activity.scheduledTime) =>
+          Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > SILENT_WORKER_MS;
+        // Due this long ago and no worker has taken it (a retry's backoff is not yet due).
+        if (activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED)
+          return silentSince(activity.scheduledTime);
+        return name === 'runCommand' && silentSince(activity.lastHeartbeatTime);
       }) ?? false
     );
   }

@@ -126,11 +126,11 @@ static int sync_dir(char *path) {
   return rc;
 }
 
-/* Writes text to <path>.tmp.<pid> and fsyncs it; readers never see a half-written record. */
-static int write_tmp(const char *tmp, const char *text) {
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+/* Writes text to <path>.tmp.<pid>, fsynced when durable; readers never see a half-written record. */
+static int write_tmp(const char *tmp, const char *text, int durable) {
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return -1;
-  if (write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0) {
+  if (write_all(fd, text, strlen(text)) < 0 || (durable && fsync(fd) < 0)) {
     int e = errno;
     close(fd);
     unlink(tmp);
@@ -141,20 +141,24 @@ static int write_tmp(const char *tmp, const char *text) {
 }
 
 /* exclusive: link() fails with EEXIST when the file exists (the claim); else rename() replaces.
+ * durable: fsync the file and its directory, so the record survives a host crash. Only the end
+ * needs that: the claim and the start name processes that a crash ends anyway (the boot id then
+ * differs), while a command that ended before the crash keeps its exit status.
  * The name buffer is static, not on the stack: every stack page touched stays private to this
  * long-lived process, and a PATH_MAX frame would cost a page or two in each of thousands. */
-static int publish(const char *path, const char *text, int exclusive) {
+static int publish(const char *path, const char *text, int exclusive, int durable) {
   static char tmp[PATH_MAX + 32];
   if (snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof tmp) {
     errno = ENAMETOOLONG;
     return -1;
   }
-  if (write_tmp(tmp, text) < 0) return -1;
+  if (write_tmp(tmp, text, durable) < 0) return -1;
   int rc = exclusive ? link(tmp, path) : rename(tmp, path);
   int e = errno;
   if (exclusive || rc < 0) unlink(tmp);
   errno = e;
-  return rc < 0 ? -1 : sync_dir(tmp); /* tmp sits in path's directory */
+  if (rc < 0) return -1;
+  return durable ? sync_dir(tmp) : 0; /* tmp sits in path's directory */
 }
 
 /* Forwards the worker's kill to the whole group; SIGUSR1 means "kill now", i.e. SIGKILL. */
@@ -245,7 +249,7 @@ static int write_state(const char *state_file, const struct identity *id, int pi
            "{\"v\":1,\"supervisorPid\":%d,\"supervisorStart\":%llu,\"bootId\":\"%s\","
            "\"pid\":%d,\"pidStart\":%llu,\"startedAtMs\":%lld}\n",
            id->pid, id->start, id->boot_id, pid, pid_start, id->started_ms);
-  return publish(state_file, record, exclusive);
+  return publish(state_file, record, exclusive, 0);
 }
 
 /* Forks the command, names it in the state file, then lets it run. Returns its pid; *exec_errno
@@ -323,7 +327,7 @@ static int write_end(const char *exit_file, int status, int exec_errno) {
   int exited = WIFEXITED(status);
   snprintf(record, sizeof record, "{\"v\":1,\"%s\":%d,\"endedAtMs\":%lld%s}\n", exited ? "exitCode" : "signal",
            exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(), error);
-  return publish(exit_file, record, 0);
+  return publish(exit_file, record, 0, 1);
 }
 
 int main(int argc, char **argv) {

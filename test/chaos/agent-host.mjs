@@ -27,6 +27,8 @@ const { createAgentWorker, createBashTools } = await import(pathToFileURL(path.j
 // The SDK logs through the console by default; stdout is the protocol, so its logs go to stderr.
 Runtime.install({
   logger: new DefaultLogger('ERROR', (entry) => process.stderr.write(`[sdk] ${entry.message}\n`)),
+  // Core's own log lines come through that logger too, instead of straight to stdout.
+  telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
 });
 
 // How long one tool call may take here: a call that hangs (the server is down) still answers,

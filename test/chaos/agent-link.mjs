@@ -45,7 +45,13 @@ export class AgentLink {
       proc.child.stdin.on('error', () => undefined); // writes to a killed host fail; its calls count as lost
       let up = false;
       createInterface({ input: proc.child.stdout }).on('line', (line) => {
-        const message = JSON.parse(line);
+        // The SDK's core may log to stdout while the server is away: only JSON lines are answers.
+        let message;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          return;
+        }
         if (message.ready) up = true;
         else this.answer(message);
       });

@@ -234,7 +234,8 @@ describe('DESIGN.md §4 budgets', () => {
           const batch = Array.from({ length: 20 }, () => startBackground(`sleep ${marker}`, using));
           ids.push(...(await Promise.all(batch)));
         }
-        await waitFor(() => running() === CONCURRENT_TASKS, 10 * 60_000);
+        // `ps` over thousands of processes costs a core: look twice a second, not twenty times.
+        await waitFor(() => running() === CONCURRENT_TASKS, 10 * 60_000, 500);
       });
       await sleep(15_000); // Steady state: every task heartbeating.
       const supervisors = supervisorPssBytes(spillDir);
@@ -242,7 +243,7 @@ describe('DESIGN.md §4 budgets', () => {
         for (let i = 0; i < ids.length; i += 50) {
           await Promise.all(ids.slice(i, i + 50).map((id) => env.client.workflow.getHandle(id).cancel()));
         }
-        await waitFor(() => running() === 0, 10 * 60_000);
+        await waitFor(() => running() === 0, 10 * 60_000, 500);
       });
       return { startedMs, killedMs, supervisors };
     });

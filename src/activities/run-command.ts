@@ -51,6 +51,11 @@ export type AttachedTasks = Set<string>;
 export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
   const sweeper = new SpillSweeper(config);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
+    // An attempt on a shared queue that another host's worker took: that host has no records of
+    // this task. Refuse before anything starts; the workflow goes on on the host's own queue.
+    if (spec.hostQueue !== undefined && spec.hostQueue !== config.hostQueue) {
+      throw ApplicationFailure.retryable(`this worker is not the host of task ${spec.taskId}`, 'WrongHost');
+    }
     await ensurePrivateDir(config.spillDir);
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
@@ -65,9 +70,10 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
     if (record === undefined) {
-      // An earlier attempt heartbeated, so it had started the command: its records were lost
+      // An earlier attempt heartbeated (or the workflow knows it started), so the command ran: its records were lost
       // (spill directory wiped or replaced). Starting it again would run it twice.
-      if (info.heartbeatDetails !== undefined) throw commandLost(LostReason.recordsGone);
+      if (info.heartbeatDetails !== undefined || spec.commandStarted)
+        throw commandLost(LostReason.recordsGone);
       ({ exited } = await startSupervised(spec, files));
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);

@@ -93,3 +93,9 @@ export const COMMAND_RETRY_MAX_INTERVAL_MS = 10_000;
 
 /** Time a stop of a command whose worker was down may take: the kill's grace plus its settling. */
 export const STOP_COMMAND_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a command's first attempt waits on the workflow's queue for a worker (it is normally
+ * handed out with the workflow task at once) before the host queue's attempts take over.
+ */
+export const EAGER_ATTEMPT_SCHEDULE_TO_START_MS = 5_000;

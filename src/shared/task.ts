@@ -74,6 +74,8 @@ export interface CommandSpec {
   lostAfterMs?: number;
   /** Without a heartbeat for this long a command's worker counts as gone. @default HEARTBEAT_TIMEOUT_MS */
   heartbeatTimeoutMs?: number;
+  /** An earlier attempt (the eager one) had started the command: never start it again. */
+  commandStarted?: boolean;
 }
 
 /** The host a command runs on, as its worker names it. */

@@ -22,6 +22,7 @@ import type { CommandActivities } from '../activities/index.js';
 import {
   COMMAND_RETRY_INITIAL_INTERVAL_MS,
   COMMAND_RETRY_MAX_INTERVAL_MS,
+  EAGER_ATTEMPT_SCHEDULE_TO_START_MS,
   HEARTBEAT_TIMEOUT_MS,
   KILL_GRACE_MS,
   STOP_COMMAND_TIMEOUT_MS,
@@ -194,7 +195,23 @@ async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: numb
   const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
   const command = new CancellationScope();
   const outcome = command
-    .run(() => runCommand(spec))
+    .run(async () => {
+      // The first attempt on the workflow's own queue, when this workflow's worker is the host:
+      // it is handed to that worker with the workflow task's completion (eager dispatch), a
+      // matching round trip less for every run. Any other worker refuses it (WrongHost) without
+      // starting anything, and a lost worker leaves it to the host queue's attempts, which
+      // re-attach.
+      // (`resolveCommand` names a host queue only when its worker serves the command queue itself.)
+      if (spec.hostQueue !== undefined && patched(EAGER_PATCH)) {
+        try {
+          return await eagerCommand(spec)(spec);
+        } catch (err) {
+          if (!continuesOnHost(err)) throw err;
+          if (commandStarted(err)) return runCommand({ ...spec, commandStarted: true });
+        }
+      }
+      return runCommand(spec);
+    })
     .then(
       (ended) => ({ ok: true as const, ended }),
       (error: unknown) => ({ ok: false as const, error }),
@@ -235,6 +252,42 @@ async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: numb
   } finally {
     timeout.cancel();
   }
+}
+
+const EAGER_PATCH = 'command-first-attempt-eager';
+
+/** The command's first attempt, on the workflow's own queue (eager dispatch); never retried there. */
+function eagerCommand(spec: CommandSpec) {
+  return proxyActivities<CommandActivities>({
+    // A worker that does not take it soon (no eager slot, no worker) leaves it to the host queue.
+    scheduleToStartTimeout: EAGER_ATTEMPT_SCHEDULE_TO_START_MS,
+    startToCloseTimeout: attemptLimit(spec),
+    heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  }).runCommand;
+}
+
+/**
+ * The eager attempt had started the command: it heartbeated, or a restarted worker failed it after
+ * finding its supervisor. The host queue's attempts then never start it again, even if its records
+ * are gone.
+ */
+function commandStarted(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.cause instanceof TimeoutFailure) return err.cause.lastHeartbeatDetails !== undefined;
+  return err.cause instanceof ApplicationFailure && err.cause.type === 'WorkerRestarted';
+}
+
+/**
+ * The eager attempt ended without the command's end, in a way the host queue's attempts can take
+ * over: its worker was lost or restarted, or it was not the host. A kill, or a failure of the
+ * command itself (no such workdir, bash would not start), is final.
+ */
+function continuesOnHost(err: unknown): boolean {
+  if (!(err instanceof ActivityFailure)) return false;
+  if (err.cause instanceof TimeoutFailure) return true;
+  return err.cause instanceof ApplicationFailure && !err.cause.nonRetryable;
 }
 
 /** The runs recorded before per-host queues: one attempt, and a lost worker loses the task. */

@@ -34,7 +34,8 @@ export function noticesById(noticesFile) {
 /** The statuses a task may end with, as the text inside `[status: ...]`. */
 function allowedStatuses(task) {
   const completed = `completed, exit code: ${task.exitCode}`;
-  const killed = ['killed by SIGTERM', 'killed by SIGKILL'];
+  // A kill that came before any worker started the command (all were down) ends it unstarted.
+  const killed = ['killed by SIGTERM', 'killed by SIGKILL', 'failed: killed before the command started'];
   switch (task.kill?.answer) {
     case 'killed':
       return killed;
@@ -67,8 +68,14 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
     defect(LOST, 'started background task <id>', `bash answered ${task.startProblem} (ran ${runs} times)`);
     return { defects, bytesChecked: 0, via: 'none' };
   }
-  if (runs !== 1)
-    defect(runs === 0 ? LOST : DUPLICATED, 'ran exactly once', `ran ${runs} times (marker file)`);
+  const killedUnstarted =
+    task.kill !== undefined && task.finalStatus === 'failed: killed before the command started';
+  if (killedUnstarted ? runs !== 0 : runs !== 1)
+    defect(
+      runs === 0 ? LOST : DUPLICATED,
+      killedUnstarted ? 'never ran (killed before it started)' : 'ran exactly once',
+      `ran ${runs} times (marker file)`,
+    );
 
   const allowed = allowedStatuses(task);
   if (task.finalStatus === undefined) defect(LOST, `[status: ${allowed[0]}]`, 'still running at the end');

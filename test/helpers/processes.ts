@@ -7,11 +7,11 @@ export function processesMatching(pattern: RegExp): string[] {
     .filter((line) => pattern.test(line));
 }
 
-/** Polls `condition` every 50 ms until it holds, or fails after `timeoutMs`. */
-export async function waitFor(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+/** Polls `condition` every `intervalMs` until it holds, or fails after `timeoutMs`. */
+export async function waitFor(condition: () => boolean, timeoutMs = 10_000, intervalMs = 50): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -12,7 +12,10 @@ import { describe, expect, inject, it } from 'vitest';
  * that was read). The `bashOutputReader` runs come from each of its versions: v1 always ended when
  * idle, v2 waited without a timer while its task ran, v3 tells and probes its task. The `host-queue-*`
  * runs come from the version that runs each command on its host's own queue: a completed task, a
- * foreground timeout, and a kill sent while the host's worker was down (the stop activity).
+ * foreground timeout, and a kill sent while the host's worker was down (the stop activity). The
+ * `eager-first-attempt-*` runs come from the version whose first attempt runs on the workflow's own
+ * queue (patch `command-first-attempt-eager`): a completed run, and one whose worker restarted
+ * (the eager attempt failed, the host queue's attempt re-attached) and that was then killed.
  */
 const fixtures = [
   'background-completed',
@@ -29,6 +32,8 @@ const fixtures = [
   'host-queue-completed',
   'host-queue-timed-out',
   'host-queue-killed-while-down',
+  'eager-first-attempt-completed',
+  'eager-first-attempt-reattached-then-killed',
 ] as const;
 
 /**

@@ -17,7 +17,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
@@ -104,7 +104,9 @@ async function withStandInWorker<T>(
           ...spec,
         };
       },
-      async runCommand(): Promise<CommandOutcome> {
+      async runCommand(command: CommandSpec): Promise<CommandOutcome> {
+        // Like a real worker that is not the task's host: refuse, start nothing.
+        if (command.hostQueue !== taskQueue) throw ApplicationFailure.retryable('not the host', 'WrongHost');
         const context = Context.current();
         context.heartbeat();
         started();
@@ -143,6 +145,8 @@ async function resultPastTimeout<T>(
   handle: WorkflowHandle,
   activityType: string,
   timeout: 'scheduleToStartTimeout' | 'scheduleToCloseTimeout',
+  /** Only an activity scheduled on this queue (the host queue, not the eager first attempt's). */
+  taskQueue?: string,
 ): Promise<T> {
   const { EventType } = proto.temporal.api.enums.v1;
   let deadlineMs: number | undefined;
@@ -151,7 +155,9 @@ async function resultPastTimeout<T>(
     const scheduled = events?.find(
       (event) =>
         event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-        event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+        event.activityTaskScheduledEventAttributes?.activityType?.name === activityType &&
+        (taskQueue === undefined ||
+          event.activityTaskScheduledEventAttributes?.taskQueue?.name === taskQueue),
     );
     if (scheduled) {
       deadlineMs =
@@ -203,17 +209,22 @@ describe('long timers on the time-skipping server', () => {
   });
 
   it('ends a task lost once the lost window passes with no worker on its host', async () => {
+    const hostQueue = `nobody-${randomUUID()}`;
     const { value: failure, wallMs } = await withStandInWorker(
-      { hostQueue: `nobody-${randomUUID()}`, hostId: 'gone-host' },
+      // A host that never polls: the stand-in refuses the eager first attempt, as another host's worker would.
+      { hostQueue, hostId: 'gone-host' },
       0,
       (taskQueue) =>
         timed(async () => {
           const tasks = new BashTasks({ client: env.client, taskQueue });
           const taskId = await tasks.start({ command: 'true', description: 'Lost', background: true });
           const handle = env.client.workflow.getHandle(taskId);
-          const error = await resultPastTimeout(handle, 'runCommand', 'scheduleToStartTimeout').catch(
-            (err: unknown) => err,
-          );
+          const error = await resultPastTimeout(
+            handle,
+            'runCommand',
+            'scheduleToStartTimeout',
+            hostQueue,
+          ).catch((err: unknown) => err);
           const description = await handle.describe();
           return { error, status: description.typedSearchAttributes.get(statusSearchAttribute) };
         }),

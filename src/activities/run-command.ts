@@ -56,6 +56,16 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     if (spec.hostQueue !== undefined && spec.hostQueue !== config.hostQueue) {
       throw ApplicationFailure.retryable(`this worker is not the host of task ${spec.taskId}`, 'WrongHost');
     }
+    // Attached from the start, so the orphan scan never takes this attempt for a dead worker's.
+    attached.add(spec.taskId);
+    try {
+      return await runAttempt(spec);
+    } finally {
+      attached.delete(spec.taskId);
+    }
+  };
+
+  async function runAttempt(spec: CommandSpec): Promise<CommandOutcome> {
     await ensurePrivateDir(config.spillDir);
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
@@ -78,16 +88,14 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);
     }
-    attached.add(spec.taskId);
     sweeper.active.add(files.stdout).add(files.stderr);
     try {
       return await attach(spec, files, record, exited);
     } finally {
-      attached.delete(spec.taskId);
       sweeper.active.delete(files.stdout);
       sweeper.active.delete(files.stderr);
     }
-  };
+  }
 
   /**
    * Starts the command under a new supervisor. `exited` is the supervisor's exit, or undefined when

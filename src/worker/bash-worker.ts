@@ -9,7 +9,16 @@ import {
 } from '../activities/index.js';
 import { ensurePrivateDir } from '../activities/spill-files.js';
 import { assertSupervisorBinary } from '../activities/supervisor.js';
-import { HEARTBEAT_INTERVAL_MS, ORPHAN_SCAN_INTERVAL_MS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_TIMEOUT_MS,
+  ORPHAN_SCAN_INTERVAL_MS,
+  STICKY_QUEUE_TIMEOUT_MS,
+} from '../shared/limits.js';
+
+/** How soon the start's scan is repeated when the server did not answer for some task. */
+const STARTUP_SCAN_RETRY_MS = 1_000;
+
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
@@ -50,7 +59,7 @@ export class BashWorker {
   constructor(
     private readonly queueWorker: Worker,
     private readonly hostWorker: Worker,
-    private readonly scan: (failStaleAttempts: boolean) => Promise<void>,
+    private readonly scan: (failStaleAttempts: boolean) => Promise<boolean>,
     /** This host's identity and its own task queue. */
     readonly hostId: string,
     readonly hostQueue: string,
@@ -58,7 +67,7 @@ export class BashWorker {
 
   /** Runs until `shutdown()` (or SIGINT/SIGTERM, through the SDK's runtime), or until either queue's worker fails. */
   async run(): Promise<void> {
-    void this.scan(true).catch(() => undefined);
+    void this.scanAtStart();
     this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
     this.scanTimer.unref();
     try {
@@ -72,6 +81,19 @@ export class BashWorker {
       );
     } finally {
       clearInterval(this.scanTimer);
+    }
+  }
+
+  /**
+   * The start's scan, repeated every STARTUP_SCAN_RETRY_MS while the server does not answer for
+   * some task (it may be down too), for at most HEARTBEAT_TIMEOUT_MS: after that the attempts a
+   * crashed worker left have timed out anyway.
+   */
+  private async scanAtStart(): Promise<void> {
+    const until = Date.now() + HEARTBEAT_TIMEOUT_MS;
+    while (this.getState() !== 'STOPPING' && this.getState() !== 'STOPPED' && Date.now() < until) {
+      if (await this.scan(true).catch(() => false)) return;
+      await new Promise((resolve) => setTimeout(resolve, STARTUP_SCAN_RETRY_MS).unref());
     }
   }
 

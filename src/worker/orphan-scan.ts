@@ -41,7 +41,8 @@ export function taskRunsOf(client: Client): TaskRuns {
  * Looks through this host's supervisors for commands no attempt is attached to. A command whose
  * task's workflow closed while no worker was here (terminated, reset away, ended lost) is ended, so
  * nothing runs unowned. At a worker's start, the attempt a crashed worker left running is failed at
- * once, so its retry re-attaches now instead of after the heartbeat timeout.
+ * once, so its retry re-attaches now instead of after the heartbeat timeout. Resolves false when
+ * some task could not be checked (the server did not answer).
  */
 export async function scanSupervisors(options: {
   spillDir: string;
@@ -52,15 +53,20 @@ export async function scanSupervisors(options: {
   attached: AttachedTasks;
   /** Fail the attempts a previous worker process left behind (only at this worker's start). */
   failStaleAttempts: boolean;
-}): Promise<void> {
+}): Promise<boolean> {
   const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
-  await Promise.all(
+  const checked = await Promise.all(
     names.map(async (name) => {
       const taskId = STATE_FILE.exec(name)?.[1];
-      if (taskId === undefined || options.attached.has(taskId)) return;
-      await checkTask(taskId, options).catch(() => undefined); // One bad file never stops the scan.
+      if (taskId === undefined || options.attached.has(taskId)) return true;
+      // One bad file never stops the scan; an unanswered one asks for another scan soon.
+      return checkTask(taskId, options).then(
+        () => true,
+        () => false,
+      );
     }),
   );
+  return checked.every(Boolean);
 }
 
 async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {
@@ -75,6 +81,7 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   const supervisorAlive = isSameProcess(record, 'supervisor');
   if (!supervisorAlive && !isSameProcess(record, 'command')) return;
   const closed = await options.runs.isClosed(taskId);
+  if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
   if (closed === true) {
     if (!supervisorAlive) {
       killOrphanedGroup(record);

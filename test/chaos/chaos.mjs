@@ -158,6 +158,9 @@ export class ChaosRun {
     const answer = await this.agent.call('bash_kill', { task_id: task.taskId }, this.sessionId);
     task.kill.text = describeAnswer(answer);
     if (answer.text === undefined) task.kill.answer = 'unknown';
+    // The server was down: the one-line error of the contract; the kill may not have applied.
+    else if (answer.isError && answer.text.startsWith('Temporal is unreachable'))
+      task.kill.answer = 'unreachable';
     else if (answer.isError) task.kill.answer = 'error';
     else if (answer.text.startsWith('killed background task')) task.kill.answer = 'killed';
     // A kill while the task's worker is down: it takes effect once a worker on that host is back.

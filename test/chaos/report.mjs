@@ -34,11 +34,16 @@ export function visibilityAcrossRestarts(run) {
     }
   }
   const max = (key) => (samples.length === 0 ? undefined : Math.max(...samples.map((s) => s[key])));
+  const median = (key) => {
+    const sorted = samples.map((s) => s[key]).sort((a, b) => a - b);
+    return sorted.length === 0 ? undefined : sorted[Math.floor((sorted.length - 1) / 2)];
+  };
   return {
     resumed: samples.length,
     notResumed,
     maxGapMs: max('gapMs'),
     maxRestartToOutputMs: max('restartToOutputMs'),
+    medianRestartToOutputMs: median('restartToOutputMs'),
   };
 }
 

@@ -5,7 +5,9 @@ import type { ExecutorOptions } from '../activities/index.js';
 import {
   assertPortsFree,
   type DevServer,
+  type DevServerExit,
   type DevServerOptions,
+  DevServerStartError,
   describeExit,
   ensureTemporalCli,
   resolveDevServerPlace,
@@ -86,8 +88,11 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
       /** Restarts the server each time it exits unexpectedly; stops the worker when that fails. */
       const watch = async (): Promise<void> => {
         const exits: number[] = [];
+        // A restarted server that dies while it starts is one more exit, not a failure to restart.
+        let diedStarting: DevServerExit | undefined;
         for (;;) {
-          const exit = await server.exited;
+          const exit = diedStarting ?? (await server.exited);
+          diedStarting = undefined;
           if (stopping) return;
           const now = Date.now();
           exits.push(now);
@@ -104,7 +109,12 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
             server = await startDevServer(cli, place);
           } catch (err) {
             if (stopping) return;
-            fatal = `could not restart the Temporal dev server: ${err instanceof Error ? err.message : String(err)}`;
+            const message = err instanceof Error ? err.message : String(err);
+            if (err instanceof DevServerStartError && err.exit !== undefined) {
+              diedStarting = err.exit;
+              continue;
+            }
+            fatal = `could not restart the Temporal dev server: ${message}`;
             break;
           }
           if (stopping) return;

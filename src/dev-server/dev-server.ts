@@ -44,6 +44,13 @@ export interface DevServer {
 /** A dev server that could not start; the message is one line, meant for the user. */
 export class DevServerStartError extends Error {
   override name = 'DevServerStartError';
+  constructor(
+    message: string,
+    /** Set when the server process itself exited while it started. */
+    readonly exit?: DevServerExit,
+  ) {
+    super(message);
+  }
 }
 
 /** How long the dev server may take to answer after it starts. */
@@ -148,6 +155,7 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
       const how = describeExit(err.exit);
       throw new DevServerStartError(
         `the Temporal dev server exited during start-up (${how})${lastStderrLine ? `: ${lastStderrLine}` : ''}`,
+        err.exit,
       );
     }
     throw err;

@@ -223,7 +223,13 @@ describe('durable-bash dev', () => {
       const server = serverChild(dev);
       expect(server).toBeDefined();
       process.kill(server as number, 'SIGKILL');
-      if (i < 2) await waitFor(() => dev.stderr().split('exited unexpectedly').length - 1 === i + 1, 30_000);
+      if (i < 2) {
+        await waitFor(() => dev.stderr().split('exited unexpectedly').length - 1 === i + 1, 30_000).catch(
+          (err: Error) => {
+            throw new Error(`${err.message}; dev said: ${dev.stderr()}`);
+          },
+        );
+      }
     }
     expect(await dev.exited).toBe(1);
     const lines = dev.stderr().trimEnd().split('\n');

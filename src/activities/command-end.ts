@@ -38,11 +38,15 @@ export function commandLost(reason: string): ApplicationFailure {
 const START_RECORD_WAIT_MS = 5_000;
 
 /**
- * The claim's record once the command started: a claim without the command's pid is completed
- * within moments by a live supervisor; a dead one never will. Fails as lost when the supervisor is
- * gone without an end (its group killed), or when the record is from another boot of this host.
+ * The claim's record once the command started, with the command's end if it is already recorded.
+ * A claim without the command's pid is completed within moments by a live supervisor; a dead one
+ * never will. Fails as lost when the supervisor is gone without an end (its group killed), or when
+ * the record is from another boot of this host.
  */
-export async function startedRecord(files: TaskFiles, claimed: SupervisorRecord): Promise<SupervisorRecord> {
+export async function startedRecord(
+  files: TaskFiles,
+  claimed: SupervisorRecord,
+): Promise<{ record: SupervisorRecord; end: EndRecord | undefined }> {
   if (claimed.tombstone) throw commandLost(LostReason.killedBeforeStart);
   let record = claimed;
   const waitUntil = Date.now() + START_RECORD_WAIT_MS;
@@ -50,17 +54,23 @@ export async function startedRecord(files: TaskFiles, claimed: SupervisorRecord)
     await new Promise((resolve) => setTimeout(resolve, 20));
     record = (await readRecord(files.state)) ?? record;
   }
-  if (await readEnd(files.exit)) return record;
+  const end = await readEnd(files.exit);
+  if (end) return { record, end };
   if (record.bootId !== currentBootId()) throw commandLost(LostReason.hostRestarted);
-  if (!isSameProcess(record, 'supervisor')) {
-    // It may have recorded the end just before it went.
-    if (await readEnd(files.exit)) return record;
-    killOrphanedGroup(record);
-    throw commandLost(
-      record.pid === 0 ? LostReason.supervisorKilledBeforeStart : LostReason.supervisorKilled,
-    );
-  }
-  return record;
+  if (isSameProcess(record, 'supervisor')) return { record, end: undefined };
+  const reason = record.pid === 0 ? LostReason.supervisorKilledBeforeStart : LostReason.supervisorKilled;
+  return { record, end: await endOrLost(files, record, reason) };
+}
+
+/**
+ * The end of a command whose supervisor is gone: recorded just before it went, or never. Then the
+ * command's group is killed, so nothing runs that no one can report, and the task is lost.
+ */
+async function endOrLost(files: TaskFiles, record: SupervisorRecord, reason: string): Promise<EndRecord> {
+  const end = await readEnd(files.exit);
+  if (end) return end;
+  killOrphanedGroup(record);
+  throw commandLost(reason);
 }
 
 /** Read handles on a task's spill files: they keep working if a file is unlinked. */
@@ -116,26 +126,15 @@ export async function waitForEnd(
     if (abandon.aborted) resolve();
     abandon.addEventListener('abort', () => resolve(), { once: true });
   });
+  if (exited !== undefined) {
+    await Promise.race([exited, abandoned]);
+    return abandon.aborted ? undefined : endOrLost(files, record, LostReason.supervisorKilled);
+  }
   for (;;) {
     const end = await readEnd(files.exit);
     if (end) return end;
     if (abandon.aborted) return undefined;
-    // Gone without an end: one more read (it may have been written just before), then lost.
-    const gone = exited === undefined && !isSameProcess(record, 'supervisor');
-    if (gone) {
-      const last = await readEnd(files.exit);
-      if (last) return last;
-      killOrphanedGroup(record);
-      throw commandLost(LostReason.supervisorKilled);
-    }
-    if (exited !== undefined) {
-      await Promise.race([exited, abandoned]);
-      if (abandon.aborted) return undefined;
-      const last = await readEnd(files.exit);
-      if (last) return last;
-      killOrphanedGroup(record);
-      throw commandLost(LostReason.supervisorKilled);
-    }
+    if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
     await Promise.race([sleep(SUPERVISOR_CHECK_INTERVAL_MS), abandoned]);
   }
 }

@@ -2,8 +2,7 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { KILL_GRACE_MS } from '../shared/limits.js';
-import { type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
+import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
 import {
   closeReaders,
   commandLost,
@@ -19,8 +18,9 @@ import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
 import {
-  readEnd,
+  endGroup,
   readRecord,
+  rememberAttempt,
   type SupervisorRecord,
   signalSupervisor,
   spawnSupervisor,
@@ -54,7 +54,10 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     // An attempt on a shared queue that another host's worker took: that host has no records of
     // this task. Refuse before anything starts; the workflow goes on on the host's own queue.
     if (spec.hostQueue !== undefined && spec.hostQueue !== config.hostQueue) {
-      throw ApplicationFailure.retryable(`this worker is not the host of task ${spec.taskId}`, 'WrongHost');
+      throw ApplicationFailure.retryable(
+        `this worker is not the host of task ${spec.taskId}`,
+        AttemptFailureType.wrongHost,
+      );
     }
     // Attached from the start, so the orphan scan never takes this attempt for a dead worker's.
     attached.add(spec.taskId);
@@ -139,20 +142,15 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     exited: Promise<void> | undefined,
   ): Promise<CommandOutcome> {
     const context = Context.current();
-    const record = await startedRecord(files, claimed);
+    const { record, end: recorded } = await startedRecord(files, claimed);
     const readers = await openReaders(files);
     try {
-      const recorded = await readEnd(files.exit);
       if (recorded) return await outcomeOf(recorded, files, readers, config.outputLimitBytes);
 
-      let killing = false;
-      let graceTimer: NodeJS.Timeout | undefined;
-      let keepGraceTimer = false;
+      let cancelSigkill: (() => void) | undefined;
+      let keepSigkill = false;
       const kill = () => {
-        if (killing) return;
-        killing = true;
-        signalSupervisor(record, 'SIGTERM');
-        graceTimer = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+        cancelSigkill ??= endGroup(record);
       };
       const stopHeartbeats = await startProgressHeartbeats(context, {
         pid: record.pid,
@@ -180,7 +178,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         // the command must end, or a newer attempt took over and owns it.
         if (!details?.workerShutdown && (await runs.isClosed(spec.taskId)) === true) {
           kill();
-          keepGraceTimer = true; // The SIGKILL after the grace must still come.
+          keepSigkill = true; // The SIGKILL after the grace must still come.
         }
         abandon.abort();
         throw err;
@@ -217,33 +215,13 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       } finally {
         abandon.abort();
         stopHeartbeats();
-        if (!keepGraceTimer) clearTimeout(graceTimer);
+        if (!keepSigkill) cancelSigkill?.();
         clearTimeout(deadline);
       }
     } finally {
       await closeReaders(readers);
     }
   }
-}
-
-/** The attempt that is attached to a task's command now, as the task's `.attempt` file holds it. */
-export interface AttemptRecord {
-  /** The worker's namespace and host queue: a scan touches only its own tasks. */
-  namespace: string;
-  hostQueue: string;
-  /** The attempt's activity task token, base64. */
-  taskToken: string;
-}
-
-/**
- * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
- * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
- * timeout.
- */
-async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
-  const tmp = `${files.attempt}.tmp.${process.pid}`;
-  await fs.writeFile(tmp, JSON.stringify(attempt), { mode: 0o600 });
-  await fs.rename(tmp, files.attempt);
 }
 
 /**

@@ -3,7 +3,7 @@ import type { CommandSpec, StopResult } from '../shared/task.js';
 import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { readEnd, readRecord, signalSupervisor, taskFiles, writeTombstone } from './supervisor.js';
+import { endGroup, readRecord, taskFiles, writeTombstone } from './supervisor.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;
@@ -25,15 +25,15 @@ export function createStopCommand(config: ExecutorConfig) {
       claimed = await readRecord(files.state);
     }
     if (claimed === undefined || claimed.tombstone) return { kind: 'never-started' };
-    const record = await startedRecord(files, claimed);
-    let end = await readEnd(files.exit);
+    const started = await startedRecord(files, claimed);
+    const { record } = started;
+    let { end } = started;
     if (end === undefined) {
-      signalSupervisor(record, 'SIGTERM');
-      const grace = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+      const cancelSigkill = endGroup(record);
       try {
         end = await waitForEnd(files, record, undefined, AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS));
       } finally {
-        clearTimeout(grace);
+        cancelSigkill();
       }
       if (end === undefined) throw new Error(`task ${spec.taskId}: its command did not end after SIGKILL`);
     }

@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { KILL_GRACE_MS } from '../shared/limits.js';
 
 /** A task's files on its host, named from its id. */
 export interface TaskFiles {
@@ -88,6 +89,27 @@ async function readJson<T>(file: string): Promise<T | undefined> {
 
 export const readRecord = (file: string) => readJson<SupervisorRecord>(file);
 export const readEnd = (file: string) => readJson<EndRecord>(file);
+export const readAttempt = (file: string) => readJson<AttemptRecord>(file);
+
+/** The attempt that is attached to a task's command now, as the task's `.attempt` file holds it. */
+export interface AttemptRecord {
+  /** The worker's namespace and host queue: a scan touches only its own tasks. */
+  namespace: string;
+  hostQueue: string;
+  /** The attempt's activity task token, base64. */
+  taskToken: string;
+}
+
+/**
+ * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
+ * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
+ * timeout.
+ */
+export async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
+  const tmp = `${files.attempt}.tmp.${process.pid}`;
+  await fs.writeFile(tmp, JSON.stringify(attempt), { mode: 0o600 });
+  await fs.rename(tmp, files.attempt);
+}
 
 let cachedBootId: string | undefined;
 
@@ -131,6 +153,16 @@ export function signalSupervisor(record: SupervisorRecord, signal: 'SIGTERM' | '
   } catch {
     return false;
   }
+}
+
+/**
+ * Ends the command's group through its supervisor: SIGTERM now, SIGKILL (SIGUSR1) after the grace.
+ * Returns what cancels the SIGKILL once the end is known.
+ */
+export function endGroup(record: SupervisorRecord): () => void {
+  signalSupervisor(record, 'SIGTERM');
+  const grace = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+  return () => clearTimeout(grace);
 }
 
 /**

@@ -30,6 +30,17 @@ export const RunFailureType = {
   commandLost: 'CommandLost',
 } as const;
 
+/**
+ * Failure types of one attempt of the command activity, both retried: the workflow goes on with
+ * the host queue's attempts.
+ */
+export const AttemptFailureType = {
+  /** A worker that is not the task's host took the attempt, and started nothing. */
+  wrongHost: 'WrongHost',
+  /** A restarted worker failed the attempt its crashed predecessor left (it found the supervisor). */
+  workerRestarted: 'WorkerRestarted',
+} as const;
+
 /** What the tool asks for; the worker's executor config fills in what is left open. */
 export interface BashTaskInput {
   taskId: TaskId;

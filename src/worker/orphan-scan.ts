@@ -6,17 +6,17 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { AttachedTasks, TaskRuns } from '../activities/index.js';
-import type { AttemptRecord } from '../activities/run-command.js';
 import {
   currentBootId,
+  endGroup,
   isSameProcess,
   killOrphanedGroup,
+  readAttempt,
   readEnd,
   readRecord,
-  signalSupervisor,
   taskFiles,
 } from '../activities/supervisor.js';
-import { KILL_GRACE_MS } from '../shared/limits.js';
+import { AttemptFailureType } from '../shared/task.js';
 
 /** A task's state file as the command activity names it: `<task id>.state`. */
 const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
@@ -73,7 +73,8 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   const files = taskFiles(options.spillDir, taskId);
   // Only tasks of this worker's host queue and namespace: the directory may be shared with workers
   // of other queues or servers, whose tasks this one's server knows nothing of.
-  const attempt = await readAttempt(files.attempt);
+  // An unreadable attempt file names no attempt: the task is left alone, as one without it.
+  const attempt = await readAttempt(files.attempt).catch(() => undefined);
   if (attempt?.namespace !== options.namespace || attempt.hostQueue !== options.hostQueue) return;
   const record = await readRecord(files.state);
   if (record === undefined || record.tombstone || record.bootId !== currentBootId()) return;
@@ -87,27 +88,21 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
       killOrphanedGroup(record);
       return;
     }
-    signalSupervisor(record, 'SIGTERM');
-    setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS).unref();
+    endGroup(record); // Its SIGKILL after the grace must come: nothing waits for this end.
     return;
   }
   if (closed === false && options.failStaleAttempts) {
     await options.client.activity
       .fail(
         Buffer.from(attempt.taskToken, 'base64'),
-        ApplicationFailure.retryable('the worker running this attempt restarted', 'WorkerRestarted'),
+        ApplicationFailure.retryable(
+          'the worker running this attempt restarted',
+          AttemptFailureType.workerRestarted,
+        ),
       )
       .catch((err: unknown) => {
         // That attempt already ended (timed out, or another worker failed it): nothing to do.
         if (!(err instanceof ActivityNotFoundError)) throw err;
       });
-  }
-}
-
-async function readAttempt(file: string): Promise<AttemptRecord | undefined> {
-  try {
-    return JSON.parse(await fs.readFile(file, 'utf8')) as AttemptRecord;
-  } catch {
-    return undefined;
   }
 }

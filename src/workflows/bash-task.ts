@@ -49,7 +49,7 @@ import type {
   StopResult,
   TaskId,
 } from '../shared/task.js';
-import { RunFailureType, TaskStatus } from '../shared/task.js';
+import { AttemptFailureType, RunFailureType, TaskStatus } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
 import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 
@@ -68,14 +68,23 @@ function attemptLimit(spec: CommandSpec) {
     : spec.timeoutMs + KILL_GRACE_MS + HEARTBEAT_TIMEOUT_MS;
 }
 
+/** What every attempt of the command activity has, on whichever queue it runs. */
+function attemptOptions(spec: CommandSpec) {
+  return {
+    startToCloseTimeout: attemptLimit(spec),
+    // How a worker that died mid-command is noticed (a restarted one says so at once).
+    heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
+    // A kill's outcome (the signal, the last output) comes back from the activity.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  };
+}
+
 /** The command activity of runs recorded before per-host queues: one attempt on the shared queue. */
 function sharedQueueCommand(spec: CommandSpec) {
   return proxyActivities<CommandActivities>({
+    ...attemptOptions(spec),
     taskQueue: spec.taskQueue,
-    startToCloseTimeout: attemptLimit(spec),
-    heartbeatTimeout: HEARTBEAT_TIMEOUT_MS,
     retry: { maximumAttempts: 1 },
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).runCommand;
 }
 
@@ -97,14 +106,7 @@ function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs: numbe
     },
   };
   return {
-    runCommand: proxyActivities<CommandActivities>({
-      ...onHost,
-      startToCloseTimeout: attemptLimit(spec),
-      // How a worker that died mid-command is noticed (a restarted one says so at once).
-      heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
-      // A kill's outcome (the signal, the last output) comes back from the activity.
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    }).runCommand,
+    runCommand: proxyActivities<CommandActivities>({ ...onHost, ...attemptOptions(spec) }).runCommand,
     stopCommand: proxyActivities<CommandActivities>({
       ...onHost,
       startToCloseTimeout: STOP_COMMAND_TIMEOUT_MS,
@@ -225,14 +227,9 @@ async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: numb
   CancellationScope.current().cancelRequested.catch(stop);
   try {
     const settled = await outcome;
-    const activityTimedOut = settled.ok && settled.ended.timedOut === true;
-    const timedOutAfterMs = timeout.firedAfterMs() ?? (activityTimedOut ? spec.timeoutMs : undefined);
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.
-    if (settled.ok) {
-      const { timedOut: _, ...ended } = settled.ended;
-      return finish({ ...ended, timedOutAfterMs });
-    }
+    if (settled.ok) return finish(resultOf(spec, settled.ended, timeout.firedAfterMs()));
     if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs);
     let stopped: StopResult;
     try {
@@ -240,10 +237,7 @@ async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: numb
     } catch (stopError) {
       throw endWithoutOutcome(stopError, host, lostAfterMs);
     }
-    if (stopped.kind === 'ended') {
-      const { timedOut: _, ...ended } = stopped.outcome;
-      return finish({ ...ended, timedOutAfterMs });
-    }
+    if (stopped.kind === 'ended') return finish(resultOf(spec, stopped.outcome, timeout.firedAfterMs()));
     const firedAfterMs = timeout.firedAfterMs();
     if (firedAfterMs !== undefined) throw neverStarted(spec, firedAfterMs);
     // Killed before the command started: the run ends cancelled.
@@ -259,12 +253,10 @@ const EAGER_PATCH = 'command-first-attempt-eager';
 /** The command's first attempt, on the workflow's own queue (eager dispatch); never retried there. */
 function eagerCommand(spec: CommandSpec) {
   return proxyActivities<CommandActivities>({
+    ...attemptOptions(spec),
     // A worker that does not take it soon (no eager slot, no worker) leaves it to the host queue.
     scheduleToStartTimeout: EAGER_ATTEMPT_SCHEDULE_TO_START_MS,
-    startToCloseTimeout: attemptLimit(spec),
-    heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
     retry: { maximumAttempts: 1 },
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   }).runCommand;
 }
 
@@ -276,7 +268,7 @@ function eagerCommand(spec: CommandSpec) {
 function commandStarted(err: unknown): boolean {
   if (!(err instanceof ActivityFailure)) return false;
   if (err.cause instanceof TimeoutFailure) return err.cause.lastHeartbeatDetails !== undefined;
-  return err.cause instanceof ApplicationFailure && err.cause.type === 'WorkerRestarted';
+  return err.cause instanceof ApplicationFailure && err.cause.type === AttemptFailureType.workerRestarted;
 }
 
 /**
@@ -296,9 +288,7 @@ async function runOnSharedQueue(spec: CommandSpec): Promise<BashTaskResult> {
   const outcome = command.run(() => sharedQueueCommand(spec)(spec));
   const timeout = startTimeout(spec, () => command.cancel());
   try {
-    const { timedOut, ...ended } = await outcome;
-    // The timer or the activity's own deadline, whichever the workflow heard of first.
-    return finish({ ...ended, timedOutAfterMs: timedOut ? spec.timeoutMs : timeout.firedAfterMs() });
+    return finish(resultOf(spec, await outcome, timeout.firedAfterMs()));
   } catch (err) {
     const firedAfterMs = timeout.firedAfterMs();
     if (firedAfterMs !== undefined && isCancellation(err)) {
@@ -329,6 +319,19 @@ function startTimeout(spec: CommandSpec, onFire: () => void) {
       );
   }
   return { firedAfterMs: () => firedAfterMs, cancel: () => timer.cancel() };
+}
+
+/**
+ * The run's result from a command's outcome: timed out when the workflow's timer fired or the
+ * activity's own copy of the deadline did, whichever the workflow heard of first.
+ */
+function resultOf(
+  spec: CommandSpec,
+  outcome: CommandOutcome,
+  timerFiredAfterMs: number | undefined,
+): BashTaskResult {
+  const { timedOut, ...ended } = outcome;
+  return { ...ended, timedOutAfterMs: timerFiredAfterMs ?? (timedOut ? spec.timeoutMs : undefined) };
 }
 
 function finish(result: BashTaskResult): BashTaskResult {

@@ -30,7 +30,13 @@ import { NoticeOutcome } from '../../src/shared/notice.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { failedState, statusLine } from '../../src/shared/status-line.js';
-import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
+import {
+  AttemptFailureType,
+  type BashTaskInput,
+  type CommandOutcome,
+  type CommandSpec,
+  type StopResult,
+} from '../../src/shared/task.js';
 import { completionNotice } from '../../src/workflows/index.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
@@ -106,7 +112,9 @@ async function withStandInWorker<T>(
       },
       async runCommand(command: CommandSpec): Promise<CommandOutcome> {
         // Like a real worker that is not the task's host: refuse, start nothing.
-        if (command.hostQueue !== taskQueue) throw ApplicationFailure.retryable('not the host', 'WrongHost');
+        if (command.hostQueue !== taskQueue) {
+          throw ApplicationFailure.retryable('not the host', AttemptFailureType.wrongHost);
+        }
         const context = Context.current();
         context.heartbeat();
         started();

@@ -1,34 +1,57 @@
 /*
  * durable-bash-supervisor: the real parent of one command, outliving the worker that started it.
  *
- *   durable-bash-supervisor <state-file> <exit-file> -- <program> [args...]
+ *   durable-bash-supervisor [options] <state-file> <exit-file> -- <program> [args...]
  *
  * It claims <state-file> exclusively, records who it is and who the command is (pids, start
- * times, boot id) before the command may run, forwards kill signals to the command's process
- * group, and writes the command's real wait status to <exit-file>. The worker (or a restarted
- * one) reads both files; docs/SUPERVISOR.md is the protocol.
+ * times, boot id) before the command may run, forwards kill signals to every process the command
+ * started, ends whatever is left once the command ends, and writes the command's real wait status
+ * to <exit-file>. The worker (or a restarted one) reads both files; docs/SUPERVISOR.md is the
+ * protocol.
+ *
+ * Options (containment and limits; docs/SUPERVISOR.md):
+ *   --cgroup DIR        make DIR (a new cgroup) and run the command in it; repeatable, one per
+ *                       hierarchy. Its processes are then found and killed through DIR.
+ *   --pids-max N        pids.max of each cgroup that has one
+ *   --memory-max BYTES  memory.limit_in_bytes (v1) or memory.max (v2) of each cgroup that has one
+ *   --output-max BYTES  relay stdout and stderr through pipes, each stopping at BYTES
+ *   --grace-ms MS       time the command's leftovers get between SIGTERM and SIGKILL
  *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { EXIT_CLAIMED = 100, EXIT_SETUP = 101, REPORT_FD = 3 };
+enum { EXIT_CLAIMED = 100, EXIT_SETUP = 101, REPORT_FD = 3, MAX_CGROUPS = 4 };
 
-static int report_open;                      /* fd 3 was given to us by the worker */
-static volatile sig_atomic_t group;          /* the command's process group, 0 until it exists */
-static volatile sig_atomic_t kill_requested; /* a kill signal arrived while the command ran */
+/* What the worker asked for on the command line. 0 = no limit. */
+static struct {
+  const char *cgroups[MAX_CGROUPS];
+  int n_cgroups;
+  long long pids_max, memory_max, output_max;
+  int grace_ms;
+} opt = {.grace_ms = 2000};
+
+static int report_open;                 /* fd 3 was given to us by the worker */
+static pid_t group;                     /* the command's process group, 0 until it exists */
+static volatile sig_atomic_t got_chld;  /* set by the SIGCHLD handler; the loop reaps */
+static volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop */
+static int kill_requested;              /* a kill signal arrived while the command ran */
 
 /* One line to the worker on fd 3, if it gave us one. A dead reader only yields EPIPE. */
 static void report(const char *fmt, ...) {
@@ -161,16 +184,18 @@ static int publish(const char *path, const char *text, int exclusive, int durabl
   return durable ? sync_dir(tmp) : 0; /* tmp sits in path's directory */
 }
 
-/* Forwards the worker's kill to the whole group; SIGUSR1 means "kill now", i.e. SIGKILL. */
+static void close_from(int first, int cloexec_only);
+
+/* Signals only set flags; the main loop acts on them (it may read files and scan /proc). */
 static void on_signal(int sig) {
-  int saved = errno;
-  kill_requested = 1;
-  if (group > 0) kill(-group, sig == SIGUSR1 ? SIGKILL : sig);
-  errno = saved;
+  if (sig == SIGCHLD) got_chld = 1;
+  else got_sig[sig] = 1;
 }
 
 /* fds 0-3 must be taken before we open pipes, or a pipe end could land on the command's
- * stdout or on the fd 3 the child closes. A closed fd 3 means "no report pipe". */
+ * stdout or on the fd 3 the child closes. A closed fd 3 means "no report pipe". Any other fd we
+ * inherited (a CI runner's pipe, a worker's socket) is closed: we live long, and a pipe we held
+ * open would keep its reader waiting for EOF. */
 static void hold_low_fds(void) {
   for (int fd = 0; fd <= REPORT_FD; fd++) {
     if (fcntl(fd, F_GETFD) >= 0) {
@@ -180,11 +205,273 @@ static void hold_low_fds(void) {
     if (open("/dev/null", O_RDWR) != fd) die("cannot open /dev/null on fd %d", fd);
   }
   fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
+  close_from(REPORT_FD + 1, 0);
 }
 
-/* The command's side of the fork: its own group, default signals, and it waits for the go byte,
- * which the supervisor writes only once the state file names it. EOF = the supervisor died. */
-static _Noreturn void run_command(char **argv, int go_fd, int err_fd) {
+/* Closes (or marks close-on-exec) every fd from `first` up. close_range(2) where the kernel has it;
+ * else each open fd in /proc/self/fd. */
+static void close_from(int first, int cloexec_only) {
+#ifdef SYS_close_range
+  if (syscall(SYS_close_range, (unsigned)first, ~0U, cloexec_only ? 4U /* CLOSE_RANGE_CLOEXEC */ : 0U) == 0)
+    return;
+#endif
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return;
+  int self = dirfd(d);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    int fd = atoi(e->d_name);
+    if (fd < first || fd == self || e->d_name[0] == '.') continue;
+    if (cloexec_only) fcntl(fd, F_SETFD, FD_CLOEXEC);
+    else close(fd);
+  }
+  closedir(d);
+}
+
+/* Writes text to a file that exists (a cgroup control file). */
+static int write_file(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = write_all(fd, text, strlen(text));
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
+}
+
+static int cgroup_file(char *out, size_t size, const char *dir, const char *name) {
+  return snprintf(out, size, "%s/%s", dir, name) < (int)size ? 0 : -1;
+}
+
+static int has_file(const char *dir, const char *name) {
+  static char path[PATH_MAX];
+  return cgroup_file(path, sizeof path, dir, name) == 0 && access(path, F_OK) == 0;
+}
+
+/* Sets a limit in the first of `names` that the cgroup has; fails only if that write fails. */
+static void set_limit(const char *dir, const char *const *names, long long value) {
+  static char path[PATH_MAX];
+  char text[32];
+  snprintf(text, sizeof text, "%lld", value);
+  for (; *names; names++) {
+    if (!has_file(dir, *names)) continue;
+    cgroup_file(path, sizeof path, dir, *names);
+    if (write_file(path, text) < 0) die("cannot set %s to %s: %s", path, text, strerror(errno));
+    return;
+  }
+}
+
+/* Makes each task cgroup and sets its limits. A worker that asked for cgroups probed them at its
+ * start; one that cannot be made now is a setup error, never a command run without it. */
+static void make_cgroups(void) {
+  static const char *const pids[] = {"pids.max", NULL};
+  static const char *const memory[] = {"memory.max", "memory.limit_in_bytes", NULL};
+  static char path[PATH_MAX];
+  for (int i = 0; i < opt.n_cgroups; i++) {
+    const char *dir = opt.cgroups[i];
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("cannot make cgroup %s: %s", dir, strerror(errno));
+    if (opt.pids_max > 0) set_limit(dir, pids, opt.pids_max);
+    if (opt.memory_max > 0) {
+      set_limit(dir, memory, opt.memory_max);
+      /* v1 with swap accounting: the limit holds for memory plus swap too (v2 swap is separate). */
+      char text[32];
+      snprintf(text, sizeof text, "%lld", opt.memory_max);
+      if (cgroup_file(path, sizeof path, dir, "memory.memsw.limit_in_bytes") == 0 && access(path, F_OK) == 0)
+        (void)write_file(path, text);
+    }
+  }
+}
+
+/* Moves the (not yet running) command into every task cgroup; its children inherit them. */
+static int join_cgroups(pid_t child) {
+  static char path[PATH_MAX];
+  char text[16];
+  snprintf(text, sizeof text, "%d", (int)child);
+  for (int i = 0; i < opt.n_cgroups; i++) {
+    if (cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.procs") < 0 || write_file(path, text) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* Calls fn(pid) for each process in the cgroup; returns how many there were. */
+static int each_in_cgroup(const char *dir, int sig) {
+  static char path[PATH_MAX];
+  if (cgroup_file(path, sizeof path, dir, "cgroup.procs") < 0) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[256];
+  int count = 0;
+  long pid = 0;
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    for (ssize_t i = 0; i < n; i++) {
+      if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
+      else if (pid > 0) {
+        count++;
+        if (sig) kill((pid_t)pid, sig);
+        pid = 0;
+      }
+    }
+  }
+  close(fd);
+  if (pid > 0) {
+    count++;
+    if (sig) kill((pid_t)pid, sig);
+  }
+  return count;
+}
+
+/* Our descendants, from /proc (this kernel class lacks /proc/<pid>/task/<tid>/children). Bounded
+ * static tables: touched only while a command ends, and a supervisor exits soon after. */
+enum { MAX_PROCS = 8192 };
+static pid_t proc_pid[MAX_PROCS], proc_parent[MAX_PROCS];
+static char proc_marked[MAX_PROCS];
+
+/* Sends sig to every process below us (the subreaper: orphans of the command are ours too);
+ * returns how many there were. */
+static int signal_descendants(int sig) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  int n = 0;
+  struct dirent *e;
+  char path[64], stat[512];
+  while ((e = readdir(d)) != NULL && n < MAX_PROCS) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", atoi(e->d_name));
+    if (read_small(path, stat, sizeof stat) <= 0) continue;
+    char *p = strrchr(stat, ')'); /* ") S <ppid> ..." */
+    if (!p || strlen(p) < 5 || p[2] == 'Z') continue;
+    proc_pid[n] = (pid_t)atoi(e->d_name);
+    proc_parent[n] = (pid_t)atoi(p + 4);
+    proc_marked[n] = 0;
+    n++;
+  }
+  closedir(d);
+  pid_t self = getpid();
+  int count = 0;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < n; i++) {
+      if (proc_marked[i]) continue;
+      int below = proc_parent[i] == self;
+      for (int j = 0; !below && j < n; j++) below = proc_marked[j] && proc_pid[j] == proc_parent[i];
+      if (!below) continue;
+      proc_marked[i] = changed = 1;
+      count++;
+      if (sig) kill(proc_pid[i], sig);
+    }
+  }
+  return count;
+}
+
+/* Sends sig to everything the command started: its group while the leader lives (its pid cannot
+ * be reused before), every process in its cgroups, and every process below us, which catches
+ * what called setsid or double-forked even without cgroups. SIGKILL also uses cgroup.kill. */
+static void signal_tree(int sig, int leader_alive) {
+  static char path[PATH_MAX];
+  if (leader_alive && group > 0) kill(-group, sig);
+  for (int i = 0; i < opt.n_cgroups; i++) {
+    if (sig == SIGKILL && cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 &&
+        write_file(path, "1") == 0)
+      continue;
+    each_in_cgroup(opt.cgroups[i], sig);
+  }
+  signal_descendants(sig);
+}
+
+/* Whether anything the command started still runs. Reaps what has ended. */
+static int tree_alive(void) {
+  int status;
+  pid_t got;
+  while ((got = waitpid(-1, &status, WNOHANG)) > 0) continue;
+  if (got == 0) return 1; /* children that have not ended */
+  for (int i = 0; i < opt.n_cgroups; i++)
+    if (each_in_cgroup(opt.cgroups[i], 0) > 0) return 1;
+  return 0;
+}
+
+/* A number after `key ` in a cgroup stats file ("oom_kill 1", "max 12"), or 0. */
+static long long cgroup_stat(const char *dir, const char *file, const char *key) {
+  static char path[PATH_MAX];
+  char text[1024];
+  if (cgroup_file(path, sizeof path, dir, file) < 0 || read_small(path, text, sizeof text) <= 0) return 0;
+  size_t len = strlen(key);
+  for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+    if (strncmp(line, key, len) == 0 && line[len] == ' ') return atoll(line + len + 1);
+  }
+  return 0;
+}
+
+/* What the limits did, for the end record. */
+static long long oom_kills, pids_max_hits;
+
+static void remove_cgroups(void) {
+  for (int i = 0; i < opt.n_cgroups; i++) {
+    const char *dir = opt.cgroups[i];
+    oom_kills += cgroup_stat(dir, "memory.events", "oom_kill") + cgroup_stat(dir, "memory.oom_control", "oom_kill");
+    pids_max_hits += cgroup_stat(dir, "pids.events", "max");
+    /* An exiting process can hold the cgroup a moment after it left cgroup.procs. */
+    for (int tries = 0; rmdir(dir) < 0 && errno == EBUSY && tries < 100; tries++) usleep(10000);
+  }
+}
+
+/* One output stream relayed from the command's pipe to its spill file, up to opt.output_max. */
+struct relay {
+  const char *name;
+  int from; /* the pipe's read end; -1 once closed */
+  int to;   /* the spill file (our fd 1 or 2) */
+  long long written;
+  int capped; /* the cap was reached and the pipe closed: the command's later writes fail */
+  int copy;   /* splice(2) is refused for this file: copy through a buffer */
+};
+
+static void close_relay(struct relay *r) {
+  if (r->from >= 0) close(r->from);
+  r->from = -1;
+}
+
+/* Moves what the pipe holds now into the file; closes the pipe at EOF or at the cap. */
+static void pump(struct relay *r) {
+  while (r->from >= 0) {
+    long long room = opt.output_max - r->written;
+    if (room <= 0) {
+      /* At the cap: a byte more means the command wrote past it; EOF means it ended exactly. */
+      char more;
+      ssize_t n = read(r->from, &more, 1);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+      r->capped = n > 0;
+      close_relay(r);
+      return;
+    }
+    size_t want = room < 65536 ? (size_t)room : 65536;
+    ssize_t n;
+    if (!r->copy) {
+      n = splice(r->from, NULL, r->to, NULL, want, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+      if (n < 0 && errno == EINVAL) {
+        r->copy = 1;
+        continue;
+      }
+    } else {
+      char buf[4096];
+      n = read(r->from, buf, want < sizeof buf ? want : sizeof buf);
+      if (n > 0 && write_all(r->to, buf, (size_t)n) < 0) n = -1;
+    }
+    if (n > 0) {
+      r->written += n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    close_relay(r); /* EOF, or the spill file cannot take more (a full disk): stop reading */
+    return;
+  }
+}
+
+/* The command's side of the fork: its own group, default signals, only fds 0-2, and it waits for
+ * the go byte, which the supervisor writes only once the state file names it (and the command is
+ * in its cgroups). EOF = the supervisor died. */
+static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd) {
   setpgid(0, 0);
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   for (int sig = 1; sig < NSIG; sig++)
@@ -192,7 +479,9 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+  if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)) _exit(125);
   close(REPORT_FD);
+  close_from(REPORT_FD, 1); /* the go and exec-error pipes stay open until exec */
   char go;
   ssize_t n;
   do n = read(go_fd, &go, 1);
@@ -215,20 +504,21 @@ struct identity {
 static const int kill_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 #define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
 
-/* Kill signals stay blocked (pending) until the command's group exists, then are forwarded. */
-static void block_kills(sigset_t *kills) {
-  sigemptyset(kills);
-  for (size_t i = 0; i < N_KILL_SIGS; i++) sigaddset(kills, kill_sigs[i]);
-  sigprocmask(SIG_BLOCK, kills, NULL);
-  signal(SIGPIPE, SIG_IGN);  /* a dead worker on fd 3 is only EPIPE */
-  signal(SIGCHLD, SIG_DFL);  /* an inherited SIG_IGN would auto-reap the command: no status */
-}
-
-static void forward_kills(const sigset_t *kills) {
-  struct sigaction forward = {.sa_handler = on_signal, .sa_flags = SA_RESTART};
-  sigfillset(&forward.sa_mask); /* one handler at a time */
-  for (size_t i = 0; i < N_KILL_SIGS; i++) sigaction(kill_sigs[i], &forward, NULL);
-  sigprocmask(SIG_UNBLOCK, kills, NULL);
+/* Kill signals and SIGCHLD stay blocked except while the loop waits in ppoll, so each one is
+ * acted on in the loop, never lost between a check and the wait. */
+static void block_signals(sigset_t *waiting_mask) {
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (size_t i = 0; i < N_KILL_SIGS; i++) sigaddset(&blocked, kill_sigs[i]);
+  sigaddset(&blocked, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &blocked, waiting_mask);
+  for (size_t i = 0; i < N_KILL_SIGS; i++) sigdelset(waiting_mask, kill_sigs[i]);
+  sigdelset(waiting_mask, SIGCHLD);
+  signal(SIGPIPE, SIG_IGN); /* a dead worker on fd 3 is only EPIPE */
+  struct sigaction flag = {.sa_handler = on_signal};
+  sigfillset(&flag.sa_mask);
+  for (size_t i = 0; i < N_KILL_SIGS; i++) sigaction(kill_sigs[i], &flag, NULL);
+  sigaction(SIGCHLD, &flag, NULL); /* never an inherited SIG_IGN, which would discard the status */
 }
 
 static void read_identity(struct identity *id) {
@@ -242,47 +532,79 @@ static void read_identity(struct identity *id) {
   id->started_ms = now_ms();
 }
 
+/* The task's cgroups as a JSON field, so whoever finds the task later (a worker whose supervisor
+ * was killed) can end what is in them. Static: built once, before the claim. */
+static char cgroups_json[MAX_CGROUPS * (PATH_MAX + 8) + 16];
+
+static void build_cgroups_json(void) {
+  static char escaped[2 * PATH_MAX];
+  if (opt.n_cgroups == 0) return;
+  size_t len = (size_t)snprintf(cgroups_json, sizeof cgroups_json, ",\"cgroups\":[");
+  for (int i = 0; i < opt.n_cgroups; i++) {
+    json_escape(opt.cgroups[i], escaped, sizeof escaped);
+    len += (size_t)snprintf(cgroups_json + len, sizeof cgroups_json - len, "%s\"%s\"", i ? "," : "", escaped);
+  }
+  snprintf(cgroups_json + len, sizeof cgroups_json - len, "]");
+}
+
 static int write_state(const char *state_file, const struct identity *id, int pid,
                        unsigned long long pid_start, int exclusive) {
-  char record[512];
+  static char record[sizeof cgroups_json + 512];
   snprintf(record, sizeof record,
            "{\"v\":1,\"supervisorPid\":%d,\"supervisorStart\":%llu,\"bootId\":\"%s\","
-           "\"pid\":%d,\"pidStart\":%llu,\"startedAtMs\":%lld}\n",
-           id->pid, id->start, id->boot_id, pid, pid_start, id->started_ms);
+           "\"pid\":%d,\"pidStart\":%llu,\"startedAtMs\":%lld%s}\n",
+           id->pid, id->start, id->boot_id, pid, pid_start, id->started_ms, cgroups_json);
   return publish(state_file, record, exclusive, 0);
 }
 
-/* Forks the command, names it in the state file, then lets it run. Returns its pid; *exec_errno
- * is execvp's errno when the program could not be started (the child then exits 127). */
+/* Forks the command, puts it in its cgroups, names it in the state file, then lets it run.
+ * Returns its pid; *exec_errno is execvp's errno when the program could not be started (the child
+ * then exits 127). With relays, the command's stdout and stderr are their pipes. */
 static pid_t start_command(char **argv, const char *state_file, const struct identity *id,
-                           int *exec_errno) {
-  int go[2], exec_err[2];
+                           struct relay relays[2], int *exec_errno) {
+  int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1};
   if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
+  if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
+    die("pipe: %s", strerror(errno));
   pid_t child = fork();
   if (child < 0) die("fork: %s", strerror(errno));
   if (child == 0) {
     close(go[1]);
     close(exec_err[0]);
-    run_command(argv, go[0], exec_err[1]);
+    run_command(argv, go[0], exec_err[1], out[1], err[1]);
   }
   close(go[0]);
   close(exec_err[1]);
+  if (opt.output_max > 0) {
+    close(out[1]);
+    close(err[1]);
+    relays[0].from = out[0];
+    relays[1].from = err[0];
+    for (int i = 0; i < 2; i++) {
+      fcntl(relays[i].from, F_SETFL, O_NONBLOCK);
+      /* splice(2) refuses O_APPEND files; we are the spill file's only writer, from offset 0. */
+      fcntl(relays[i].to, F_SETFL, fcntl(relays[i].to, F_GETFL) & ~O_APPEND);
+    }
+  }
   /* Both sides call setpgid, so the group exists whichever runs first. */
   if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
   group = child;
 
-  /* Never a run the state file does not name: on failure the go pipe closes unwritten and the
-   * child exits 125 without running anything. */
+  /* Never a run the state file does not name, nor one outside its cgroups: on failure the go
+   * pipe closes unwritten and the child exits 125 without running anything. */
   char pid_text[16];
   unsigned long long child_start;
   snprintf(pid_text, sizeof pid_text, "%d", (int)child);
-  int recorded = start_time(pid_text, &child_start) == 0 &&
-                 write_state(state_file, id, (int)child, child_start, 0) == 0;
-  if (!recorded || write_all(go[1], "g", 1) < 0) {
+  const char *failed = NULL;
+  if (join_cgroups(child) < 0) failed = "cannot move the command into its cgroup";
+  else if (start_time(pid_text, &child_start) < 0 || write_state(state_file, id, (int)child, child_start, 0) < 0)
+    failed = "cannot record the command";
+  else if (write_all(go[1], "g", 1) < 0) failed = "cannot start the command";
+  if (failed) {
     int e = errno;
     close(go[1]);
     while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
-    die("cannot record the command in %s: %s", state_file, strerror(e));
+    die("%s (%s): %s", failed, state_file, strerror(e));
   }
   close(go[1]);
 
@@ -296,9 +618,10 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   return child;
 }
 
-/* The command keeps its own copies of fds 0-2; ours must not hold the spill files open. */
-static void release_stdio(void) {
+/* The command holds its own stdio; ours must not keep the spill files open, unless we relay. */
+static void release_stdio(int keep_output) {
   for (int fd = 0; fd <= 2; fd++) {
+    if (keep_output && fd > 0) continue;
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0 && null != fd) {
       dup2(null, fd);
@@ -307,42 +630,121 @@ static void release_stdio(void) {
   }
 }
 
-/* Reaps everything; orphans that reparented to us are dropped. Returns the leader's status. */
-static int wait_leader(pid_t leader) {
-  int status;
+/* Follows the command to its end: acts on kills, relays output, and once the leader has ended,
+ * ends whatever it left (SIGTERM, SIGKILL after the grace) and drains the pipes. Returns the
+ * leader's wait status. */
+static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_mask) {
+  int status = 0, leader_done = 0;
+  long long kill_at = 0;
   for (;;) {
-    pid_t got = waitpid(-1, &status, 0);
-    if (got == leader) return status;
-    if (got < 0 && errno != EINTR) exit(EXIT_SETUP); /* ECHILD: impossible before the leader */
+    for (size_t i = 0; i < N_KILL_SIGS; i++) {
+      int sig = kill_sigs[i];
+      if (!got_sig[sig]) continue;
+      got_sig[sig] = 0;
+      kill_requested = 1;
+      signal_tree(sig == SIGUSR1 ? SIGKILL : sig, !leader_done);
+    }
+    if (!leader_done) {
+      got_chld = 0;
+      int st;
+      pid_t got;
+      while ((got = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (got != leader) continue; /* an orphan that reparented to us */
+        status = st;
+        leader_done = 1;
+        /* What the command left behind ends with it: SIGTERM now, SIGKILL after the grace. */
+        signal_tree(SIGTERM, 0);
+        kill_at = now_ms() + opt.grace_ms;
+        break;
+      }
+    }
+    int alive = leader_done ? tree_alive() : 1;
+    if (leader_done && alive && (kill_requested || now_ms() >= kill_at)) signal_tree(SIGKILL, 0);
+    if (leader_done && !alive) {
+      /* Nothing runs that could still write: take what the pipes hold and stop. */
+      for (int i = 0; i < 2; i++) {
+        pump(&relays[i]);
+        close_relay(&relays[i]);
+      }
+      return status;
+    }
+    struct pollfd fds[2];
+    int nfds = 0;
+    for (int i = 0; i < 2; i++) {
+      if (relays[i].from >= 0) fds[nfds++] = (struct pollfd){.fd = relays[i].from, .events = POLLIN};
+    }
+    struct timespec tick = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
+    ppoll(fds, (nfds_t)nfds, leader_done ? &tick : NULL, waiting_mask);
+    for (int i = 0; i < 2; i++) pump(&relays[i]);
   }
 }
 
 /* Written only from a real wait status: no status, no exit file. */
-static int write_end(const char *exit_file, int status, int exec_errno) {
-  char record[512], error[300] = "", escaped[256];
+static int write_end(const char *exit_file, int status, int exec_errno, const struct relay relays[2]) {
+  char record[768], extra[512] = "", escaped[256];
+  size_t len = 0;
   if (exec_errno) {
     json_escape(strerror(exec_errno), escaped, sizeof escaped);
-    snprintf(error, sizeof error, ",\"error\":\"%s\"", escaped);
+    len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"error\":\"%s\"", escaped);
   }
+  if (relays[0].capped || relays[1].capped) {
+    len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"outputCapped\":[%s%s%s],\"outputMax\":%lld",
+                            relays[0].capped ? "\"stdout\"" : "",
+                            relays[0].capped && relays[1].capped ? "," : "",
+                            relays[1].capped ? "\"stderr\"" : "", opt.output_max);
+  }
+  if (oom_kills > 0)
+    len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"oomKills\":%lld,\"memoryMax\":%lld", oom_kills,
+                            opt.memory_max);
+  if (pids_max_hits > 0)
+    len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"pidsMaxHits\":%lld,\"pidsMax\":%lld",
+                            pids_max_hits, opt.pids_max);
   int exited = WIFEXITED(status);
   snprintf(record, sizeof record, "{\"v\":1,\"%s\":%d,\"endedAtMs\":%lld%s}\n", exited ? "exitCode" : "signal",
-           exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(), error);
+           exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(), extra);
   return publish(exit_file, record, 0, 1);
+}
+
+static long long number_arg(const char *name, const char *value) {
+  char *end;
+  errno = 0;
+  long long n = value ? strtoll(value, &end, 10) : -1;
+  if (!value || errno || *end || n < 0) die("%s needs a non-negative number, got %s", name, value ? value : "nothing");
+  return n;
+}
+
+/* Options come before <state-file>; returns the index of <state-file>. */
+static int parse_options(int argc, char **argv) {
+  int i = 1;
+  for (; i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2] != '\0'; i += 2) {
+    const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(name, "--cgroup") == 0) {
+      if (!value || opt.n_cgroups == MAX_CGROUPS) die("--cgroup needs a directory (at most %d)", MAX_CGROUPS);
+      opt.cgroups[opt.n_cgroups++] = value;
+    } else if (strcmp(name, "--pids-max") == 0) opt.pids_max = number_arg(name, value);
+    else if (strcmp(name, "--memory-max") == 0) opt.memory_max = number_arg(name, value);
+    else if (strcmp(name, "--output-max") == 0) opt.output_max = number_arg(name, value);
+    else if (strcmp(name, "--grace-ms") == 0) opt.grace_ms = (int)number_arg(name, value);
+    else die("unknown option %s", name);
+  }
+  return i;
 }
 
 int main(int argc, char **argv) {
   hold_low_fds();
-  if (argc < 5 || strcmp(argv[3], "--") != 0)
-    die("usage: durable-bash-supervisor <state-file> <exit-file> -- <program> [args...]");
-  const char *state_file = argv[1], *exit_file = argv[2];
+  int first = parse_options(argc, argv);
+  if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)
+    die("usage: durable-bash-supervisor [options] <state-file> <exit-file> -- <program> [args...]");
+  const char *state_file = argv[first], *exit_file = argv[first + 1];
 
-  sigset_t kills;
-  block_kills(&kills);
+  sigset_t waiting_mask;
+  block_signals(&waiting_mask);
   if (setsid() < 0 && errno != EPERM) die("setsid: %s", strerror(errno));
-  /* Orphans of the command reparent to us rather than to init, so we reap them. */
+  /* Orphans of the command reparent to us rather than to init, so we reap (and can end) them. */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
   struct identity id;
   read_identity(&id);
+  build_cgroups_json();
 
   /* The claim: from here on the state file exists; a second supervisor (or a tombstone left by a
    * worker that gave up on this task) makes us run nothing. */
@@ -351,17 +753,17 @@ int main(int argc, char **argv) {
     report("claimed\n");
     return EXIT_CLAIMED;
   }
+  make_cgroups();
 
+  struct relay relays[2] = {{.name = "stdout", .from = -1, .to = 1}, {.name = "stderr", .from = -1, .to = 2}};
   int exec_errno;
-  pid_t child = start_command(argv + 4, state_file, &id, &exec_errno);
+  pid_t child = start_command(argv + first + 3, state_file, &id, relays, &exec_errno);
   if (exec_errno) report("started %d exec-error %s\n", (int)child, strerror(exec_errno));
   else report("started %d\n", (int)child);
   close(REPORT_FD);
-  release_stdio();
-  forward_kills(&kills);
+  release_stdio(opt.output_max > 0);
 
-  int written = write_end(exit_file, wait_leader(child), exec_errno) == 0;
-  /* A kill ends the whole group, even members that outlived the leader. */
-  if (kill_requested) kill(-child, SIGKILL);
-  return written ? 0 : EXIT_SETUP;
+  int status = follow(child, relays, &waiting_mask);
+  remove_cgroups();
+  return write_end(exit_file, status, exec_errno, relays) == 0 ? 0 : EXIT_SETUP;
 }

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS } from '../shared/limits.js';
-import { type CommandOutcome, RunFailureType } from '../shared/task.js';
+import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
   currentBootId,
@@ -156,5 +156,16 @@ export async function outcomeOf(
     stdout,
     stderr,
     host: os.hostname(),
+    ...limitsOf(end),
   };
+}
+
+/** The limits the end record says the command ran into. */
+function limitsOf(end: EndRecord): { limits?: LimitsReached } {
+  const limits: LimitsReached = {};
+  if (end.outputCapped?.length && end.outputMax)
+    limits.output = { streams: end.outputCapped, bytes: end.outputMax };
+  if (end.oomKills && end.memoryMax) limits.memory = { bytes: end.memoryMax, kills: end.oomKills };
+  if (end.pidsMaxHits && end.pidsMax) limits.processes = { limit: end.pidsMax };
+  return Object.keys(limits).length > 0 ? { limits } : {};
 }

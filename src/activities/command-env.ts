@@ -1,10 +1,23 @@
-/** The child's environment: the worker's, less Temporal credentials and configured secrets. */
+/**
+ * The child's environment: the worker's, less Temporal credentials and configured secrets; or, with
+ * an allowlist, only the listed variables (a name, or a prefix ending in `*`), still never those.
+ */
 export function commandEnv(
   secretEnv: readonly string[],
+  allowlist?: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): NodeJS.ProcessEnv {
   const secrets = new Set(secretEnv);
+  const allowed = allowlist === undefined ? () => true : allowedBy(allowlist);
   return Object.fromEntries(
-    Object.entries(env).filter(([name]) => !name.startsWith('TEMPORAL_') && !secrets.has(name)),
+    Object.entries(env).filter(
+      ([name]) => !name.startsWith('TEMPORAL_') && !secrets.has(name) && allowed(name),
+    ),
   );
+}
+
+function allowedBy(allowlist: readonly string[]): (name: string) => boolean {
+  const names = new Set(allowlist.filter((entry) => !entry.endsWith('*')));
+  const prefixes = allowlist.filter((entry) => entry.endsWith('*')).map((entry) => entry.slice(0, -1));
+  return (name) => names.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
 }

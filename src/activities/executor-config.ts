@@ -2,12 +2,16 @@ import os from 'node:os';
 import path from 'node:path';
 import {
   DEFAULT_LOST_AFTER_MS,
+  DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
+  DEFAULT_MAX_PROCESSES,
+  DEFAULT_SPILL_QUOTA_BYTES,
   DEFAULT_MAX_TIMEOUT_MS,
   DEFAULT_OUTPUT_LIMIT_BYTES,
   DEFAULT_SPILL_RETENTION_MS,
   DEFAULT_TIMEOUT_MS,
 } from '../shared/limits.js';
 import { hostTaskQueue } from '../shared/task-queues.js';
+import { type Containment, detectContainment } from './containment.js';
 import { defaultHostId } from './host-identity.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
@@ -67,6 +71,41 @@ export interface ExecutorOptions {
    * @default DEFAULT_LOST_AFTER_MS (10 minutes)
    */
   lostAfterMs?: number;
+  /**
+   * Bytes of each of a task's stdout and stderr kept in its spill file; past it the command's
+   * writes to that stream fail (a flood like `yes` then ends by SIGPIPE) and the result says so.
+   * @default DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM (1 GiB)
+   */
+  maxOutputBytesPerStream?: number;
+  /**
+   * Processes and threads one task may have at once (a fork bomb stops there). Needs a cgroup.
+   * @default DEFAULT_MAX_PROCESSES (4096)
+   */
+  maxProcesses?: number;
+  /**
+   * Memory one task may use; past it the kernel kills a process of the task. Needs a cgroup.
+   * @default half of the host's memory
+   */
+  maxMemoryBytes?: number;
+  /**
+   * How a task's processes are kept together: `auto` takes a cgroup per task where the host lets
+   * the worker make one, else the supervisor's process tree; `process-tree` never uses cgroups.
+   * @default 'auto'
+   */
+  containment?: 'auto' | 'process-tree';
+  /**
+   * Bytes of spill files kept on this host; past it the files of the tasks that ended longest ago
+   * are removed first (never a running task's).
+   * @default DEFAULT_SPILL_QUOTA_BYTES (20 GiB)
+   */
+  spillQuotaBytes?: number;
+  /**
+   * When set, commands get only these variables of the worker's environment (a name, or a prefix
+   * ending in `*`, like `LC_*`), instead of all but `TEMPORAL_*` and `secretEnv`. Those two are
+   * withheld in either mode.
+   * @default unset: the worker's environment less TEMPORAL_* and secretEnv
+   */
+  envAllowlist?: string[];
 }
 
 export interface ExecutorConfig {
@@ -84,6 +123,10 @@ export interface ExecutorConfig {
   /** This worker's own queue on its host (see `hostTaskQueue`). */
   hostQueue: string;
   lostAfterMs: number;
+  /** How tasks are contained here, and the limits in force (what the host can enforce). */
+  containment: Containment;
+  spillQuotaBytes: number;
+  envAllowlist: readonly string[] | undefined;
 }
 
 export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
@@ -114,7 +157,26 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     hostId,
     hostQueue: hostTaskQueue(taskQueue, hostId),
     lostAfterMs: positive('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
+    containment: detectContainment(
+      {
+        outputBytesPerStream: positive(
+          'maxOutputBytesPerStream',
+          options.maxOutputBytesPerStream ?? DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
+        ),
+        processes: positive('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
+        memoryBytes: positive('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
+      },
+      options.containment === 'process-tree',
+    ),
+    spillQuotaBytes: positive('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
+    envAllowlist: options.envAllowlist,
   };
+}
+
+/** Half the host's memory, in whole MiB: one task can never take the worker's and the others'. */
+function defaultMaxMemoryBytes(): number {
+  const mib = 1024 * 1024;
+  return Math.floor(os.totalmem() / 2 / mib) * mib;
 }
 
 function positive(name: string, value: number): number {

@@ -13,6 +13,7 @@ import {
   waitForEnd,
 } from './command-end.js';
 import { commandEnv } from './command-env.js';
+import { taskCgroups } from './containment.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { ensurePrivateDir } from './spill-files.js';
@@ -117,7 +118,9 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         files,
         command: spec.command,
         cwd: spec.workdir,
-        env: commandEnv(config.secretEnv),
+        env: commandEnv(config.secretEnv, config.envAllowlist),
+        cgroups: taskCgroups(config.containment, spec.taskId),
+        limits: config.containment.limits,
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
       });

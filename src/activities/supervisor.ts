@@ -5,12 +5,13 @@
  * its exact end in files beside the spill files, which are the truth a restarted worker goes by.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import type { TaskLimits } from './containment.js';
 
 /** A task's files on its host, named from its id. */
 export interface TaskFiles {
@@ -47,6 +48,8 @@ export interface SupervisorRecord {
   startedAtMs: number;
   /** Written by a kill that found no claim: no supervisor may start this task any more. */
   tombstone?: boolean;
+  /** The task's cgroups, when it has any: whatever is left in them ends with the task. */
+  cgroups?: string[];
 }
 
 /** How the command ended, as its supervisor saw it in waitpid. */
@@ -57,6 +60,15 @@ export interface EndRecord {
   endedAtMs: number;
   /** Set when bash itself could not be executed (the exit code is then 127). */
   error?: string;
+  /** Streams whose spill file stopped at `outputMax` bytes (the command's later writes failed). */
+  outputCapped?: Array<'stdout' | 'stderr'>;
+  outputMax?: number;
+  /** Processes of the task the kernel killed at its `memoryMax` limit. */
+  oomKills?: number;
+  memoryMax?: number;
+  /** Forks refused at the task's `pidsMax` limit. */
+  pidsMaxHits?: number;
+  pidsMax?: number;
 }
 
 /** The supervisor binary: `DURABLE_BASH_SUPERVISOR`, else the one `npm run build` compiles. */
@@ -170,11 +182,39 @@ export function endGroup(record: SupervisorRecord): () => void {
  * report: SIGKILL to the group, only while its leader is still the recorded process.
  */
 export function killOrphanedGroup(record: SupervisorRecord): void {
+  // The task's cgroups hold whatever is left, even what left the group (they are the task's own,
+  // so they hold no other task's processes).
+  for (const dir of record.cgroups ?? []) killCgroup(dir);
   if (!isSameProcess(record, 'command')) return;
   try {
     process.kill(-record.pid, 'SIGKILL');
   } catch {
     // Already gone.
+  }
+}
+
+/** SIGKILLs every process in a cgroup (cgroup.kill, else each pid listed), then removes it. */
+function killCgroup(dir: string): void {
+  try {
+    writeFileSync(path.join(dir, 'cgroup.kill'), '1');
+  } catch {
+    try {
+      for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    } catch {
+      return; // No such cgroup: nothing to end.
+    }
+  }
+  // Removed once empty; a later scan tries again if processes were still exiting.
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Still busy.
   }
 }
 
@@ -199,6 +239,9 @@ export async function writeTombstone(stateFile: string): Promise<boolean> {
 
 export interface SupervisorSpawn {
   files: TaskFiles;
+  /** The task's cgroups, to be made by the supervisor (none: the process tree contains it). */
+  cgroups: readonly string[];
+  limits: TaskLimits;
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -220,7 +263,17 @@ export type SpawnReport =
  */
 export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> {
   const { files } = options;
-  const child = spawn(supervisorPath(), [files.state, files.exit, '--', 'bash', '-c', options.command], {
+  const { limits } = options;
+  const flags = [
+    ...options.cgroups.flatMap((dir) => ['--cgroup', dir]),
+    ...(limits.processes > 0 ? ['--pids-max', String(limits.processes)] : []),
+    ...(limits.memoryBytes > 0 ? ['--memory-max', String(limits.memoryBytes)] : []),
+    ...(limits.outputBytesPerStream > 0 ? ['--output-max', String(limits.outputBytesPerStream)] : []),
+    '--grace-ms',
+    String(KILL_GRACE_MS),
+  ];
+  const args = [...flags, files.state, files.exit, '--', 'bash', '-c', options.command];
+  const child = spawn(supervisorPath(), args, {
     cwd: options.cwd,
     env: options.env,
     detached: true,

@@ -18,7 +18,7 @@ import {
   START_OF_OUTPUT,
 } from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
-import type { StreamTail } from '../shared/task.js';
+import type { LimitsReached, StreamTail } from '../shared/task.js';
 import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
 import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
@@ -51,6 +51,8 @@ export interface OutputRead {
   host: string | undefined;
   /** No worker took the claim in time: the read position did not move, so this output comes again. */
   unclaimed: boolean;
+  /** The limits a finished task ran into (said with its final status). */
+  limits?: LimitsReached;
 }
 
 export interface ReaderOptions {
@@ -86,6 +88,7 @@ export async function readNewOutput(
     stderr: sliceStream(snapshot.stderr, stderr, from.stderr, upTo.stderr),
     host: snapshot.host,
     unclaimed: !claimed,
+    ...(snapshot.limits ? { limits: snapshot.limits } : {}),
   };
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
-import type { BashTaskResult, CommandProgress, StreamTail } from '../shared/task.js';
+import type { BashTaskResult, CommandProgress, LimitsReached, StreamTail } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
@@ -23,6 +23,8 @@ export interface TaskSnapshot {
   host: string | undefined;
   /** The task's workflow closed: its output will not grow. */
   final: boolean;
+  /** The limits a finished task ran into. */
+  limits?: LimitsReached;
 }
 
 const NO_OUTPUT: StreamTail = { bytes: 0, tailBase64: '' };
@@ -100,6 +102,7 @@ async function closedSnapshot(
       stderr: result.stderr,
       host: result.host,
       final: true,
+      ...(result.limits ? { limits: result.limits } : {}),
     };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;

@@ -99,3 +99,18 @@ export const STOP_COMMAND_TIMEOUT_MS = 30_000;
  * handed out with the workflow task at once) before the host queue's attempts take over.
  */
 export const EAGER_ATTEMPT_SCHEDULE_TO_START_MS = 5_000;
+
+/**
+ * Default bytes of each of a task's stdout and stderr kept in its spill file. A model reads tails;
+ * a stream past 1 GiB is a flood, and the cap keeps one from filling the host's disk.
+ */
+export const DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM = 1024 * 1024 * 1024;
+
+/**
+ * Default processes and threads one task may have at once (cgroup pids.max). A parallel build runs
+ * a few hundred; a fork bomb stops here instead of at the host's limit.
+ */
+export const DEFAULT_MAX_PROCESSES = 4096;
+
+/** Default bytes of spill files a worker host keeps; the oldest ended tasks' files go first. */
+export const DEFAULT_SPILL_QUOTA_BYTES = 20 * 1024 * 1024 * 1024;

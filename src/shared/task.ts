@@ -124,6 +124,18 @@ export interface CommandOutcome {
   host: string;
   /** Set when the activity's own copy of the foreground timeout ended the command. */
   timedOut?: boolean;
+  /** The task's limits that the command ran into, when any did. */
+  limits?: LimitsReached;
+}
+
+/** Which of its limits a task ran into, with each limit's value as its supervisor enforced it. */
+export interface LimitsReached {
+  /** Streams whose spill file stopped at `bytes` (the command's later writes to them failed). */
+  output?: { streams: Array<'stdout' | 'stderr'>; bytes: number };
+  /** The kernel killed processes of the task at its memory limit. */
+  memory?: { bytes: number; kills: number };
+  /** Forks failed at the task's process limit. */
+  processes?: { limit: number };
 }
 
 /** The workflow's result: the outcome plus why the run was stopped, if it was. */

@@ -6,7 +6,7 @@
 import type { OutputRead, StreamRead } from '../client/output-reads.js';
 import { tailText } from '../client/stream-text.js';
 import { statusLine } from '../shared/status-line.js';
-import type { BashTaskResult, StreamTail } from '../shared/task.js';
+import type { BashTaskResult, LimitsReached, StreamTail } from '../shared/task.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -21,7 +21,22 @@ export const markers = {
   exitCode: (code: number) => `[exit code: ${code}]`,
   truncated: (path: string) => `[output truncated; full output: ${path}]`,
   dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
+  outputCapped: (stream: string, bytes: number) =>
+    `[${stream} stopped at the task's limit of ${bytes} bytes; later writes to it failed]`,
+  outOfMemory: (bytes: number) =>
+    `[out of memory: the kernel killed a process of the task at its limit of ${bytes} bytes]`,
+  processLimit: (limit: number) => `[process limit reached: forks failed at the task's limit of ${limit}]`,
 } as const;
+
+/** One line for each limit the task ran into, in a fixed order. */
+export function limitLines(limits: LimitsReached | undefined): string[] {
+  if (!limits) return [];
+  return [
+    ...(limits.output?.streams ?? []).map((stream) => markers.outputCapped(stream, limits.output?.bytes ?? 0)),
+    ...(limits.memory ? [markers.outOfMemory(limits.memory.bytes)] : []),
+    ...(limits.processes ? [markers.processLimit(limits.processes.limit)] : []),
+  ];
+}
 
 /**
  * Renders a finished run: stdout, a `[stderr]` section, or `(no output)`, then the status markers.
@@ -35,6 +50,7 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
     text = joinLines(text, `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`);
   }
   if (text === '') text = NO_OUTPUT;
+  for (const line of limitLines(result.limits)) text = joinLines(text, line);
   if (result.timedOutAfterMs !== undefined) text = joinLines(text, markers.timedOut(result.timedOutAfterMs));
   if (result.signal !== null) text = joinLines(text, markers.killedBySignal(result.signal));
   else if (result.exitCode !== null && result.exitCode !== 0)
@@ -56,6 +72,7 @@ export function renderOutputRead(read: OutputRead, readerHost: string): string {
     const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
     text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
   }
+  for (const line of limitLines(read.limits)) text = joinLines(text, line);
   text = joinLines(text, statusLine(read.state));
   return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
 }

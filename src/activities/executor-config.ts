@@ -1,12 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
+import { type CompiledRules, compileDenyRules } from '../policy/rules.js';
+import type { DenyRule } from '../policy/types.js';
 import {
   DEFAULT_LOST_AFTER_MS,
   DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
   DEFAULT_MAX_PROCESSES,
-  DEFAULT_SPILL_QUOTA_BYTES,
   DEFAULT_MAX_TIMEOUT_MS,
   DEFAULT_OUTPUT_LIMIT_BYTES,
+  DEFAULT_SPILL_QUOTA_BYTES,
   DEFAULT_SPILL_RETENTION_MS,
   DEFAULT_TIMEOUT_MS,
 } from '../shared/limits.js';
@@ -43,7 +45,7 @@ export interface ExecutorOptions {
   spillDir?: string;
   /**
    * How long a spill file no command here still writes is kept after its last write; older ones
-   * are removed (checked at most hourly, when a command starts).
+   * are removed (checked at most every minute, when a command starts).
    * @default DEFAULT_SPILL_RETENTION_MS (7 days)
    */
   spillRetentionMs?: number;
@@ -106,6 +108,14 @@ export interface ExecutorOptions {
    * @default unset: the worker's environment less TEMPORAL_* and secretEnv
    */
   envAllowlist?: string[];
+  /**
+   * Commands this worker refuses to run, whatever the client's policy: each simple command of a
+   * command line is checked before anything is spawned (see `createRulePolicy` for the rule
+   * format), and one that cannot be read with certainty is refused too. A refused task ends failed
+   * with `denied by the worker: <reason>`. Text rules, not a sandbox.
+   * @default []
+   */
+  denyCommands?: DenyRule[];
 }
 
 export interface ExecutorConfig {
@@ -127,6 +137,8 @@ export interface ExecutorConfig {
   containment: Containment;
   spillQuotaBytes: number;
   envAllowlist: readonly string[] | undefined;
+  /** The deny rules, when there are any. */
+  denyCommands?: CompiledRules;
 }
 
 export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
@@ -170,6 +182,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     ),
     spillQuotaBytes: positive('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
     envAllowlist: options.envAllowlist,
+    ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
   };
 }
 

@@ -10,34 +10,40 @@ const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt)$/;
 /**
  * Keeps the spill directory from growing without end: background runs keep their files (reads
  * name them), so a task's files go once all of them are untouched for longer than the retention,
- * except those of commands this worker still runs and of commands whose supervisor still runs
- * (their record must stay for a re-attach). Sweeps at most once per SPILL_SWEEP_INTERVAL_MS, when a
- * command starts.
+ * or sooner when the directory holds more than its quota (the tasks that ended longest ago
+ * first), except those of commands this worker still runs and of commands whose supervisor still
+ * runs (their record must stay for a re-attach). Sweeps at most once per SPILL_SWEEP_INTERVAL_MS,
+ * when a command starts.
  */
 export class SpillSweeper {
   /** The spill files of commands running in this worker. */
   readonly active = new Set<string>();
   private lastSweepMs = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly config: Pick<ExecutorConfig, 'spillDir' | 'spillRetentionMs'>) {}
+  constructor(
+    private readonly config: Pick<ExecutorConfig, 'spillDir' | 'spillRetentionMs' | 'spillQuotaBytes'>,
+  ) {}
 
   /** Sweeps if the last sweep is an interval old; a failed sweep is retried at the next interval. */
   sweepIfDue(nowMs = Date.now()): Promise<void> {
     if (nowMs - this.lastSweepMs < SPILL_SWEEP_INTERVAL_MS) return Promise.resolve();
     this.lastSweepMs = nowMs;
-    return sweepSpillDir(this.config.spillDir, this.config.spillRetentionMs, this.active, nowMs);
+    const { spillDir, spillRetentionMs, spillQuotaBytes } = this.config;
+    return sweepSpillDir(spillDir, spillRetentionMs, this.active, nowMs, spillQuotaBytes);
   }
 }
 
 /**
  * Removes the files of each task in `dir` whose files were all last written before
- * `nowMs - retentionMs`, except tasks with an `active` file or a live supervisor.
+ * `nowMs - retentionMs`, then, while the directory holds more than `quotaBytes`, the files of the
+ * task that ended longest ago; never a task with an `active` file or a live supervisor.
  */
 export async function sweepSpillDir(
   dir: string,
   retentionMs: number,
   active: ReadonlySet<string>,
   nowMs = Date.now(),
+  quotaBytes = Number.POSITIVE_INFINITY,
 ): Promise<void> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
   const tasks = new Map<string, string[]>();
@@ -46,12 +52,31 @@ export async function sweepSpillDir(
     if (!entry.isFile() || taskId === undefined) continue;
     tasks.set(taskId, [...(tasks.get(taskId) ?? []), path.join(dir, entry.name)]);
   }
+  let totalBytes = 0;
+  const ended: Array<{ files: string[]; bytes: number; lastWriteMs: number }> = [];
   for (const [taskId, files] of tasks) {
-    if (files.some((file) => active.has(file))) continue;
     const stats = await Promise.all(files.map((file) => fs.lstat(file).catch(() => undefined)));
-    if (stats.some((stat) => stat !== undefined && nowMs - stat.mtimeMs <= retentionMs)) continue;
+    const bytes = stats.reduce((sum, stat) => sum + (stat?.size ?? 0), 0);
+    totalBytes += bytes;
+    if (files.some((file) => active.has(file))) continue;
     const record = await readRecord(path.join(dir, `${taskId}.state`)).catch(() => undefined);
     if (record !== undefined && !record.tombstone && isSameProcess(record, 'supervisor')) continue;
-    await Promise.all(files.map((file) => fs.rm(file, { force: true })));
+    const lastWriteMs = Math.max(...stats.map((stat) => stat?.mtimeMs ?? 0));
+    if (nowMs - lastWriteMs > retentionMs) {
+      await removeTask(files);
+      totalBytes -= bytes;
+    } else {
+      ended.push({ files, bytes, lastWriteMs });
+    }
   }
+  ended.sort((a, b) => a.lastWriteMs - b.lastWriteMs);
+  for (const task of ended) {
+    if (totalBytes <= quotaBytes) break;
+    await removeTask(task.files);
+    totalBytes -= task.bytes;
+  }
+}
+
+function removeTask(files: readonly string[]): Promise<unknown> {
+  return Promise.all(files.map((file) => fs.rm(file, { force: true })));
 }

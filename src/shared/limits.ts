@@ -59,8 +59,11 @@ export const STICKY_QUEUE_TIMEOUT_MS = 1_000;
 /** Default time a spill file is kept after its last write, once no running command writes it. */
 export const DEFAULT_SPILL_RETENTION_MS = 7 * 24 * 60 * 60_000;
 
-/** How often a worker looks for spill files past their retention (when a command starts). */
-export const SPILL_SWEEP_INTERVAL_MS = 60 * 60_000;
+/**
+ * How often a worker looks for spill files past their retention or over its quota (when a command
+ * starts). A sweep reads the directory and stats each file: milliseconds for thousands of tasks.
+ */
+export const SPILL_SWEEP_INTERVAL_MS = 60_000;
 
 /**
  * How often the reader of a running task signals the task, to learn of an end it was not told of
@@ -114,3 +117,29 @@ export const DEFAULT_MAX_PROCESSES = 4096;
 
 /** Default bytes of spill files a worker host keeps; the oldest ended tasks' files go first. */
 export const DEFAULT_SPILL_QUOTA_BYTES = 20 * 1024 * 1024 * 1024;
+
+/** Default cap on the background tasks one agent session may run at once (`createBashTools`). */
+export const DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION = 20;
+
+/**
+ * How long the background quota counts a task this agent host started by asking for it directly
+ * rather than trusting visibility, which may lag a start by a moment on a real cluster.
+ */
+export const QUOTA_RECENT_START_MS = 30_000;
+
+/**
+ * Longest command the `bash` tool accepts, in UTF-8 bytes. The command reaches `bash -c` as one exec
+ * argument, and Linux caps one argument at MAX_ARG_STRLEN (32 pages: 128 KiB with its terminating
+ * NUL); a longer one fails to spawn with E2BIG. It travels in four copies (the workflow's input,
+ * memo and details, the activity's input), which stay far under Temporal's 2 MB payload limit.
+ */
+export const MAX_COMMAND_BYTES = 128 * 1024 - 1;
+
+/**
+ * Longest description the `bash` tool accepts, in UTF-8 bytes: it is a one-line summary, shown in the
+ * Temporal Web UI and kept in the task's memo, never a second channel for data.
+ */
+export const MAX_DESCRIPTION_BYTES = 4 * 1024;
+
+/** Longest workdir the `bash` tool accepts, in UTF-8 bytes: Linux's PATH_MAX (4096) with its NUL. */
+export const MAX_WORKDIR_BYTES = 4096 - 1;

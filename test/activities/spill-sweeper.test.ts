@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,6 +26,26 @@ afterEach(() => {
 });
 
 describe('the spill sweeper', () => {
+  it('keeps the directory under its quota, removing the tasks that ended longest ago first', async () => {
+    const [oldest, older, newest, running] = [1, 2, 3, 4].map(
+      (n) => `bash-00000000-0000-4000-8000-00000000010${n}`,
+    );
+    const dir = spillDir({
+      [`${oldest}.stdout`]: 3 * DAY_MS,
+      [`${older}.stdout`]: 2 * DAY_MS,
+      [`${newest}.stdout`]: DAY_MS,
+      [`${running}.stdout`]: 4 * DAY_MS,
+    });
+    for (const name of readdirSync(dir)) {
+      const file = path.join(dir, name);
+      const { mtime } = statSync(file);
+      writeFileSync(file, 'x'.repeat(100));
+      utimesSync(file, mtime, mtime);
+    }
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set([path.join(dir, `${running}.stdout`)]), Date.now(), 250);
+    expect(readdirSync(dir).sort()).toEqual([`${newest}.stdout`, `${running}.stdout`].sort());
+  });
+
   it('removes spill files past their retention, keeping fresh ones, running ones and strangers', async () => {
     const old = 'bash-00000000-0000-4000-8000-000000000001';
     const running = 'bash-00000000-0000-4000-8000-000000000002';
@@ -69,7 +89,7 @@ describe('the spill sweeper', () => {
 
   it('sweeps at most once an interval', async () => {
     const dir = spillDir({});
-    const sweeper = new SpillSweeper({ spillDir: dir, spillRetentionMs: DAY_MS });
+    const sweeper = new SpillSweeper({ spillDir: dir, spillRetentionMs: DAY_MS, spillQuotaBytes: 1e12 });
     await sweeper.sweepIfDue(1_000_000);
     writeFileSync(path.join(dir, 'bash-0.stdout'), 'x');
     utimesSync(path.join(dir, 'bash-0.stdout'), 0, 0);

@@ -24,6 +24,21 @@ export function isTemporalUnreachableError(err: unknown): err is TemporalUnreach
   return err instanceof TemporalUnreachableError;
 }
 
+/**
+ * Thrown by `resolveConnectionConfig` (so by every connect) when the connection settings cannot be
+ * used: a missing profile or certificate file, bad TOML, a client certificate without its key.
+ */
+export class ConnectionConfigError extends Error {
+  override readonly name = 'ConnectionConfigError';
+  constructor(readonly reason: string) {
+    super(`cannot use the Temporal connection settings: ${reason.split('\n', 1)[0]}`);
+  }
+}
+
+export function isConnectionConfigError(err: unknown): err is ConnectionConfigError {
+  return err instanceof ConnectionConfigError;
+}
+
 /** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
 export class RunAbortedError extends Error {
   override readonly name = 'RunAbortedError';
@@ -58,4 +73,48 @@ export class ForeignTaskError extends Error {
   constructor(readonly taskId: string) {
     super(`task ${taskId} belongs to another session`);
   }
+}
+
+/**
+ * Thrown by the `bash` tool when its permission policy denied a call, or asked with no approver
+ * configured; nothing was started.
+ */
+export class CommandDeniedError extends Error {
+  override readonly name = 'CommandDeniedError';
+  constructor(readonly reason: string) {
+    super(`command denied: ${reason}`);
+  }
+}
+
+/** Thrown by the `bash` tool when the host did not approve a call its policy asked about; nothing was started. */
+export class CommandNotApprovedError extends Error {
+  override readonly name = 'CommandNotApprovedError';
+  constructor(readonly reason: string) {
+    super(`command not approved: ${reason}`);
+  }
+}
+
+/** Thrown by the `bash` tool when a session already runs its limit of background tasks; nothing was started. */
+export class BackgroundQuotaError extends Error {
+  override readonly name = 'BackgroundQuotaError';
+  constructor(
+    readonly running: number,
+    readonly limit: number,
+  ) {
+    super(
+      `too many background tasks: this session already runs ${running} (the limit is ${limit}); wait for one to end or kill one with bash_kill`,
+    );
+  }
+}
+
+/**
+ * Thrown by the codec's keyring when a key is missing or unusable (bad file, bad entry), and by
+ * the codec when a payload names a key the keyring does not hold or fails authentication.
+ */
+export class CodecKeyError extends Error {
+  override readonly name = 'CodecKeyError';
+}
+
+export function isCodecKeyError(err: unknown): err is CodecKeyError {
+  return err instanceof CodecKeyError;
 }

@@ -3,12 +3,36 @@ export type { ExecutorOptions } from './activities/index.js';
 export type { AgentSessions } from './activities/inject-notice.js';
 export { BashTasks, type BashTasksOptions, type StartRequest } from './client/bash-tasks.js';
 export { connectClient, resolveTarget, type TemporalTarget } from './client/connect.js';
+export {
+  type ConfigDataSource,
+  type ConnectionConfig,
+  DEFAULT_ADDRESS,
+  DEFAULT_NAMESPACE,
+  resolveConnectionConfig,
+  type TemporalConnectionOptions,
+  type TemporalTlsOptions,
+} from './client/connection-config.js';
 export type { OutputRead, StreamRead } from './client/output-reads.js';
 export { registerSearchAttributes } from './client/search-attributes.js';
 export type { TaskSnapshot } from './client/task-snapshot.js';
+export { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from './codec/aes-gcm-codec.js';
 export {
+  type CodecServerOptions,
+  DEFAULT_UI_ORIGINS,
+  type RunningCodecServer,
+  startCodecServer,
+} from './codec/codec-server.js';
+export { encryptingDataConverter } from './codec/data-converter.js';
+export { type CodecKey, CodecKeyring, loadKeyring, parseKeyring } from './codec/keyring.js';
+export {
+  BackgroundQuotaError,
+  CodecKeyError,
+  CommandDeniedError,
+  CommandNotApprovedError,
+  ConnectionConfigError,
   ForeignTaskError,
   InvalidArgumentsError,
+  isConnectionConfigError,
   isInvalidArgumentsError,
   isTemporalUnreachableError,
   RunAbortedError,
@@ -16,6 +40,18 @@ export {
   TemporalUnreachableError,
   UnknownTaskError,
 } from './errors.js';
+export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
+export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
+export type {
+  Approver,
+  CommandMatch,
+  CommandRule,
+  DenyRule,
+  PermissionDecision,
+  PermissionPolicy,
+  PermissionRequest,
+} from './policy/types.js';
+export { RuleAction } from './policy/types.js';
 export * from './shared/limits.js';
 export {
   ownerSearchAttribute,
@@ -30,4 +66,5 @@ export { renderRun } from './tools/render.js';
 export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';
 export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
+export { connectNativeConnection } from './worker/native-connection.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

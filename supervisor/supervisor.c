@@ -16,6 +16,14 @@
  *   --memory-max BYTES  memory.limit_in_bytes (v1) or memory.max (v2) of each cgroup that has one
  *   --output-max BYTES  relay stdout and stderr through pipes, each stopping at BYTES
  *   --grace-ms MS       time the command's leftovers get between SIGTERM and SIGKILL
+ *   --sandboxed         <program> is a sandbox launcher (bubblewrap) that runs
+ *                       `durable-bash-supervisor --inner -- <command>`: kill signals other than
+ *                       SIGKILL skip the launcher, and the command's real wait status comes from
+ *                       the inner supervisor on fd 3 (the launcher only knows 128 + signal)
+ *
+ *   durable-bash-supervisor --inner -- <program> [args...]
+ *
+ * runs inside the sandbox as the command's parent and writes its raw wait status to fd 3.
  *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
@@ -45,6 +53,7 @@ static struct {
   int n_cgroups;
   long long pids_max, memory_max, output_max;
   int grace_ms;
+  int sandboxed;
 } opt = {.grace_ms = 2000};
 
 static int report_open;                 /* fd 3 was given to us by the worker */
@@ -52,6 +61,8 @@ static pid_t group;                     /* the command's process group, 0 until 
 static volatile sig_atomic_t got_chld;  /* set by the SIGCHLD handler; the loop reaps */
 static volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop */
 static int kill_requested;              /* a kill signal arrived while the command ran */
+static int sent_kill;                   /* we SIGKILLed the command's processes */
+static int inner_status_fd = -1;        /* --sandboxed: where the inner supervisor reports */
 
 /* One line to the worker on fd 3, if it gave us one. A dead reader only yields EPIPE. */
 static void report(const char *fmt, ...) {
@@ -294,7 +305,14 @@ static int join_cgroups(pid_t child) {
   return 0;
 }
 
-/* Calls fn(pid) for each process in the cgroup; returns how many there were. */
+/* A process kill signals pass over (the sandbox launcher), 0 for none. */
+static pid_t spared;
+
+static void send(pid_t pid, int sig) {
+  if (pid != spared) kill(pid, sig);
+}
+
+/* Sends sig (if not 0) to each process in the cgroup; returns how many there were. */
 static int each_in_cgroup(const char *dir, int sig) {
   static char path[PATH_MAX];
   if (cgroup_file(path, sizeof path, dir, "cgroup.procs") < 0) return 0;
@@ -309,7 +327,7 @@ static int each_in_cgroup(const char *dir, int sig) {
       if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
       else if (pid > 0) {
         count++;
-        if (sig) kill((pid_t)pid, sig);
+        if (sig) send((pid_t)pid, sig);
         pid = 0;
       }
     }
@@ -317,7 +335,7 @@ static int each_in_cgroup(const char *dir, int sig) {
   close(fd);
   if (pid > 0) {
     count++;
-    if (sig) kill((pid_t)pid, sig);
+    if (sig) send((pid_t)pid, sig);
   }
   return count;
 }
@@ -359,7 +377,7 @@ static int signal_descendants(int sig) {
       if (!below) continue;
       proc_marked[i] = changed = 1;
       count++;
-      if (sig) kill(proc_pid[i], sig);
+      if (sig) send(proc_pid[i], sig);
     }
   }
   return count;
@@ -370,7 +388,11 @@ static int signal_descendants(int sig) {
  * what called setsid or double-forked even without cgroups. SIGKILL also uses cgroup.kill. */
 static void signal_tree(int sig, int leader_alive) {
   static char path[PATH_MAX];
-  if (leader_alive && group > 0) kill(-group, sig);
+  if (sig == SIGKILL) sent_kill = 1;
+  /* A sandbox launcher dies of a TERM it does not handle, and takes its namespace down with
+   * SIGKILL: only the processes inside get a catchable signal, so a trap in the command runs. */
+  spared = opt.sandboxed && sig != SIGKILL ? group : 0;
+  if (leader_alive && group > 0 && !spared) kill(-group, sig);
   for (int i = 0; i < opt.n_cgroups; i++) {
     if (sig == SIGKILL && cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 &&
         write_file(path, "1") == 0)
@@ -471,7 +493,8 @@ static void pump(struct relay *r) {
 /* The command's side of the fork: its own group, default signals, only fds 0-2, and it waits for
  * the go byte, which the supervisor writes only once the state file names it (and the command is
  * in its cgroups). EOF = the supervisor died. */
-static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd) {
+static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
+                                   int status_fd) {
   setpgid(0, 0);
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   for (int sig = 1; sig < NSIG; sig++)
@@ -482,6 +505,7 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd
   if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)) _exit(125);
   close(REPORT_FD);
   close_from(REPORT_FD, 1); /* the go and exec-error pipes stay open until exec */
+  if (status_fd >= 0 && dup2(status_fd, REPORT_FD) < 0) _exit(125); /* the inner supervisor's fd 3 */
   char go;
   ssize_t n;
   do n = read(go_fd, &go, 1);
@@ -562,8 +586,9 @@ static int write_state(const char *state_file, const struct identity *id, int pi
  * then exits 127). With relays, the command's stdout and stderr are their pipes. */
 static pid_t start_command(char **argv, const char *state_file, const struct identity *id,
                            struct relay relays[2], int *exec_errno) {
-  int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1};
+  int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
   if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
+  if (opt.sandboxed && pipe2(status, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
   if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
     die("pipe: %s", strerror(errno));
   pid_t child = fork();
@@ -571,10 +596,14 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   if (child == 0) {
     close(go[1]);
     close(exec_err[0]);
-    run_command(argv, go[0], exec_err[1], out[1], err[1]);
+    run_command(argv, go[0], exec_err[1], out[1], err[1], status[1]);
   }
   close(go[0]);
   close(exec_err[1]);
+  if (opt.sandboxed) {
+    close(status[1]);
+    inner_status_fd = status[0];
+  }
   if (opt.output_max > 0) {
     close(out[1]);
     close(err[1]);
@@ -616,6 +645,21 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   if (n != (ssize_t)sizeof *exec_errno) *exec_errno = 0;
   close(exec_err[0]);
   return child;
+}
+
+/* The command's wait status as the inner supervisor saw it inside the sandbox, if it said. */
+static int inner_status(int *status) {
+  char text[32];
+  ssize_t n;
+  do n = read(inner_status_fd, text, sizeof text - 1);
+  while (n < 0 && errno == EINTR);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  char *end;
+  long value = strtol(text, &end, 10);
+  if (end == text || *end != '\n') return 0;
+  *status = (int)value;
+  return 1;
 }
 
 /* The command holds its own stdio; ours must not keep the spill files open, unless we relay. */
@@ -725,12 +769,41 @@ static int parse_options(int argc, char **argv) {
     else if (strcmp(name, "--memory-max") == 0) opt.memory_max = number_arg(name, value);
     else if (strcmp(name, "--output-max") == 0) opt.output_max = number_arg(name, value);
     else if (strcmp(name, "--grace-ms") == 0) opt.grace_ms = (int)number_arg(name, value);
+    else if (strcmp(name, "--sandboxed") == 0) {
+      opt.sandboxed = 1;
+      i--; /* takes no value */
+    }
     else die("unknown option %s", name);
   }
   return i;
 }
 
+/* Inside the sandbox: the command's parent, which reports its wait status on fd 3 and exits the way
+ * a launcher can pass on. It ignores the catchable kill signals meant for the command, so it lives
+ * to report (SIGKILL ends it with the rest). */
+static int inner_main(int argc, char **argv) {
+  if (argc < 4 || strcmp(argv[2], "--") != 0) die("usage: durable-bash-supervisor --inner -- <program> [args...]");
+  fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
+  for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);
+  pid_t child = fork();
+  if (child < 0) die("fork: %s", strerror(errno));
+  if (child == 0) {
+    struct sigaction dfl = {.sa_handler = SIG_DFL};
+    for (int sig = 1; sig < NSIG; sig++)
+      if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+    execvp(argv[3], argv + 3);
+    dprintf(2, "bash: %s: %s\n", argv[3], strerror(errno));
+    _exit(127);
+  }
+  int status;
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR) return 125;
+  dprintf(REPORT_FD, "%d\n", status);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--inner") == 0) return inner_main(argc, argv);
   hold_low_fds();
   int first = parse_options(argc, argv);
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)
@@ -764,6 +837,12 @@ int main(int argc, char **argv) {
   release_stdio(opt.output_max > 0);
 
   int status = follow(child, relays, &waiting_mask);
+  if (opt.sandboxed) {
+    int inner;
+    if (inner_status(&inner)) status = inner;
+    /* The inner supervisor was killed with the rest: the launcher can only say 128 + 9. */
+    else if (sent_kill && WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) status = SIGKILL;
+  }
   remove_cgroups();
   return write_end(exit_file, status, exec_errno, relays) == 0 ? 0 : EXIT_SETUP;
 }

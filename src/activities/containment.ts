@@ -71,7 +71,7 @@ export function detectContainment(wanted: TaskLimits, processTreeOnly = false): 
       cgroupParents: [],
       limits,
       summary:
-        'containment: the supervisor process tree (no cgroup can be made here); a task\'s processes end with it ' +
+        "containment: the supervisor process tree (no cgroup can be made here); a task's processes end with it " +
         `while its supervisor lives; limits: ${describeLimits(limits)}`,
     };
   }
@@ -89,7 +89,9 @@ export function describeLimits(limits: TaskLimits): string {
       ? `${formatBytes(limits.outputBytesPerStream)} per output stream`
       : 'output unlimited',
     limits.processes > 0 ? `${limits.processes} processes` : 'processes not limited (no pids cgroup)',
-    limits.memoryBytes > 0 ? `${formatBytes(limits.memoryBytes)} memory` : 'memory not limited (no memory cgroup)',
+    limits.memoryBytes > 0
+      ? `${formatBytes(limits.memoryBytes)} memory`
+      : 'memory not limited (no memory cgroup)',
   ];
   return parts.join(', ');
 }
@@ -135,7 +137,8 @@ function ownHierarchies(): Hierarchy[] {
     const mountPoint = unescapeMount(fields[4] ?? '');
     if (fstype === 'cgroup2') {
       const own = paths.get('');
-      if (own !== undefined) found.push({ version: 2, controllers: [], dir: joinCgroup(mountPoint, root, own) });
+      if (own !== undefined)
+        found.push({ version: 2, controllers: [], dir: joinCgroup(mountPoint, root, own) });
     } else if (fstype === 'cgroup') {
       const controllers = superOptions.split(',').filter((o) => o === 'pids' || o === 'memory');
       if (controllers.length === 0) continue;

@@ -15,6 +15,8 @@ import {
 import { hostTaskQueue } from '../shared/task-queues.js';
 import { type Containment, detectContainment } from './containment.js';
 import { defaultHostId } from './host-identity.js';
+import { createSandbox, type Sandbox } from './sandbox.js';
+import { supervisorPath } from './supervisor.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
 export interface ExecutorOptions {
@@ -116,6 +118,17 @@ export interface ExecutorOptions {
    * @default []
    */
   denyCommands?: DenyRule[];
+  /**
+   * Run every command under bubblewrap (`bwrap`): read-only root, writable workdir (and
+   * `sandboxWritable`), private /tmp, no network unless `sandboxNetwork`, no capabilities, its own
+   * PID namespace. Fails closed: a worker whose sandbox cannot start refuses to start.
+   * @default 'none'
+   */
+  sandbox?: 'none' | 'bwrap';
+  /** With the sandbox: let commands use the host's network. @default false */
+  sandboxNetwork?: boolean;
+  /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
+  sandboxWritable?: string[];
 }
 
 export interface ExecutorConfig {
@@ -137,6 +150,8 @@ export interface ExecutorConfig {
   containment: Containment;
   spillQuotaBytes: number;
   envAllowlist: readonly string[] | undefined;
+  /** Set when commands run in the bwrap sandbox. */
+  sandbox: Sandbox | undefined;
   /** The deny rules, when there are any. */
   denyCommands?: CompiledRules;
 }
@@ -182,6 +197,13 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     ),
     spillQuotaBytes: positive('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
     envAllowlist: options.envAllowlist,
+    sandbox:
+      options.sandbox === 'bwrap'
+        ? createSandbox(
+            { network: options.sandboxNetwork ?? false, writable: options.sandboxWritable ?? [] },
+            supervisorPath(),
+          )
+        : undefined,
     ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
   };
 }

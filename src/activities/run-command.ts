@@ -14,6 +14,7 @@ import {
 } from './command-end.js';
 import { commandEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
+import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { ensurePrivateDir } from './spill-files.js';
@@ -109,6 +110,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     spec: CommandSpec,
     files: TaskFiles,
   ): Promise<{ exited: Promise<void> | undefined }> {
+    assertCommandAllowed(spec.command, config.denyCommands);
     await assertWorkdir(spec.workdir);
     const writers: FileHandle[] = [];
     try {
@@ -121,6 +123,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         env: commandEnv(config.secretEnv, config.envAllowlist),
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
+        ...(config.sandbox ? { launcher: config.sandbox.launcher(spec.workdir) } : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
       });
@@ -248,12 +251,28 @@ async function openSpillWriter(file: string): Promise<FileHandle> {
 }
 
 async function assertWorkdir(workdir: string): Promise<void> {
-  const stat = await fs.stat(workdir).catch(() => undefined);
-  if (!stat?.isDirectory()) {
+  const problem = await workdirProblem(workdir);
+  if (problem !== undefined) {
     throw ApplicationFailure.create({
       type: RunFailureType.workdirNotFound,
-      message: `workdir does not exist or is not a directory: ${workdir}`,
+      message: problem,
       nonRetryable: true,
     });
   }
+}
+
+/** Why a command cannot run in `workdir`, in one line that names it; undefined when it can. */
+async function workdirProblem(workdir: string): Promise<string | undefined> {
+  const stat = await fs.stat(workdir).catch(() => undefined);
+  if (stat?.isDirectory()) return undefined;
+  if (stat !== undefined) return `workdir is not a directory: ${onePath(workdir)}`;
+  const target = await fs.readlink(workdir).catch(() => undefined);
+  if (target !== undefined)
+    return `workdir is a dangling symbolic link: ${onePath(workdir)} -> ${onePath(target)}`;
+  return `workdir does not exist or is not a directory: ${onePath(workdir)}`;
+}
+
+/** A path as it is, or JSON-quoted when it holds a line break or another control character. */
+function onePath(file: string): string {
+  return /[\p{Cc}\u2028\u2029]/u.test(file) ? JSON.stringify(file) : file;
 }

@@ -1,19 +1,41 @@
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
-import type { StreamTail } from '../shared/task.js';
+import { ApplicationFailure } from '@temporalio/activity';
+import { RunFailureType, type StreamTail } from '../shared/task.js';
 
 /**
  * Creates (or checks) the private spill directory: a real directory, not a link, owned by this
- * process's user, mode 0700.
+ * process's user, writable by no one else; one only readable by others is made 0700. Anything else
+ * is refused in one line, and not retried: another user could plant or read a task's files there.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
-  const stat = await fs.lstat(dir);
-  if (!stat.isDirectory()) throw new Error(`spill directory ${dir} is not a directory`);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid)
-    throw new Error(`spill directory ${dir} belongs to another user`);
+  const mkdirFailure = await fs.mkdir(dir, { recursive: true, mode: 0o700 }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const stat = await fs.lstat(dir).catch(() => undefined);
+  // A dangling link fails mkdir (ENOENT), and lstat shows what is there; otherwise mkdir's error stands.
+  if (stat === undefined) throw mkdirFailure;
+  const problem = unsafeDirProblem(stat);
+  if (problem !== undefined) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.unsafeSpillDirectory,
+      message: `spill directory ${dir} ${problem}; refusing to use it`,
+      nonRetryable: true,
+    });
+  }
   if ((stat.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+}
+
+/** What makes a directory (as lstat saw it) unsafe for spill files, or undefined. */
+function unsafeDirProblem(stat: Stats): string | undefined {
+  if (stat.isSymbolicLink()) return 'is a symbolic link';
+  if (!stat.isDirectory()) return 'is not a directory';
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return `belongs to another user (uid ${stat.uid})`;
+  if ((stat.mode & 0o022) !== 0)
+    return `is writable by its group or others (mode 0${(stat.mode & 0o777).toString(8)})`;
+  return undefined;
 }
 
 /** Opens a new spill file for writing: created here (never an existing file), no links followed, 0600. */

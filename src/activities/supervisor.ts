@@ -10,7 +10,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApplicationFailure } from '@temporalio/activity';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import { RunFailureType } from '../shared/task.js';
+import { isTaskIdShape, MAX_TASK_ID_LENGTH } from '../shared/task-id.js';
 import type { TaskLimits } from './containment.js';
 
 /** A task's files on its host, named from its id. */
@@ -25,7 +28,18 @@ export interface TaskFiles {
   attempt: string;
 }
 
+/**
+ * A task's files, named from its id. An id that could name a path outside `spillDir` (any workflow
+ * input may carry one) is refused before any file, or cgroup named the same way, is touched.
+ */
 export function taskFiles(spillDir: string, taskId: string): TaskFiles {
+  if (!isTaskIdShape(taskId)) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.invalidTaskId,
+      message: `invalid task id ${JSON.stringify(taskId.slice(0, MAX_TASK_ID_LENGTH))}: expected bash- then letters, digits and dashes`,
+      nonRetryable: true,
+    });
+  }
   const base = path.join(spillDir, taskId);
   return {
     stdout: `${base}.stdout`,
@@ -242,6 +256,8 @@ export interface SupervisorSpawn {
   /** The task's cgroups, to be made by the supervisor (none: the process tree contains it). */
   cgroups: readonly string[];
   limits: TaskLimits;
+  /** A sandbox launcher's argv: the command then runs inside it, under an inner supervisor. */
+  launcher?: readonly string[];
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -271,8 +287,10 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     ...(limits.outputBytesPerStream > 0 ? ['--output-max', String(limits.outputBytesPerStream)] : []),
     '--grace-ms',
     String(KILL_GRACE_MS),
+    ...(options.launcher ? ['--sandboxed'] : []),
   ];
-  const args = [...flags, files.state, files.exit, '--', 'bash', '-c', options.command];
+  const program = options.launcher ? [...options.launcher, supervisorPath(), '--inner', '--'] : [];
+  const args = [...flags, files.state, files.exit, '--', ...program, 'bash', '-c', options.command];
   const child = spawn(supervisorPath(), args, {
     cwd: options.cwd,
     env: options.env,

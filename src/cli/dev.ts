@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
 import { InvalidArgumentError } from 'commander';
 import type { ExecutorOptions } from '../activities/index.js';
@@ -38,7 +39,11 @@ export function portNumber(value: string): number {
  * and a command worker, until Ctrl-C stops them all. A server that dies under it is restarted on
  * the same database and ports (the worker reconnects by itself); one that keeps dying stops `dev`.
  */
-export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promise<void> {
+export async function runDev(
+  flags: DevFlags,
+  executor: ExecutorOptions,
+  dataConverter?: DataConverter,
+): Promise<void> {
   const log = (line: string) => process.stderr.write(`durable-bash: ${line}\n`);
   const cli = ensureTemporalCli(log);
   // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
@@ -82,7 +87,12 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
     logger.target = server.address;
     const connection = await NativeConnection.connect({ address: server.address });
     try {
-      const worker = await createBashWorker({ connection, taskQueue: flags.taskQueue, executor });
+      const worker = await createBashWorker({
+        connection,
+        taskQueue: flags.taskQueue,
+        executor,
+        ...(dataConverter ? { dataConverter } : {}),
+      });
       const running = worker.run();
 
       /** Restarts the server each time it exits unexpectedly; stops the worker when that fails. */
@@ -137,6 +147,7 @@ export async function runDev(flags: DevFlags, executor: ExecutorOptions): Promis
           `  Temporal gRPC:  ${server.address}`,
           `  Temporal UI:    ${server.uiAddress}`,
           `  task queue:     ${flags.taskQueue}`,
+          `  ${worker.containment}`,
           `  try:            ${selfInvocation()} run${runFlags} -- 'echo hi; echo err >&2; exit 3'`,
           'Ctrl-C stops the worker and the server.',
           '',

@@ -1,5 +1,7 @@
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExecutorOptions } from '../activities/index.js';
+import { denyRuleFromFlag } from '../policy/rules.js';
+import type { DenyRule } from '../policy/types.js';
 import { positiveInt } from './options.js';
 
 /** Flags for a worker's executor config (timeouts, workdir, output limit, spill directory). */
@@ -24,7 +26,64 @@ export function withExecutorOptions(command: Command): Command {
       '--lost-after-ms <ms>',
       'how long a task waits for a worker on its host to come back before it ends lost (default: 10 minutes)',
       positiveInt,
+    )
+    .option(
+      '--max-output-bytes-per-stream <n>',
+      "bytes of a task's stdout and of its stderr kept; later writes fail (default: 1 GiB)",
+      positiveInt,
+    )
+    .option(
+      '--max-processes <n>',
+      'processes and threads per task, with a cgroup (default: 4096)',
+      positiveInt,
+    )
+    .option(
+      '--max-memory-bytes <n>',
+      "memory per task, with a cgroup (default: half the host's memory)",
+      positiveInt,
+    )
+    .addOption(
+      new Option(
+        '--containment <kind>',
+        'keep a task together with a cgroup per task, or only its process tree',
+      )
+        .choices(['auto', 'process-tree'])
+        .default('auto'),
+    )
+    .option(
+      '--spill-quota-bytes <n>',
+      "spill files kept on this host; the oldest ended tasks' go first (default: 20 GiB)",
+      positiveInt,
+    )
+    .option(
+      '--env-allow <name>',
+      'pass commands only these variables (a name, or a prefix ending in *; repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .addOption(
+      new Option('--sandbox <kind>', 'run commands in a bubblewrap sandbox (fails closed)')
+        .choices(['none', 'bwrap'])
+        .default('none'),
+    )
+    .option('--sandbox-network', 'with --sandbox bwrap: let commands use the host network')
+    .option(
+      '--sandbox-writable <path>',
+      'with --sandbox bwrap: another path commands may write (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--deny <rule>',
+      'refuse commands that start with these words, or match /regex/ (repeatable; text rules, not a sandbox)',
+      collectDenyRule,
     );
+}
+
+function collectDenyRule(value: string, previous: DenyRule[] = []): DenyRule[] {
+  try {
+    return [...previous, denyRuleFromFlag(value)];
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 export interface ExecutorFlags {
@@ -36,6 +95,16 @@ export interface ExecutorFlags {
   spillRetentionMs?: number;
   hostId?: string;
   lostAfterMs?: number;
+  deny?: DenyRule[];
+  maxOutputBytesPerStream?: number;
+  maxProcesses?: number;
+  maxMemoryBytes?: number;
+  containment?: 'auto' | 'process-tree';
+  spillQuotaBytes?: number;
+  envAllow?: string[];
+  sandbox?: 'none' | 'bwrap';
+  sandboxNetwork?: boolean;
+  sandboxWritable?: string[];
 }
 
 export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
@@ -48,5 +117,17 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.spillRetentionMs !== undefined ? { spillRetentionMs: flags.spillRetentionMs } : {}),
     ...(flags.hostId ? { hostId: flags.hostId } : {}),
     ...(flags.lostAfterMs !== undefined ? { lostAfterMs: flags.lostAfterMs } : {}),
+    ...(flags.deny !== undefined ? { denyCommands: flags.deny } : {}),
+    ...(flags.maxOutputBytesPerStream !== undefined
+      ? { maxOutputBytesPerStream: flags.maxOutputBytesPerStream }
+      : {}),
+    ...(flags.maxProcesses !== undefined ? { maxProcesses: flags.maxProcesses } : {}),
+    ...(flags.maxMemoryBytes !== undefined ? { maxMemoryBytes: flags.maxMemoryBytes } : {}),
+    ...(flags.containment !== undefined ? { containment: flags.containment } : {}),
+    ...(flags.spillQuotaBytes !== undefined ? { spillQuotaBytes: flags.spillQuotaBytes } : {}),
+    ...(flags.envAllow !== undefined ? { envAllowlist: flags.envAllow } : {}),
+    ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
+    ...(flags.sandboxNetwork ? { sandboxNetwork: true } : {}),
+    ...(flags.sandboxWritable !== undefined ? { sandboxWritable: flags.sandboxWritable } : {}),
   };
 }

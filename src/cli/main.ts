@@ -1,10 +1,19 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
+import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
+import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './codec-server.js';
 import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
-import { positiveInt, type ServerOptions, withOwnerOption, withServerOptions } from './options.js';
+import {
+  connectionTarget,
+  positiveInt,
+  type ServerOptions,
+  withOwnerOption,
+  withServerOptions,
+} from './options.js';
 import { type PsFlags, runPs } from './ps.js';
 import { type RunFlags, runCommand } from './run-command.js';
 import { runWorker } from './run-worker.js';
@@ -13,86 +22,119 @@ const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')
   .showHelpAfterError();
 
-withExecutorOptions(
-  program
-    .command('dev')
-    .description('start a local Temporal dev server and a command worker (state kept across restarts)')
-    .option('--port <n>', 'Temporal gRPC port (0 picks free gRPC and UI ports)', portNumber, 7233)
-    .option('--ui-port <n>', 'Temporal Web UI port (0 picks a free one) (default: 8233)', portNumber)
-    .option('--db <file>', 'database file for the dev server', '.durable-bash/temporal.db')
-    .option('--task-queue <name>', 'task queue for commands', 'durable-bash'),
-).action(async (flags: { port: number; uiPort?: number; db: string; taskQueue: string } & ExecutorFlags) => {
-  await runDev(
-    { port: flags.port, uiPort: flags.uiPort, dbFile: flags.db, taskQueue: flags.taskQueue },
-    executorOptions(flags),
-  );
-});
-
-withExecutorOptions(
-  withServerOptions(
-    program.command('worker').description('run a command worker against an existing Temporal server'),
-  ),
-).action(async (flags: ServerOptions & ExecutorFlags) => {
-  await runWorker(flags, executorOptions(flags), () =>
-    process.stderr.write(
-      `durable-bash: worker polling ${flags.taskQueue} on ${flags.address} (${flags.namespace})\n`,
-    ),
-  );
-});
-
-withOwnerOption(
-  withServerOptions(
+withCodecOption(
+  withExecutorOptions(
     program
-      .command('run')
-      .description('run one command through the bash tool and print what the model would see')
-      .option('--timeout-ms <ms>', 'timeout in milliseconds (the worker applies its cap)', positiveInt)
-      .option('--workdir <dir>', 'working directory for the command')
-      .option('--background', 'start it as a background task and print its id')
-      .argument('<command...>', 'the command, after --'),
+      .command('dev')
+      .description('start a local Temporal dev server and a command worker (state kept across restarts)')
+      .option('--port <n>', 'Temporal gRPC port (0 picks free gRPC and UI ports)', portNumber, 7233)
+      .option('--ui-port <n>', 'Temporal Web UI port (0 picks a free one) (default: 8233)', portNumber)
+      .option('--db <file>', 'database file for the dev server', '.durable-bash/temporal.db')
+      .option('--task-queue <name>', 'task queue for commands', 'durable-bash'),
   ),
-  'the session a --background task belongs to',
+).action(
+  async (
+    flags: { port: number; uiPort?: number; db: string; taskQueue: string } & ExecutorFlags & CodecFlags,
+  ) => {
+    await runDev(
+      { port: flags.port, uiPort: flags.uiPort, dbFile: flags.db, taskQueue: flags.taskQueue },
+      executorOptions(flags),
+      codecDataConverter(flags),
+    );
+  },
+);
+
+withCodecOption(
+  withExecutorOptions(
+    withServerOptions(
+      program.command('worker').description('run a command worker against an existing Temporal server'),
+    ),
+  ),
+).action(async (flags: ServerOptions & ExecutorFlags & CodecFlags) => {
+  await runWorker(
+    { ...connectionTarget(flags), taskQueue: flags.taskQueue },
+    executorOptions(flags),
+    (config) =>
+      process.stderr.write(
+        `durable-bash: worker polling ${flags.taskQueue} on ${config.address} (${config.namespace})\n`,
+      ),
+    codecDataConverter(flags),
+  );
+});
+
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('run')
+        .description('run one command through the bash tool and print what the model would see')
+        .option('--timeout-ms <ms>', 'timeout in milliseconds (the worker applies its cap)', positiveInt)
+        .option('--workdir <dir>', 'working directory for the command')
+        .option('--background', 'start it as a background task and print its id')
+        .argument('<command...>', 'the command, after --'),
+    ),
+    'the session a --background task belongs to',
+  ),
 ).action(async (words: string[], flags: RunFlags) => {
   process.exitCode = await runCommand(words, flags);
 });
 
-withOwnerOption(
-  withServerOptions(
-    program
-      .command('ps')
-      .description("list a session's tasks (background and foreground): running first, then by end time")
-      .option('--all', "list every session's tasks"),
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('ps')
+        .description("list a session's tasks (background and foreground): running first, then by end time")
+        .option('--all', "list every session's tasks"),
+    ),
+    'the session whose tasks to list',
   ),
-  'the session whose tasks to list',
 ).action(async (flags: PsFlags) => {
   await runPs(flags);
 });
 
-withOwnerOption(
-  withServerOptions(
-    program
-      .command('logs')
-      .description(
-        "print a task's output (what the server still holds); never moves bash_output's read position",
-      )
-      .option('-f, --follow', 'keep printing new output until the task ends')
-      .argument('<task-id>', 'the task, as run --background or ps printed it'),
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('logs')
+        .description(
+          "print a task's output (what the server still holds); never moves bash_output's read position",
+        )
+        .option('-f, --follow', 'keep printing new output until the task ends')
+        .argument('<task-id>', 'the task, as run --background or ps printed it'),
+    ),
+    'the session the task belongs to',
   ),
-  'the session the task belongs to',
 ).action(async (taskId: string, flags: LogsFlags) => {
   process.exitCode = await runLogs(taskId, flags);
 });
 
-withOwnerOption(
-  withServerOptions(
-    program
-      .command('kill')
-      .description("kill a background task's whole process group")
-      .argument('<task-id>', 'the task, as run --background or ps printed it'),
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('kill')
+        .description("kill a background task's whole process group")
+        .argument('<task-id>', 'the task, as run --background or ps printed it'),
+    ),
+    'the session the task belongs to',
   ),
-  'the session the task belongs to',
 ).action(async (taskId: string, flags: KillFlags) => {
   process.exitCode = await runKill(taskId, flags);
 });
+
+program
+  .command('codec-server')
+  .description('serve the encryption codec to the Temporal Web UI and CLI (decoded payloads for operators)')
+  .option('--host <host>', 'address to listen on (loopback by default)', '127.0.0.1')
+  .option('--port <n>', 'port to listen on (0 picks a free one)', portNumber, 8888)
+  .option('--ui-origin <origin...>', 'Web UI origins allowed to call it (CORS)', [...DEFAULT_UI_ORIGINS])
+  .option('--token-file <file>', `file holding the bearer token (or set ${CODEC_SERVER_TOKEN_ENV})`)
+  .addOption(codecKeyFileOption())
+  .action(async (flags: CodecServerFlags) => {
+    await runCodecServer(flags);
+  });
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`durable-bash: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,42 +1,43 @@
-import { NativeConnection } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import type { ExecutorOptions } from '../activities/index.js';
-import { firstLine } from '../client/connect.js';
-import { TemporalUnreachableError } from '../errors.js';
+import {
+  type ConnectionConfig,
+  resolveConnectionConfig,
+  type TemporalTarget,
+} from '../client/connection-config.js';
 import { createBashWorker } from '../worker/bash-worker.js';
+import { connectNativeConnection } from '../worker/native-connection.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
-export interface WorkerTarget {
-  address: string;
-  namespace: string;
+export interface WorkerTarget extends TemporalTarget {
   taskQueue: string;
 }
 
 /**
  * Connects and runs a command worker until SIGINT/SIGTERM (the SDK's runtime turns those into a
- * graceful shutdown). `onReady` runs once the worker polls.
+ * graceful shutdown). `onReady` runs once the worker polls, with where it connected.
  */
 export async function runWorker(
   target: WorkerTarget,
   executor: ExecutorOptions,
-  onReady: () => void,
+  onReady: (config: ConnectionConfig) => void,
+  dataConverter?: DataConverter,
 ): Promise<void> {
   // The worker's retries while the server is away read `cannot reach Temporal at <address>`.
-  installQuietRuntime().target = target.address;
-  let connection: NativeConnection;
-  try {
-    connection = await NativeConnection.connect({ address: target.address });
-  } catch (err) {
-    throw new TemporalUnreachableError(target.address, firstLine(err));
-  }
+  const config = resolveConnectionConfig(target);
+  installQuietRuntime().target = config.address;
+  const connection = await connectNativeConnection(config);
   try {
     const worker = await createBashWorker({
       connection,
-      namespace: target.namespace,
+      namespace: config.namespace,
       taskQueue: target.taskQueue,
       executor,
+      ...(dataConverter ? { dataConverter } : {}),
     });
     const running = worker.run();
-    onReady();
+    process.stderr.write(`durable-bash: ${worker.containment}\n`);
+    onReady(config);
     await running;
   } finally {
     await connection.close();

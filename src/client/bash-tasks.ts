@@ -10,6 +10,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import { ForeignTaskError, RunAbortedError, TemporalUnreachableError, UnknownTaskError } from '../errors.js';
 import { DEFAULT_NOTICE_WINDOW_MS, IDLE_HEARTBEAT_INTERVAL_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
@@ -67,9 +68,12 @@ export class BashTasks {
   readonly agentTaskQueue: string | undefined;
   readonly noticeWindowMs: number;
   private readonly readerOptions: Omit<ReaderOptions, 'taskQueue'>;
+  /** Set when the client encrypts with durable-bash's codec: owners are then stored hashed. */
+  private readonly ownerHasher: OwnerHasher | undefined;
 
   constructor(options: BashTasksOptions) {
     this.client = options.client;
+    this.ownerHasher = ownerHasherOf(this.client);
     this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
     this.agentTaskQueue = options.agentTaskQueue;
     this.noticeWindowMs = options.noticeWindowMs ?? DEFAULT_NOTICE_WINDOW_MS;
@@ -106,10 +110,11 @@ export class BashTasks {
           }
         : {}),
     };
+    const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
     const typedSearchAttributes = [
       { key: statusSearchAttribute, value: TaskStatus.running },
-      ...(request.owner !== undefined
-        ? [{ key: ownerSearchAttribute, value: ownerToken(request.owner) }]
+      ...(owner !== undefined
+        ? [{ key: ownerSearchAttribute, value: this.ownerHasher?.hash(owner) ?? owner }]
         : []),
     ];
     try {
@@ -123,6 +128,10 @@ export class BashTasks {
             command: request.command,
             description: request.description,
             workdir: request.workdir ?? null,
+            // The search attribute holds only a hash then: listings show the owner from here.
+            ...(this.ownerHasher !== undefined && request.owner !== undefined
+              ? { owner: request.owner }
+              : {}),
           },
           staticSummary: request.description,
           staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
@@ -259,7 +268,7 @@ export class BashTasks {
     try {
       await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, async () => {
         for await (const execution of this.client.workflow.list({
-          query: taskListQuery(filter),
+          query: taskListQuery(filter, this.ownerHasher),
           pageSize: limit,
         })) {
           tasks.push(toTaskSummary(execution));
@@ -284,7 +293,13 @@ export class BashTasks {
         throw this.unreachable(err) ?? err;
       });
     if (!isTaskWorkflow(description)) throw new UnknownTaskError(taskId);
-    if (!mayAccess(description.typedSearchAttributes.get(ownerSearchAttribute), callerSessionId)) {
+    if (
+      !mayAccess(
+        description.typedSearchAttributes.get(ownerSearchAttribute),
+        callerSessionId,
+        this.ownerHasher,
+      )
+    ) {
       throw new ForeignTaskError(taskId);
     }
     return description;

@@ -1,33 +1,41 @@
-import { Client, Connection } from '@temporalio/client';
-import { TemporalUnreachableError } from '../errors.js';
+import { Client, Connection, type DataConverter } from '@temporalio/client';
+import { type ConnectionConfig, resolveConnectionConfig, type TemporalTarget } from './connection-config.js';
+import { connectExplained } from './tls-handshake.js';
 
 /** How long a connection attempt or a start request may wait for the server. */
 export const CONNECT_TIMEOUT_MS = 5_000;
 
-export interface TemporalTarget {
-  /** @default $TEMPORAL_ADDRESS, else 'localhost:7233' */
-  address?: string;
-  /** @default $TEMPORAL_NAMESPACE, else 'default' */
-  namespace?: string;
+export type { TemporalTarget };
+
+/** The address and namespace a target resolves to (see `resolveConnectionConfig` for the rest). */
+export function resolveTarget(target: TemporalTarget = {}): { address: string; namespace: string } {
+  const { address, namespace } = resolveConnectionConfig(target);
+  return { address, namespace };
 }
 
-/** Fills an address and namespace from the standard environment variables, then Temporal's defaults. */
-export function resolveTarget(target: TemporalTarget = {}): Required<TemporalTarget> {
-  return {
-    address: target.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233',
-    namespace: target.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
-  };
-}
-
-/** Connects a client, failing within CONNECT_TIMEOUT_MS with a one-line error when no server answers. */
-export async function connectClient(target: TemporalTarget = {}): Promise<Client> {
-  const { address, namespace } = resolveTarget(target);
-  try {
-    const connection = await Connection.connect({ address, connectTimeout: CONNECT_TIMEOUT_MS });
-    return new Client({ connection, namespace });
-  } catch (err) {
-    throw new TemporalUnreachableError(address, firstLine(err));
-  }
+/**
+ * Connects a client (address, namespace, TLS and API key from `target`, the `TEMPORAL_*` variables
+ * and the `temporal.toml` profile), failing within CONNECT_TIMEOUT_MS with a one-line error when no
+ * server answers or the TLS handshake is refused.
+ * `dataConverter` turns encryption on (see `encryptingDataConverter`).
+ */
+export async function connectClient(
+  target: TemporalTarget | ConnectionConfig = {},
+  dataConverter?: DataConverter,
+): Promise<Client> {
+  const config = 'connectionOptions' in target ? target : resolveConnectionConfig(target);
+  // Lazy, then connected, rather than `Connection.connect`: a connection that failed gets closed.
+  const connection = Connection.lazy({ ...config.connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS });
+  await connectExplained(
+    config,
+    CONNECT_TIMEOUT_MS,
+    async () => {
+      await connection.ensureConnected();
+      return connection;
+    },
+    () => void connection.close(),
+  );
+  return new Client({ connection, namespace: config.namespace, ...(dataConverter ? { dataConverter } : {}) });
 }
 
 /** The server address a client talks to, when its connection says. */
@@ -37,7 +45,4 @@ export function clientAddress(client: Client): string {
     : 'the configured address';
 }
 
-export function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n', 1)[0] ?? text;
-}
+export { firstLine } from './tls-handshake.js';

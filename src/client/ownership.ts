@@ -3,6 +3,8 @@
  * a search attribute with a prefix, so an empty session id is a real owner, distinct from none.
  */
 
+import { isOwnerHash, type OwnerHasher } from '../codec/owner-hash.js';
+
 const OWNER_PREFIX = 'session:';
 
 /**
@@ -27,12 +29,23 @@ export function ownerToken(sessionId: string): string {
   return `${OWNER_PREFIX}${encoded}`;
 }
 
-/** Whether a caller (its session id, or undefined for a caller with no agent) may touch a task. */
-export function mayAccess(storedOwner: string | undefined, callerSessionId: string | undefined): boolean {
+/**
+ * Whether a caller (its session id, or undefined for a caller with no agent) may touch a task. A
+ * task started with encryption on stores a keyed hash (see codec/owner-hash.ts): only a caller
+ * whose client holds that key (`hasher`) can match it.
+ */
+export function mayAccess(
+  storedOwner: string | undefined,
+  callerSessionId: string | undefined,
+  hasher?: OwnerHasher,
+): boolean {
   if (storedOwner === undefined) return true;
   if (callerSessionId === undefined) return false;
-  // Tasks started before owners were encoded store the id as it was.
-  return storedOwner === ownerToken(callerSessionId) || storedOwner === `${OWNER_PREFIX}${callerSessionId}`;
+  if (isOwnerHash(storedOwner)) return hasher?.matches(storedOwner, ownerToken(callerSessionId)) ?? false;
+  if (storedOwner === ownerToken(callerSessionId)) return true;
+  // Tasks started before owners were encoded store the id as it was. An id with a `%` may spell
+  // another session's token (`%22` is the token of `"`), so only ids without one match that way.
+  return !callerSessionId.includes('%') && storedOwner === `${OWNER_PREFIX}${callerSessionId}`;
 }
 
 /** The session id an owner token stands for. */

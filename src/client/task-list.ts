@@ -1,10 +1,11 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { OwnerHasher } from '../codec/owner-hash.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
 
-/** Which tasks a listing shows: one session's (by its session id), or every task. */
-export type TaskFilter = { owner: string } | { all: true };
+/** Which tasks a listing shows: one session's (by its session id; only running ones if asked), or every task. */
+export type TaskFilter = { owner: string; running?: boolean } | { all: true };
 
 /** One line of a task listing, from the server's visibility store. */
 export interface TaskSummary {
@@ -26,10 +27,15 @@ export interface TaskSummary {
  * The visibility query for a filter. Values are quoted data, never query text: an owner such as
  * `a' OR BashTaskOwner != '` matches only a task owned by exactly that string.
  */
-export function taskListQuery(filter: TaskFilter): string {
-  const tasks = `WorkflowType = ${quoteQueryValue(bashTask.name)}`;
+export function taskListQuery(filter: TaskFilter, hasher?: OwnerHasher): string {
+  const running = 'owner' in filter && filter.running === true ? ` AND ExecutionStatus = 'Running'` : '';
+  const tasks = `WorkflowType = ${quoteQueryValue(bashTask.name)}${running}`;
   if ('all' in filter) return tasks;
-  return `${tasks} AND ${ownerSearchAttribute.name} = ${quoteQueryValue(ownerToken(filter.owner))}`;
+  const token = ownerToken(filter.owner);
+  if (hasher === undefined) return `${tasks} AND ${ownerSearchAttribute.name} = ${quoteQueryValue(token)}`;
+  // Under encryption: the owner's hash under each key still in the keyring (see owner-hash.ts).
+  const hashes = hasher.allHashes(token).map(quoteQueryValue).join(', ');
+  return `${tasks} AND ${ownerSearchAttribute.name} IN (${hashes})`;
 }
 
 /** A string literal for a visibility query: single-quoted, with backslashes and quotes escaped. */
@@ -47,7 +53,9 @@ export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
     closedAt: execution.closeTime,
     command: typeof memo.command === 'string' ? memo.command : '',
     description: typeof memo.description === 'string' ? memo.description : '',
-    owner: owner === undefined ? undefined : sessionOfOwner(owner),
+    // A hashed owner (encryption on) keeps the session id in the encrypted memo.
+    owner:
+      typeof memo.owner === 'string' ? memo.owner : owner === undefined ? undefined : sessionOfOwner(owner),
   };
 }
 

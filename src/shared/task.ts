@@ -28,6 +28,12 @@ export const RunFailureType = {
    * rebooted, or no worker on its host came back within the lost window. The message is the reason.
    */
   commandLost: 'CommandLost',
+  /** The worker's deny rules refused the command before anything was spawned. */
+  deniedByWorker: 'DeniedByWorker',
+  /** The worker's spill directory is not private (a link, another user's, writable by others): nothing ran. */
+  unsafeSpillDirectory: 'UnsafeSpillDirectory',
+  /** The task id could name a path outside the spill directory (see `isTaskIdShape`): nothing ran. */
+  invalidTaskId: 'InvalidTaskId',
 } as const;
 
 /**

@@ -1,6 +1,8 @@
 /** Argument schemas for the tools, and the one-line error a bad call gets. */
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors.js';
+import { MAX_COMMAND_BYTES, MAX_DESCRIPTION_BYTES, MAX_WORKDIR_BYTES } from '../shared/limits.js';
+import { isTaskIdShape } from '../shared/task-id.js';
 
 /** A short, exact description of a value, for error messages. */
 export function describeValue(value: unknown): string {
@@ -8,20 +10,46 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'string') {
+    const quoted = JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+    // JSON escapes every control character but these, which some renderers also break lines at.
+    return quoted.replace(
+      /[\u0085\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+  }
   return String(value);
 }
 
-const nonBlankString = (what: string) =>
+/**
+ * A required string field: a string, then the first rule `problemOf` finds it breaks, so each bad
+ * field gets exactly one message.
+ */
+const requiredString = (what: string, problemOf: (value: string) => string | undefined) =>
   z
     .string({ error: (issue) => `expected ${what}, got ${describeValue(issue.input)}` })
-    .refine((value) => value.trim() !== '', {
-      error: (issue) => `expected ${what}, got ${describeValue(issue.input)}`,
+    .superRefine((value, context) => {
+      const problem =
+        value.trim() === '' ? `expected ${what}, got ${describeValue(value)}` : problemOf(value);
+      if (problem !== undefined) context.addIssue({ code: 'custom', message: problem, input: value });
     });
 
+/**
+ * A non-blank string of at most `maxBytes` UTF-8 bytes with no NUL byte: no exec argument or path
+ * can hold one (bash would get the command cut short), and the limits keep a call's payloads small.
+ */
+const nonBlankString = (what: string, maxBytes: number) =>
+  requiredString(what, (value) => {
+    const bytes = Buffer.byteLength(value);
+    if (bytes > maxBytes) return `${bytes} bytes, over the ${maxBytes}-byte limit`;
+    return value.includes('\0') ? 'contains a NUL byte' : undefined;
+  });
+
 export const bashArguments = z.strictObject({
-  command: nonBlankString('a non-blank string').describe('The command to run with bash -c.'),
-  description: nonBlankString('a non-blank string').describe(
+  command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
+    'The command to run with bash -c.',
+  ),
+  description: nonBlankString('a non-blank string', MAX_DESCRIPTION_BYTES).describe(
     'One-line, active-voice summary of the command (5-10 words), for display only.',
   ),
   timeoutMs: z
@@ -31,7 +59,7 @@ export const bashArguments = z.strictObject({
     })
     .optional()
     .describe('Timeout in milliseconds; the worker applies its default and cap. Foreground only.'),
-  workdir: nonBlankString('a non-empty path')
+  workdir: nonBlankString('a non-empty path', MAX_WORKDIR_BYTES)
     .optional()
     .describe("Working directory; a relative path is resolved against the session's cwd."),
   run_in_background: z
@@ -53,8 +81,13 @@ export function parseArguments<T>(schema: z.ZodType<T>, args: unknown): T {
 
 function issueLine(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys')
-    return `unknown argument${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`;
+    return `unknown argument${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.map(argumentName).join(', ')}`;
   return `invalid ${issue.path.join('.') || 'arguments'}: ${issue.message}`;
+}
+
+/** An argument's name as an error shows it: as is when plain, else quoted and cut like a value. */
+function argumentName(key: string): string {
+  return /^[\w$-]{1,40}$/.test(key) ? key : describeValue(key);
 }
 
 /** JSON Schema for a tool's parameters, as harnesses that speak JSON Schema expect. */
@@ -64,6 +97,10 @@ export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
 }
 
 export const taskArguments = z.strictObject({
-  task_id: nonBlankString('a non-blank task id').describe('The id that bash returned for a background task.'),
+  task_id: requiredString('a non-blank task id', (value) =>
+    isTaskIdShape(value)
+      ? undefined
+      : `expected an id that bash returned (bash-<uuid>), got ${describeValue(value)}`,
+  ).describe('The id that bash returned for a background task.'),
 });
 export type TaskArguments = z.infer<typeof taskArguments>;

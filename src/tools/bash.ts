@@ -1,6 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks } from '../client/bash-tasks.js';
+import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { type BashArguments, bashArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
@@ -10,8 +12,17 @@ import { type Tool, type ToolExecContext, type ToolResult, textResult } from './
 
 export const backgroundStarted = (taskId: string) => `started background task ${taskId}`;
 
-/** The `bash` tool: validates, starts one workflow per run, and renders what the model sees. */
-export function createBashTool(tasks: BashTasks): Tool<BashArguments> {
+/** What may stop a `bash` call before it starts: the permission policy and the background quota. */
+export interface BashGuards extends PermissionOptions {
+  /** Caps each session's running background tasks. @default no cap */
+  quota?: BackgroundQuota;
+}
+
+/**
+ * The `bash` tool: validates, asks the permission policy (and the quota, for a background run),
+ * starts one workflow per run, and renders what the model sees.
+ */
+export function createBashTool(tasks: BashTasks, guards: BashGuards = {}): Tool<BashArguments> {
   return {
     name: 'bash',
     description: bashDescription,
@@ -24,14 +35,21 @@ export function createBashTool(tasks: BashTasks): Tool<BashArguments> {
         const call = parseArguments(bashArguments, args);
         const background = call.run_in_background === true;
         const workdir = resolveWorkdir(call.workdir, exec.agent?.cwd);
-        const taskId = await tasks.start({
-          command: call.command,
-          description: call.description,
-          background,
-          ...(workdir !== undefined ? { workdir } : {}),
-          ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
-          ...(exec.agent ? { owner: exec.agent.sessionId } : {}),
-        });
+        const sessionId = exec.agent?.sessionId;
+        await checkPermission({ command: call.command, workdir, background, sessionId }, guards, exec.signal);
+        const start = () =>
+          tasks.start({
+            command: call.command,
+            description: call.description,
+            background,
+            ...(workdir !== undefined ? { workdir } : {}),
+            ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
+            ...(sessionId !== undefined ? { owner: sessionId } : {}),
+          });
+        const taskId =
+          background && sessionId !== undefined && guards.quota !== undefined
+            ? await guards.quota.start(sessionId, start)
+            : await start();
         if (background) return textResult(backgroundStarted(taskId));
         return textResult(renderRun(await tasks.result(taskId, exec.signal), os.hostname()));
       } catch (err) {

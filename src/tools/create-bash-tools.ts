@@ -1,13 +1,20 @@
 import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
+import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
+import type { Approver, PermissionPolicy } from '../policy/types.js';
+import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import { createBashTool } from './bash.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashOutputTool } from './bash-output.js';
 import type { Tool } from './types.js';
 
 export interface BashToolsOptions {
-  /** A connected Temporal client. */
+  /**
+   * A connected Temporal client. Its data converter is the one tasks are stored with: a client made
+   * with `encryptingDataConverter(keyring)` encrypts commands, output and failures, and stores
+   * owners as keyed hashes (give the workers the same keys).
+   */
   client: Client;
   /** @default the client's namespace */
   namespace?: string;
@@ -22,6 +29,21 @@ export interface BashToolsOptions {
   noticeWindowMs?: number;
   /** How each task's `bash_output` reader workflow runs. @default READER_CLAIMS_PER_RUN claims a run, READER_IDLE_MS */
   reader?: BashTasksOptions['reader'];
+  /**
+   * Decides each `bash` call before anything starts: allow, deny with a reason, or ask `approve`.
+   * A refused call starts nothing and answers `command denied: <reason>` or
+   * `command not approved: <reason>`. `createRulePolicy` builds one from command rules; rules are a
+   * convenience, not a security boundary. @default every call is allowed
+   */
+  policy?: PermissionPolicy;
+  /** The host's answer to a policy's `ask`. @default none: an `ask` is a denial */
+  approve?: Approver;
+  /**
+   * The background tasks one agent session may run at once; past it, a `bash` call with
+   * `run_in_background` starts nothing and says so. `Infinity` turns the cap off; tasks started
+   * with no agent session are not counted. @default DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION (20)
+   */
+  maxBackgroundTasksPerSession?: number;
 }
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
@@ -37,8 +59,14 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     ...(options.noticeWindowMs !== undefined ? { noticeWindowMs: options.noticeWindowMs } : {}),
     ...(options.reader !== undefined ? { reader: options.reader } : {}),
   });
+  const quotaLimit = options.maxBackgroundTasksPerSession ?? DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION;
+  const quota = quotaLimit === Number.POSITIVE_INFINITY ? undefined : new BackgroundQuota(tasks, quotaLimit);
   return [
-    createBashTool(tasks) as Tool,
+    createBashTool(tasks, {
+      ...(options.policy !== undefined ? { policy: options.policy } : {}),
+      ...(options.approve !== undefined ? { approve: options.approve } : {}),
+      ...(quota !== undefined ? { quota } : {}),
+    }) as Tool,
     createBashOutputTool(tasks) as Tool,
     createBashKillTool(tasks) as Tool,
   ];

@@ -1,4 +1,7 @@
 import {
+  BackgroundQuotaError,
+  CommandDeniedError,
+  CommandNotApprovedError,
   ForeignTaskError,
   isInvalidArgumentsError,
   isTemporalUnreachableError,
@@ -10,7 +13,8 @@ import { type ToolResult, textResult } from './types.js';
 
 /**
  * The error result for the failures a tool expects (bad arguments, Temporal unreachable, a run
- * that ended without an outcome, an unknown or foreign task); anything else is a bug and surfaces.
+ * that ended without an outcome, an unknown or foreign task, a call the permission policy or the
+ * background quota refused); anything else is a bug and surfaces.
  */
 export function errorResult(err: unknown): ToolResult {
   if (
@@ -19,7 +23,10 @@ export function errorResult(err: unknown): ToolResult {
     err instanceof RunAbortedError ||
     err instanceof RunFailedError ||
     err instanceof UnknownTaskError ||
-    err instanceof ForeignTaskError
+    err instanceof ForeignTaskError ||
+    err instanceof CommandDeniedError ||
+    err instanceof CommandNotApprovedError ||
+    err instanceof BackgroundQuotaError
   ) {
     return textResult(err.message, true);
   }

@@ -32,7 +32,9 @@ export const markers = {
 export function limitLines(limits: LimitsReached | undefined): string[] {
   if (!limits) return [];
   return [
-    ...(limits.output?.streams ?? []).map((stream) => markers.outputCapped(stream, limits.output?.bytes ?? 0)),
+    ...(limits.output?.streams ?? []).map((stream) =>
+      markers.outputCapped(stream, limits.output?.bytes ?? 0),
+    ),
     ...(limits.memory ? [markers.outOfMemory(limits.memory.bytes)] : []),
     ...(limits.processes ? [markers.processLimit(limits.processes.limit)] : []),
   ];

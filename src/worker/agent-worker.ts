@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { type NativeConnection, Worker } from '@temporalio/worker';
 import { type AgentSessions, createNoticeActivities } from '../activities/inject-notice.js';
 
@@ -14,6 +15,8 @@ export interface AgentWorkerOptions {
   agents: AgentSessions;
   /** @default Temporal's `<pid>@<hostname>` */
   identity?: string;
+  /** The tools' client's data converter, e.g. `encryptingDataConverter(keyring)`. @default Temporal's */
+  dataConverter?: DataConverter;
 }
 
 /**
@@ -28,5 +31,6 @@ export function createAgentWorker(options: AgentWorkerOptions): Promise<Worker> 
     taskQueue: options.taskQueue,
     activities: createNoticeActivities(options.agents),
     ...(options.identity ? { identity: options.identity } : {}),
+    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
   });
 }

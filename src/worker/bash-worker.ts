@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { Client } from '@temporalio/client';
+import { Client, type DataConverter } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import {
   type AttachedTasks,
@@ -43,6 +43,11 @@ export interface BashWorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** @default Temporal's `<pid>@<hostname>` */
   identity?: string;
+  /**
+   * How payloads and failures are stored: `encryptingDataConverter(keyring)` encrypts them. Give
+   * the tools' client the same one. @default Temporal's (plain JSON)
+   */
+  dataConverter?: DataConverter;
 }
 
 type WorkerState = ReturnType<Worker['getState']>;
@@ -63,6 +68,8 @@ export class BashWorker {
     /** This host's identity and its own task queue. */
     readonly hostId: string,
     readonly hostQueue: string,
+    /** One line saying how tasks are contained on this host and which limits hold (say it at start). */
+    readonly containment: string,
   ) {}
 
   /** Runs until `shutdown()` (or SIGINT/SIGTERM, through the SDK's runtime), or until either queue's worker fails. */
@@ -122,7 +129,8 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const config = compileExecutorOptions(options.executor ?? {}, taskQueue);
   await ensurePrivateDir(config.spillDir);
-  const client = new Client({ connection: options.connection, namespace });
+  const dataConverter = options.dataConverter ? { dataConverter: options.dataConverter } : {};
+  const client = new Client({ connection: options.connection, namespace, ...dataConverter });
   const runs = taskRunsOf(client);
   const attached: AttachedTasks = new Set();
   const activities = createCommandActivities(config, runs, attached);
@@ -134,6 +142,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     // Heartbeats carry live output and bring back cancellations, so they are not held back.
     maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
     ...(options.identity ? { identity: options.identity } : {}),
+    ...dataConverter,
   };
   const queueWorker = await Worker.create({
     ...common,
@@ -154,5 +163,12 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
       attached,
       failStaleAttempts,
     });
-  return new BashWorker(queueWorker, hostWorker, scan, config.hostId, config.hostQueue);
+  return new BashWorker(
+    queueWorker,
+    hostWorker,
+    scan,
+    config.hostId,
+    config.hostQueue,
+    [config.containment.summary, ...(config.sandbox ? [config.sandbox.summary] : [])].join('; '),
+  );
 }

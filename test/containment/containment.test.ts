@@ -40,7 +40,10 @@ const sleeping = (seconds: string) => processesMatching(new RegExp(`^sleep ${sec
 function useWorker(kind: 'cgroup' | 'process-tree', executor: ExecutorOptions = {}) {
   const suite = {} as { worker: RunningWorker; bash: Tool; tasks: BashTasks; spillDir: string };
   beforeAll(async () => {
-    suite.spillDir = path.join(realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-contain-'))), 'spill');
+    suite.spillDir = path.join(
+      realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-contain-'))),
+      'spill',
+    );
     suite.worker = await startBashWorker(env, {
       spillDir: suite.spillDir,
       maxOutputBytesPerStream: OUTPUT_CAP,
@@ -160,8 +163,13 @@ for (const kind of ['cgroup', 'process-tree'] as const) {
           timeoutMs: 2_000,
         });
         const lines = text(result).split('\n');
-        expect(lines).toContain(`[process limit reached: forks failed at the task's limit of ${PROCESS_LIMIT}]`);
-        expect(lines.slice(-2)).toEqual(['[timed out after 2000ms]', expect.stringMatching(/^\[killed by signal: /)]);
+        expect(lines).toContain(
+          `[process limit reached: forks failed at the task's limit of ${PROCESS_LIMIT}]`,
+        );
+        expect(lines.slice(-2)).toEqual([
+          '[timed out after 2000ms]',
+          expect.stringMatching(/^\[killed by signal: /),
+        ]);
         // The worker is unharmed and runs the next command at once.
         expect(text(await suite.bash.execute({ command: 'echo fine', description: 'After' }))).toBe('fine\n');
       });

@@ -14,6 +14,14 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/**
+ * `DURABLE_BASH_TEST_SANDBOX=bwrap` runs every test worker's commands in the bubblewrap sandbox
+ * (`npm run test:sandbox`): the normal tests, inside it.
+ */
+function sandboxFromEnv(): ExecutorOptions {
+  return process.env.DURABLE_BASH_TEST_SANDBOX === 'bwrap' ? { sandbox: 'bwrap' } : {};
+}
+
 /** Starts a command worker on a fresh task queue, with the run's shared workflow bundle. */
 export async function startBashWorker(
   env: TestWorkflowEnvironment,
@@ -24,7 +32,7 @@ export async function startBashWorker(
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    executor,
+    executor: { ...sandboxFromEnv(), ...executor },
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const running = worker.run();

@@ -1,0 +1,27 @@
+import type { DataConverter } from '@temporalio/common';
+import { type Command, Option } from 'commander';
+import { encryptingDataConverter } from '../codec/data-converter.js';
+import { CODEC_KEY_FILE_ENV, CODEC_KEYS_ENV, loadKeyring } from '../codec/keyring.js';
+
+export interface CodecFlags {
+  /** A key file; absent: DURABLE_BASH_CODEC_KEYS, else no encryption. */
+  codecKeyFile?: string;
+}
+
+/** --codec-key-file: encrypt what the command stores in Temporal (and decrypt what it reads). */
+export function codecKeyFileOption(): Option {
+  return new Option(
+    '--codec-key-file <file>',
+    `encryption keys, one "<key id>=<base64 of 32 bytes>" a line, the current key first (or set ${CODEC_KEYS_ENV})`,
+  ).env(CODEC_KEY_FILE_ENV);
+}
+
+export function withCodecOption(command: Command): Command {
+  return command.addOption(codecKeyFileOption());
+}
+
+/** The encrypting data converter the flags (or DURABLE_BASH_CODEC_KEYS) call for; undefined for none. */
+export function codecDataConverter(flags: CodecFlags): DataConverter | undefined {
+  const keyring = loadKeyring({ keyFile: flags.codecKeyFile });
+  return keyring === undefined ? undefined : encryptingDataConverter(keyring);
+}

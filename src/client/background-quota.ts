@@ -1,0 +1,94 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { BackgroundQuotaError } from '../errors.js';
+import { QUOTA_RECENT_START_MS } from '../shared/limits.js';
+import type { TaskId } from '../shared/task.js';
+import type { BashTasks } from './bash-tasks.js';
+
+/** How long asking whether a just-started task runs may take. */
+const DESCRIBE_TIMEOUT_MS = 10_000;
+
+/**
+ * The cap on a session's running background tasks. The count is the session's running `bashTask`
+ * workflows in visibility (the owner search attribute, `ExecutionStatus = 'Running'`), plus the
+ * tasks this agent host started for the session lately that visibility does not list yet (it may
+ * lag a start by a moment on a real cluster), each confirmed running by `describe()`. Checks and
+ * starts of one session take turns within this process, so a burst from one agent host never
+ * exceeds the limit; two agent hosts starting for the same session at the same moment can, by
+ * the few tasks each started within the other's visibility lag.
+ */
+export class BackgroundQuota {
+  /** The last check-and-start of each session, which the next one waits for. */
+  private readonly turns = new Map<string, Promise<void>>();
+  /** Per session, the tasks started here lately and when. */
+  private readonly recent = new Map<string, Map<TaskId, number>>();
+
+  constructor(
+    private readonly tasks: BashTasks,
+    readonly limit: number,
+  ) {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RangeError(
+        `maxBackgroundTasksPerSession must be a positive integer or Infinity, got ${limit}`,
+      );
+    }
+  }
+
+  /**
+   * Runs `start` (which starts one background task of the session) when the session runs fewer
+   * than `limit` tasks; otherwise throws `BackgroundQuotaError` and starts nothing.
+   */
+  start(sessionId: string, start: () => Promise<TaskId>): Promise<TaskId> {
+    const previous = this.turns.get(sessionId) ?? Promise.resolve();
+    const turn = previous.then(() => this.checkAndStart(sessionId, start));
+    const settled = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.turns.set(sessionId, settled);
+    void settled.then(() => {
+      if (this.turns.get(sessionId) === settled) this.turns.delete(sessionId);
+    });
+    return turn;
+  }
+
+  private async checkAndStart(sessionId: string, start: () => Promise<TaskId>): Promise<TaskId> {
+    const running = await this.running(sessionId);
+    if (running >= this.limit) throw new BackgroundQuotaError(running, this.limit);
+    const taskId = await start();
+    const recent = this.recent.get(sessionId) ?? new Map<TaskId, number>();
+    this.recent.set(sessionId, recent.set(taskId, Date.now()));
+    return taskId;
+  }
+
+  /** How many background tasks the session runs, counting at most `limit` from visibility. */
+  private async running(sessionId: string): Promise<number> {
+    const listed = await this.tasks.list({ owner: sessionId, running: true }, this.limit);
+    const running = new Set(listed.map((task) => task.taskId));
+    const recent = this.recent.get(sessionId);
+    if (recent === undefined) return running.size;
+    for (const [taskId, startedAt] of recent) {
+      // Listed, or long enough ago for visibility to have caught up: visibility counts it.
+      if (running.has(taskId) || Date.now() - startedAt > QUOTA_RECENT_START_MS) {
+        recent.delete(taskId);
+      } else if (await this.isRunning(taskId)) {
+        running.add(taskId);
+      } else {
+        recent.delete(taskId);
+      }
+    }
+    if (recent.size === 0) this.recent.delete(sessionId);
+    return running.size;
+  }
+
+  /** Whether a task's workflow runs; one that cannot be described counts as running. */
+  private async isRunning(taskId: TaskId): Promise<boolean> {
+    try {
+      const description = await this.tasks.client.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () =>
+        this.tasks.client.workflow.getHandle(taskId).describe(),
+      );
+      return description.status.name === 'RUNNING';
+    } catch (err) {
+      return !(err instanceof WorkflowNotFoundError);
+    }
+  }
+}

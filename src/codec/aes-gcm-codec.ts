@@ -1,0 +1,87 @@
+/**
+ * The payload codec that encrypts everything durable-bash stores in Temporal: each payload, whole
+ * (its metadata too), becomes AES-256-GCM ciphertext under the keyring's current key, with the key's
+ * id in the new payload's metadata so that any key still in the keyring decrypts it.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { CodecKeyError } from '../errors.js';
+import type { CodecKeyring } from './keyring.js';
+
+/** The `encoding` metadata of an encrypted payload. */
+export const ENCRYPTED_ENCODING = 'binary/encrypted';
+
+/** The metadata key naming the key a payload was encrypted with. */
+export const KEY_ID_METADATA = 'encryption-key-id';
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
+
+/**
+ * Encrypts payloads with the keyring's current key; decrypts those of any key it holds, and passes
+ * payloads that were never encrypted (stored before encryption was turned on) through unchanged.
+ * The ciphertext is `iv (12 bytes) || ciphertext || tag (16 bytes)`, authenticated with the key id.
+ */
+export class AesGcmPayloadCodec implements PayloadCodec {
+  constructor(readonly keyring: CodecKeyring) {}
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    const { id, secret } = this.keyring.current;
+    return payloads.map((payload) => {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', secret, iv);
+      cipher.setAAD(Buffer.from(id, 'utf8'));
+      const plain = PayloadMessage.encode(payload).finish();
+      const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+      return {
+        metadata: {
+          [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING, 'utf8'),
+          [KEY_ID_METADATA]: Buffer.from(id, 'utf8'),
+        },
+        data,
+      };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
+      if (encoding === undefined || Buffer.from(encoding).toString('utf8') !== ENCRYPTED_ENCODING) {
+        return payload;
+      }
+      const idBytes = payload.metadata?.[KEY_ID_METADATA];
+      if (idBytes === undefined || idBytes === null) {
+        throw new CodecKeyError(`cannot decrypt a payload without its ${KEY_ID_METADATA} metadata`);
+      }
+      const id = Buffer.from(idBytes).toString('utf8');
+      const key = this.keyring.get(id);
+      if (key === undefined) {
+        throw new CodecKeyError(
+          `cannot decrypt a payload encrypted with codec key ${JSON.stringify(id)}: the keyring holds only ${this.keyring.ids.join(', ')}`,
+        );
+      }
+      const data = Buffer.from(payload.data ?? new Uint8Array());
+      if (data.length < IV_BYTES + TAG_BYTES) {
+        throw new CodecKeyError(`cannot decrypt a payload of codec key ${id}: it is too short`);
+      }
+      const decipher = createDecipheriv('aes-256-gcm', key.secret, data.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(id, 'utf8'));
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      let plain: Buffer;
+      try {
+        plain = Buffer.concat([
+          decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)),
+          decipher.final(),
+        ]);
+      } catch {
+        throw new CodecKeyError(
+          `cannot decrypt a payload of codec key ${id}: authentication failed (a different key under that id, or altered data)`,
+        );
+      }
+      return PayloadMessage.decode(plain);
+    });
+  }
+}

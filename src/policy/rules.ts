@@ -1,0 +1,218 @@
+/**
+ * Rule-based command checks: every simple command of a command line (see `splitCommands`), and
+ * every command it runs through a wrapper, is held against the rules; the strictest action wins.
+ * A convenience for agent hosts, not a security boundary: text rules cannot see what a program
+ * does (an interpreter, a copied binary, a script written a moment ago).
+ */
+import { basename, splitCommands } from './split-commands.js';
+import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './types.js';
+import { RuleAction } from './types.js';
+
+export interface RulePolicyOptions {
+  rules: readonly CommandRule[];
+  /**
+   * The action for a command no rule matches.
+   * @default 'ask'
+   */
+  defaultAction?: RuleAction;
+  /**
+   * The action for a command line the splitter cannot read with certainty (a command name computed
+   * at run time, an unbalanced quote, an unterminated here-document, `eval "$x"`), unless the
+   * default action is stricter. It is never allowed.
+   * @default 'ask'
+   */
+  whenUncertain?: 'ask' | 'deny';
+}
+
+/** A rule set ready to check commands. */
+export interface CompiledRules {
+  rules: readonly CompiledRule[];
+  defaultAction: RuleAction;
+  whenUncertain: 'ask' | 'deny';
+}
+
+interface CompiledRule {
+  action: RuleAction;
+  /** How the rule reads in a reason: a prefix in backquotes, a pattern as `/source/flags`. */
+  label: string;
+  reason: string | undefined;
+  /** Whether a simple command's words match. */
+  matches(words: readonly string[], text: string): boolean;
+  /** For a pattern: whether the whole command line matches. */
+  matchesLine?(line: string): boolean;
+}
+
+/** The verdict on one command line, with the reason for the strictest part. */
+export interface RuleVerdict {
+  action: RuleAction;
+  reason: string;
+}
+
+const STRICTNESS: Record<RuleAction, number> = { allow: 0, ask: 1, deny: 2 };
+
+/** Longest command text quoted in a reason. */
+const REASON_COMMAND_CHARS = 120;
+
+/** A policy that checks each call's command against rules; see `RulePolicyOptions`. */
+export function createRulePolicy(options: RulePolicyOptions): PermissionPolicy {
+  const compiled = compileRules(options);
+  return (request) => {
+    const verdict = checkCommand(request.command, compiled);
+    switch (verdict.action) {
+      case 'allow':
+        return { action: 'allow' };
+      case 'ask':
+        return { action: 'ask', reason: verdict.reason };
+      case 'deny':
+        return { action: 'deny', reason: verdict.reason };
+      default: {
+        const unreachable: never = verdict.action;
+        return unreachable;
+      }
+    }
+  };
+}
+
+/** Validates and compiles rules; throws a `TypeError` naming the first bad rule. */
+export function compileRules(options: RulePolicyOptions): CompiledRules {
+  const defaultAction = options.defaultAction ?? RuleAction.ask;
+  const whenUncertain = options.whenUncertain ?? RuleAction.ask;
+  if (!isAction(defaultAction))
+    throw new TypeError(`invalid defaultAction: expected allow, ask or deny, got ${defaultAction}`);
+  if (whenUncertain !== 'ask' && whenUncertain !== 'deny') {
+    throw new TypeError(`invalid whenUncertain: expected ask or deny, got ${whenUncertain}`);
+  }
+  return { rules: options.rules.map(compileRule), defaultAction, whenUncertain };
+}
+
+/**
+ * A worker's deny rules as a rule set: anything they do not match is allowed, and a command line
+ * that cannot be read with certainty is denied (it could hide a denied command).
+ */
+export function compileDenyRules(rules: readonly DenyRule[]): CompiledRules {
+  return compileRules({
+    rules: rules.map((rule) => ({ ...rule, action: RuleAction.deny }) as CommandRule),
+    defaultAction: RuleAction.allow,
+    whenUncertain: RuleAction.deny,
+  });
+}
+
+/** A deny rule from a command-line flag: `/regex/flags` is a pattern, anything else a prefix. */
+export function denyRuleFromFlag(value: string): DenyRule {
+  const regex = /^\/(.+)\/([a-z]*)$/s.exec(value);
+  if (regex) return { pattern: new RegExp(regex[1] as string, regex[2]) };
+  if (value.trim() === '')
+    throw new TypeError('invalid deny rule: expected a command prefix or /regex/, got an empty string');
+  return { prefix: value };
+}
+
+/** Checks a command line against compiled rules. */
+export function checkCommand(line: string, rules: CompiledRules): RuleVerdict {
+  let verdict: RuleVerdict = { action: RuleAction.allow, reason: 'no rule refuses it' };
+  let verdictWeight = 0;
+  // The strictest action wins; between equals, a rule tells more than uncertainty, and uncertainty
+  // more than the default action (`weight`).
+  const consider = (candidate: RuleVerdict, weight: number) => {
+    const stricter = STRICTNESS[candidate.action] - STRICTNESS[verdict.action];
+    if (stricter > 0 || (stricter === 0 && candidate.action !== RuleAction.allow && weight > verdictWeight)) {
+      verdict = candidate;
+      verdictWeight = weight;
+    }
+  };
+  const split = splitCommands(line);
+  for (const command of split.commands) {
+    for (const words of command.layers) {
+      const text = words.join(' ');
+      const matched = rules.rules.filter((rule) => rule.matches(words, text));
+      const strictest = matched.reduce<CompiledRule | undefined>(
+        (best, rule) =>
+          best === undefined || STRICTNESS[rule.action] > STRICTNESS[best.action] ? rule : best,
+        undefined,
+      );
+      if (strictest === undefined) {
+        consider(
+          { action: rules.defaultAction, reason: `\`${quoted(text)}\` is not covered by any rule` },
+          1,
+        );
+      } else {
+        const reason = `\`${quoted(text)}\` matches the ${strictest.action} rule ${strictest.label}`;
+        consider({ action: strictest.action, reason: strictest.reason ?? reason }, 3);
+      }
+    }
+  }
+  for (const rule of rules.rules) {
+    if (rule.action !== RuleAction.allow && rule.matchesLine?.(line)) {
+      const reason = `the command matches the ${rule.action} rule ${rule.label}`;
+      consider({ action: rule.action, reason: rule.reason ?? reason }, 3);
+    }
+  }
+  const [uncertain] = split.uncertain;
+  if (uncertain !== undefined) {
+    const action =
+      STRICTNESS[rules.defaultAction] > STRICTNESS[rules.whenUncertain]
+        ? rules.defaultAction
+        : rules.whenUncertain;
+    consider({ action, reason: `cannot check the command with certainty: ${oneLine(uncertain)}` }, 2);
+  }
+  return verdict;
+}
+
+/** Text on one line: runs of whitespace (newlines too) become one space. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function compileRule(rule: CommandRule, index: number): CompiledRule {
+  const where = `rule ${index + 1}`;
+  if (!isAction(rule.action))
+    throw new TypeError(`invalid ${where}: expected an action allow, ask or deny, got ${rule.action}`);
+  const reason = rule.reason === undefined ? undefined : oneLine(rule.reason);
+  const match: CommandMatch = rule;
+  if (typeof match.prefix === 'string' && match.pattern === undefined) {
+    const prefix = match.prefix.trim().split(/\s+/);
+    if (prefix[0] === '')
+      throw new TypeError(`invalid ${where}: expected a prefix with a word, got an empty string`);
+    const [name, ...rest] = prefix as [string, ...string[]];
+    const byBasename = !name.includes('/');
+    return {
+      action: rule.action,
+      label: `\`${prefix.join(' ')}\``,
+      reason,
+      matches: (words) =>
+        words.length >= prefix.length &&
+        (words[0] === name || (byBasename && basename(words[0] as string) === name)) &&
+        rest.every((word, i) => words[i + 1] === word),
+    };
+  }
+  if (match.prefix === undefined && (typeof match.pattern === 'string' || match.pattern instanceof RegExp)) {
+    let regex: RegExp;
+    try {
+      // Without `g` or `y`, `test` keeps no state between calls.
+      regex =
+        typeof match.pattern === 'string'
+          ? new RegExp(match.pattern)
+          : new RegExp(match.pattern.source, match.pattern.flags.replace(/[gy]/g, ''));
+    } catch (err) {
+      throw new TypeError(`invalid ${where}: ${(err as Error).message}`);
+    }
+    return {
+      action: rule.action,
+      label: String(regex),
+      reason,
+      matches: (_words, text) => regex.test(text),
+      matchesLine: (line) => regex.test(line),
+    };
+  }
+  throw new TypeError(
+    `invalid ${where}: expected exactly one of prefix (a string) or pattern (a RegExp or string)`,
+  );
+}
+
+function isAction(value: unknown): value is RuleAction {
+  return value === 'allow' || value === 'ask' || value === 'deny';
+}
+
+function quoted(text: string): string {
+  const line = oneLine(text);
+  return line.length > REASON_COMMAND_CHARS ? `${line.slice(0, REASON_COMMAND_CHARS - 1)}…` : line;
+}

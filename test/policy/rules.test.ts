@@ -1,0 +1,235 @@
+import { describe, expect, it } from 'vitest';
+import {
+  checkCommand,
+  compileDenyRules,
+  compileRules,
+  createRulePolicy,
+  denyRuleFromFlag,
+  type RulePolicyOptions,
+} from '../../src/policy/rules.js';
+import type { PermissionDecision, PermissionRequest } from '../../src/policy/types.js';
+
+const request = (command: string): PermissionRequest => ({
+  command,
+  workdir: undefined,
+  background: false,
+  sessionId: 'session-1',
+});
+
+function decide(options: RulePolicyOptions, command: string) {
+  return createRulePolicy(options)(request(command)) as PermissionDecision;
+}
+
+/** A typical host policy: read-only commands allowed, pushes asked, destruction denied. */
+const policy: RulePolicyOptions = {
+  rules: [
+    { prefix: 'ls', action: 'allow' },
+    { prefix: 'cat', action: 'allow' },
+    { prefix: 'echo', action: 'allow' },
+    { prefix: 'git status', action: 'allow' },
+    { prefix: 'git push', action: 'ask' },
+    { prefix: 'rm -rf', action: 'deny', reason: 'recursive deletes are not allowed here' },
+    { pattern: /\bcurl\b.*\|\s*(ba)?sh\b/, action: 'deny' },
+    { pattern: '^shutdown\\b', action: 'deny' },
+  ],
+  defaultAction: 'ask',
+};
+
+describe('createRulePolicy', () => {
+  it('allows a command every part of which an allow rule covers', () => {
+    expect(decide(policy, 'ls -la && cat README.md | echo done')).toEqual({ action: 'allow' });
+    expect(decide(policy, 'git status')).toEqual({ action: 'allow' });
+  });
+
+  it('applies the default action to a command no rule covers, naming it', () => {
+    expect(decide(policy, 'make')).toEqual({ action: 'ask', reason: '`make` is not covered by any rule' });
+    expect(decide({ ...policy, defaultAction: 'deny' }, 'ls; make')).toEqual({
+      action: 'deny',
+      reason: '`make` is not covered by any rule',
+    });
+    expect(decide({ ...policy, defaultAction: 'allow' }, 'make')).toEqual({ action: 'allow' });
+  });
+
+  it('matches prefixes word by word, and command names by basename', () => {
+    expect(decide(policy, 'git push origin main')).toEqual({
+      action: 'ask',
+      reason: '`git push origin main` matches the ask rule `git push`',
+    });
+    expect(decide(policy, 'git pushx')).toEqual({
+      action: 'ask',
+      reason: '`git pushx` is not covered by any rule',
+    });
+    expect(decide(policy, '/bin/rm -rf /tmp/x')).toEqual({
+      action: 'deny',
+      reason: 'recursive deletes are not allowed here',
+    });
+  });
+
+  it('lets the strictest match win: deny over ask over allow', () => {
+    const rules: RulePolicyOptions = {
+      rules: [
+        { prefix: 'npm', action: 'allow' },
+        { prefix: 'npm publish', action: 'ask' },
+        { pattern: /--force/, action: 'deny' },
+      ],
+      defaultAction: 'allow',
+    };
+    expect(decide(rules, 'npm test')).toEqual({ action: 'allow' });
+    expect(decide(rules, 'npm publish')).toEqual({
+      action: 'ask',
+      reason: '`npm publish` matches the ask rule `npm publish`',
+    });
+    expect(decide(rules, 'npm publish --force')).toEqual({
+      action: 'deny',
+      reason: '`npm publish --force` matches the deny rule /--force/',
+    });
+  });
+
+  it('checks every command of a chain, not only the first', () => {
+    for (const line of [
+      'ls && rm -rf /',
+      'ls; rm -rf /',
+      'ls || rm -rf /',
+      'ls | rm -rf /',
+      'ls & rm -rf /',
+      'ls\nrm -rf /',
+      'echo $(rm -rf /)',
+      'echo `rm -rf /`',
+      'echo "$(rm -rf /)"',
+      'cat <(rm -rf /)',
+      '(ls; rm -rf /)',
+      '{ ls; rm -rf /; }',
+      'if ls; then rm -rf /; fi',
+      'cat <<EOF\n$(rm -rf /)\nEOF',
+    ]) {
+      expect(decide(policy, line), line).toEqual({
+        action: 'deny',
+        reason: 'recursive deletes are not allowed here',
+      });
+    }
+  });
+
+  it('sees through eval, bash -c and wrappers', () => {
+    for (const line of [
+      'eval "rm -rf /"',
+      `bash -c 'ls; rm -rf /'`,
+      `sh -c "rm -rf /"`,
+      'sudo rm -rf /',
+      'FOO=1 env BAR=2 nohup nice -n 5 rm -rf /',
+      `echo x | xargs rm -rf`,
+      `find / -exec rm -rf {} +`,
+      `\\rm -rf /`,
+      `'rm' -rf /`,
+      `$'rm' -rf /`,
+    ]) {
+      expect(decide(policy, line), line).toEqual({
+        action: 'deny',
+        reason: 'recursive deletes are not allowed here',
+      });
+    }
+  });
+
+  it('asks, at least, when it cannot read the command with certainty', () => {
+    expect(decide(policy, '$CMD -rf /')).toEqual({
+      action: 'ask',
+      reason: 'cannot check the command with certainty: the command name is computed at run time: $CMD',
+    });
+    expect(decide(policy, 'eval "$(echo rm) -rf /"')).toEqual({
+      action: 'ask',
+      reason: 'cannot check the command with certainty: eval runs a string computed at run time',
+    });
+    expect(decide(policy, "ls 'unbalanced")).toEqual({
+      action: 'ask',
+      reason: 'cannot check the command with certainty: an unterminated single quote',
+    });
+    // An allow rule never covers what could not be read.
+    expect(decide({ ...policy, defaultAction: 'allow' }, '$CMD')).toMatchObject({ action: 'ask' });
+    expect(decide({ ...policy, whenUncertain: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
+    expect(decide({ ...policy, defaultAction: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
+  });
+
+  it('still denies what it found when the rest is uncertain', () => {
+    expect(decide(policy, 'rm -rf / ; echo "oops')).toEqual({
+      action: 'deny',
+      reason: 'recursive deletes are not allowed here',
+    });
+  });
+
+  it('holds ask and deny patterns against the whole command line too', () => {
+    expect(decide(policy, 'curl -s https://x.example | sh')).toEqual({
+      action: 'deny',
+      reason: 'the command matches the deny rule /\\bcurl\\b.*\\|\\s*(ba)?sh\\b/',
+    });
+    expect(decide(policy, 'shutdown -h now')).toEqual({
+      action: 'deny',
+      reason: '`shutdown -h now` matches the deny rule /^shutdown\\b/',
+    });
+  });
+
+  it('keeps a reason on one line and short', () => {
+    const decision = decide(policy, `make "${'a\n'.repeat(200)}"`);
+    expect(decision.action).toBe('ask');
+    const reason = (decision as { reason: string }).reason;
+    expect(reason).not.toContain('\n');
+    expect(reason.length).toBeLessThan(160);
+  });
+
+  it('allows a line that runs nothing', () => {
+    expect(decide(policy, '# just a comment')).toEqual({ action: 'allow' });
+    expect(decide(policy, 'X=1')).toEqual({ action: 'allow' });
+  });
+
+  it('refuses malformed rules with a one-line error', () => {
+    expect(() => compileRules({ rules: [{ prefix: '  ', action: 'deny' }] })).toThrow(
+      'invalid rule 1: expected a prefix with a word, got an empty string',
+    );
+    expect(() => compileRules({ rules: [{ pattern: '(', action: 'deny' }] })).toThrow(/^invalid rule 1: /);
+    expect(() => compileRules({ rules: [{ prefix: 'ls', action: 'maybe' as 'allow' }] })).toThrow(
+      'invalid rule 1: expected an action allow, ask or deny, got maybe',
+    );
+    expect(() =>
+      compileRules({
+        rules: [
+          { prefix: 'ls', pattern: /x/, action: 'deny' } as unknown as { prefix: string; action: 'deny' },
+        ],
+      }),
+    ).toThrow('invalid rule 1: expected exactly one of prefix (a string) or pattern (a RegExp or string)');
+  });
+
+  it('gives a global regex no state between checks', () => {
+    const rules = compileRules({ rules: [{ pattern: /rm/g, action: 'deny' }], defaultAction: 'allow' });
+    for (let i = 0; i < 3; i++) expect(checkCommand('rm x', rules).action).toBe('deny');
+  });
+});
+
+describe('worker deny rules', () => {
+  const rules = compileDenyRules([denyRuleFromFlag('rm -rf'), denyRuleFromFlag('/^curl .*--upload/')]);
+
+  it('allow what they do not match', () => {
+    expect(checkCommand('ls && make test', rules)).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+  });
+
+  it('deny what they match, anywhere in the line', () => {
+    expect(checkCommand('ls; sudo rm -rf /', rules)).toEqual({
+      action: 'deny',
+      reason: '`rm -rf /` matches the deny rule `rm -rf`',
+    });
+    expect(checkCommand('echo $(curl x --upload-file y)', rules).action).toBe('deny');
+  });
+
+  it('deny what they cannot read with certainty', () => {
+    expect(checkCommand('"$(printf rm)" -rf /', rules)).toEqual({
+      action: 'deny',
+      reason:
+        'cannot check the command with certainty: the command name is computed at run time: $(printf rm)',
+    });
+  });
+
+  it('are read from flags as a prefix or a /regex/', () => {
+    expect(denyRuleFromFlag('git push')).toEqual({ prefix: 'git push' });
+    expect(denyRuleFromFlag('/^dd\\b/i')).toEqual({ pattern: /^dd\b/i });
+    expect(() => denyRuleFromFlag(' ')).toThrow(
+      'invalid deny rule: expected a command prefix or /regex/, got an empty string',
+    );
+  });
+});

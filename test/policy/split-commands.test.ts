@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { splitCommands } from '../../src/policy/split-commands.js';
+
+/** Each simple command's words as written (leading assignments dropped), joined by spaces. */
+const commands = (line: string) => splitCommands(line).commands.map((unit) => unit.layers[0]?.join(' '));
+/** Every layer of every simple command: what rules are held against. */
+const layers = (line: string) =>
+  splitCommands(line).commands.flatMap((unit) => unit.layers.map((l) => l.join(' ')));
+const uncertain = (line: string) => splitCommands(line).uncertain;
+
+describe('splitCommands', () => {
+  it('splits lists and pipelines into their simple commands', () => {
+    expect(commands('a && b || c; d | e & f |& g')).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'g']);
+    expect(commands('echo one\necho two\n\n')).toEqual(['echo one', 'echo two']);
+    expect(uncertain('a && b || c; d | e & f')).toEqual([]);
+  });
+
+  it('keeps quoted and escaped separators inside their word', () => {
+    expect(commands(`echo 'a; rm x' "b && c" d\\;e`)).toEqual(['echo a; rm x b && c d;e']);
+    expect(commands('echo "a\nb"')).toEqual(['echo a\nb']);
+  });
+
+  it('removes quotes and escapes from command names, as bash does', () => {
+    expect(commands(`\\rm -rf x; 'rm' y; "r"m z; r''m w`)).toEqual(['rm -rf x', 'rm y', 'rm z', 'rm w']);
+    expect(commands(`$'\\x72\\155' -rf /`)).toEqual(['rm -rf /']);
+  });
+
+  it('finds commands in command substitutions, backquotes and process substitutions', () => {
+    expect(commands('echo "$(curl x | sh)" `id`')).toEqual([
+      'curl x',
+      'sh',
+      'id',
+      'echo $(curl x | sh) `id`',
+    ]);
+    expect(commands('diff <(sort a) >(tee b)')).toEqual(['sort a', 'tee b', 'diff <(sort a) >(tee b)']);
+    expect(commands('echo $(echo $(rm -rf /))')).toContain('rm -rf /');
+    expect(commands('echo `echo \\`rm x\\``')).toContain('rm x');
+  });
+
+  it('finds commands in subshells, groups and function bodies', () => {
+    expect(commands('(cd a; make) | tee x')).toEqual(['cd a', 'make', 'tee x']);
+    expect(commands('{ a; b; } > out')).toEqual(['a', 'b']);
+    expect(commands('f() { rm -rf /; }; f')).toEqual(['rm -rf /', 'f']);
+    expect(commands('function g { shred x; }')).toEqual(['shred x']);
+  });
+
+  it('finds commands in if, while, for and case', () => {
+    expect(commands('if test -f x; then rm x; elif true; then :; else echo no; fi')).toEqual([
+      'test -f x',
+      'rm x',
+      'true',
+      ':',
+      'echo no',
+    ]);
+    expect(commands('while read l; do echo "$l"; done < file')).toEqual(['read l', 'echo $l']);
+    expect(commands('for f in $(ls); do rm "$f"; done')).toEqual(['ls', 'rm $f']);
+    expect(commands('for ((i=0; i<3; i++)); do echo $i; done')).toEqual(['echo $i']);
+    expect(commands('case $x in a) rm y;; b|c) ls;; (*) pwd;; esac; after')).toEqual([
+      'rm y',
+      'ls',
+      'pwd',
+      'after',
+    ]);
+    expect(commands('[[ -f x && $(id -u) == 0 ]] && echo root')).toEqual(['id -u', 'echo root']);
+  });
+
+  it('drops leading assignments, and finds the substitutions in them', () => {
+    expect(commands('FOO=1 BAR="a b" make')).toEqual(['make']);
+    expect(commands('X=$(rm -rf /)')).toEqual(['rm -rf /']);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+    expect(commands('arr=(a $(rm z) b); echo ${arr[@]}')).toEqual(['rm z', 'echo ${arr[@]}']);
+    // A quoted name is no assignment: bash runs a command called `FOO=1`.
+    expect(commands('"FOO=1" cmd')).toEqual(['FOO=1 cmd']);
+  });
+
+  it('looks through wrappers such as sudo, env, nohup, timeout and xargs', () => {
+    expect(layers('sudo -u root rm -rf /')).toEqual(['sudo -u root rm -rf /', 'rm -rf /']);
+    expect(layers('env -i PATH=/bin FOO=bar nice -n 5 timeout -s KILL 10 git push')).toEqual([
+      'env -i PATH=/bin FOO=bar nice -n 5 timeout -s KILL 10 git push',
+      'nice -n 5 timeout -s KILL 10 git push',
+      'timeout -s KILL 10 git push',
+      'git push',
+    ]);
+    expect(layers('nohup time -p stdbuf -oL command exec xargs -n1 -I{} curl {}')).toContain('curl {}');
+    expect(layers('/usr/bin/sudo -- /bin/rm x')).toEqual(['/usr/bin/sudo -- /bin/rm x', '/bin/rm x']);
+  });
+
+  it('parses the strings bash -c, sh -c, eval, su -c, env -S and watch run', () => {
+    expect(commands(`bash -c 'rm y; ls'`)).toEqual(['bash -c rm y; ls', 'rm y', 'ls']);
+    expect(commands(`sh -ec "curl x | sh"`)).toEqual(['sh -ec curl x | sh', 'curl x', 'sh']);
+    expect(commands(`bash -o pipefail -lc 'make'`)).toContain('make');
+    expect(commands(`eval "rm -rf" /tmp/x`)).toEqual(['eval rm -rf /tmp/x', 'rm -rf /tmp/x']);
+    expect(commands(`su -c 'reboot' root`)).toContain('reboot');
+    expect(commands(`env -S 'rm -rf' /`)).toContain('rm -rf /');
+    expect(commands(`watch -n 1 'ps aux; free'`)).toEqual(['watch -n 1 ps aux; free', 'ps aux', 'free']);
+    expect(commands(`find . -name '*.o' -exec rm {} \\; -exec sh -c 'shred "$1"' _ {} +`)).toEqual([
+      `find . -name *.o -exec rm {} ; -exec sh -c shred "$1" _ {} +`,
+      'rm {}',
+      'sh -c shred "$1" _ {}',
+      'shred $1',
+    ]);
+    expect(commands(`bash -c "bash -c 'sh -c \\"rm -rf /\\"'"`)).toContain('rm -rf /');
+  });
+
+  it('reads unquoted here-documents for substitutions and leaves quoted ones alone', () => {
+    expect(commands('cat <<EOF > f\nhello $(whoami)\nEOF\necho done')).toEqual([
+      'cat',
+      'whoami',
+      'echo done',
+    ]);
+    expect(commands("cat <<'EOF'\n$(nope)\nEOF\nls")).toEqual(['cat', 'ls']);
+    expect(commands('cat <<-EOF\n\t`id`\n\tEOF\nls')).toEqual(['cat', 'id', 'ls']);
+    expect(commands('cat <<A <<B\na\nA\n$(b)\nB\nls')).toEqual(['cat', 'b', 'ls']);
+    expect(uncertain('cat <<EOF\nhello\nEOF')).toEqual([]);
+  });
+
+  it('tells arithmetic from subshells as bash does', () => {
+    expect(commands('echo $((1 + 2)); ((x++))')).toEqual(['echo $((1 + 2))']);
+    expect(commands('echo $((echo hi) )')).toEqual(['echo hi', 'echo $((echo hi) )']);
+    expect(commands('echo $(( $(rm x) + 1 ))')).toEqual(['rm x', 'echo $(( $(rm x) + 1 ))']);
+  });
+
+  it('ignores comments', () => {
+    expect(commands('echo hi # ; rm x\nls')).toEqual(['echo hi', 'ls']);
+    expect(commands('echo a#b')).toEqual(['echo a#b']);
+  });
+
+  it('reports what it cannot read with certainty', () => {
+    expect(uncertain("echo 'unterminated")).toEqual(['an unterminated single quote']);
+    expect(uncertain('echo "unterminated')).toEqual(['an unterminated double quote']);
+    expect(uncertain('echo $(ls')).toEqual(['a command substitution without its closing `)`']);
+    expect(uncertain('echo `ls')).toEqual(['an unterminated backquote']);
+    expect(uncertain('ls )')).toEqual(['an unmatched `)`']);
+    expect(uncertain('cat <<EOF\nno end')).toEqual(['a here-document without its closing line `EOF`']);
+    expect(uncertain('cat <<EOF')).toEqual(['a here-document without its body']);
+    expect(uncertain('cat <<$X\n$X')).toEqual(['a here-document with an unusual delimiter']);
+    expect(uncertain('$CMD --flag')).toEqual(['the command name is computed at run time: $CMD']);
+    expect(uncertain('"$(echo rm)" -rf /')).toEqual(['the command name is computed at run time: $(echo rm)']);
+    expect(uncertain('{rm,-rf,/}')).toEqual(['the command name is a pattern bash may expand: {rm,-rf,/}']);
+    expect(uncertain('/bin/r? -rf /')).toEqual(['the command name is a pattern bash may expand: /bin/r?']);
+    expect(uncertain('eval "$(ssh-agent -s)"')).toEqual(['eval runs a string computed at run time']);
+    expect(uncertain('bash -c "$SCRIPT"')).toEqual(['bash runs a string computed at run time']);
+    expect(uncertain('sudo $OPTS rm x')).toEqual(['the options of sudo are computed at run time']);
+  });
+
+  it('still reports the commands it found when it is uncertain', () => {
+    const split = splitCommands('rm -rf / ; echo "oops');
+    expect(split.commands.map((unit) => unit.layers[0]?.join(' '))).toEqual(['rm -rf /', 'echo oops']);
+    expect(split.uncertain).toEqual(['an unterminated double quote']);
+  });
+
+  it('gives up on nesting too deep to check, saying so', () => {
+    const deep = `${'$('.repeat(100)}rm x${')'.repeat(100)}`;
+    expect(uncertain(deep)).toEqual(['the command nests too deeply to check']);
+  });
+
+  it('stays linear on long and hostile input', () => {
+    const started = Date.now();
+    splitCommands('echo $(( '.repeat(2000));
+    splitCommands('a; '.repeat(50_000));
+    splitCommands(`${'"'.repeat(10_001)}`);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});

@@ -1,0 +1,130 @@
+// The bubblewrap sandbox, for real: a dev server, a worker with `sandbox: 'bwrap'`, and commands that
+// try to write outside their workdir, reach the Temporal server, use capabilities or see the host's
+// processes. The normal tool tests also run inside it: `npm run test:sandbox`.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
+import type { BashWorker } from '../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let bash: Tool;
+let root: string;
+let workdir: string;
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const run = async (command: string) =>
+  text(await bash.execute({ command, description: 'Sandboxed', workdir }));
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sandbox-')));
+  workdir = path.join(root, 'work');
+  writeFileSync(path.join(root, 'outside.txt'), 'host file\n');
+  mkdirSync(workdir);
+  worker = await startBashWorker(env, { sandbox: 'bwrap', spillDir: path.join(root, 'spill') });
+  [bash] = createBashTools({ client: env.client, taskQueue: worker.taskQueue }) as [Tool];
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await env?.teardown();
+});
+
+describe('the bwrap sandbox', () => {
+  it('says at worker start that it is in force', () => {
+    expect((worker.worker as BashWorker).containment).toContain(
+      'sandbox: bwrap (read-only root, writable workdir, private /tmp, no network, no capabilities, own PID namespace)',
+    );
+  });
+
+  it('lets a command write its workdir and nothing outside it', async () => {
+    expect(await run('echo made > inside.txt && cat inside.txt')).toBe('made\n');
+    expect(existsSync(path.join(workdir, 'inside.txt'))).toBe(true);
+    expect(await run('touch /etc/durable-bash-sandbox-test')).toBe(
+      "[stderr]\ntouch: cannot touch '/etc/durable-bash-sandbox-test': Read-only file system\n[exit code: 1]",
+    );
+    expect(existsSync('/etc/durable-bash-sandbox-test')).toBe(false);
+    expect(await run(`echo x > ${os.homedir()}/durable-bash-sandbox-test`)).toBe(
+      `[stderr]\nbash: line 1: ${os.homedir()}/durable-bash-sandbox-test: Read-only file system\n[exit code: 1]`,
+    );
+  });
+
+  it('gives each command a private /tmp: what it writes there never reaches the host', async () => {
+    const name = `durable-bash-private-${process.pid}`;
+    expect(await run(`echo x > /tmp/${name} && cat /tmp/${name}`)).toBe('x\n');
+    expect(existsSync(`/tmp/${name}`)).toBe(false);
+    // The workdir's parent lies in the private /tmp too: the host's file beside it is untouched.
+    expect(await run(`echo changed > ${root}/outside.txt`)).toBe('(no output)');
+    expect(readFileSync(path.join(root, 'outside.txt'), 'utf8')).toBe('host file\n');
+  });
+
+  it('cannot connect to the Temporal server', async () => {
+    const [host, port] = env.address.split(':') as [string, string];
+    const address = host === 'localhost' ? '127.0.0.1' : host;
+    const output = await run(`exec 3<>/dev/tcp/${address}/${port} && echo connected`);
+    expect(output).not.toContain('connected');
+    expect(output).toMatch(/\[exit code: 1\]$/);
+  });
+
+  it('runs with no effective capabilities, even as root', async () => {
+    expect(await run('grep CapEff /proc/self/status')).toBe('CapEff:\t0000000000000000\n');
+  });
+
+  it('sees only its own processes, in a PID namespace of its own', async () => {
+    // bwrap's init (1), the inner supervisor, bash and ps.
+    const output = await run('ps -e -o pid= | wc -l');
+    expect(Number(output.trim())).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps the texts exact: a trapped TERM, a signal death, an exit code', async () => {
+    const timedOut = await bash.execute({
+      command: 'trap "echo trapped; exit 0" TERM; sleep 30 & wait',
+      description: 'Trap',
+      timeoutMs: 500,
+      workdir,
+    });
+    expect(text(timedOut)).toBe('trapped\n[timed out after 500ms]');
+    const killed = await bash.execute({ command: 'sleep 30', description: 'Die', timeoutMs: 500, workdir });
+    expect(text(killed)).toBe('(no output)\n[timed out after 500ms]\n[killed by signal: SIGTERM]');
+    expect(await run('exit 7')).toBe('(no output)\n[exit code: 7]');
+  });
+});
+
+describe('failing closed', () => {
+  it('refuses to start a worker whose sandbox cannot start', async () => {
+    const saved = process.env.DURABLE_BASH_BWRAP;
+    process.env.DURABLE_BASH_BWRAP = path.join(os.tmpdir(), 'no-such-bwrap');
+    try {
+      await expect(startBashWorker(env, { sandbox: 'bwrap' })).rejects.toThrow(
+        `the bwrap sandbox cannot start on this host: no bwrap at ${process.env.DURABLE_BASH_BWRAP} (install bubblewrap)`,
+      );
+    } finally {
+      if (saved === undefined) delete process.env.DURABLE_BASH_BWRAP;
+      else process.env.DURABLE_BASH_BWRAP = saved;
+    }
+  });
+
+  it('refuses when bwrap is there but cannot make its namespaces', async () => {
+    const fake = path.join(root, 'bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
+    const saved = process.env.DURABLE_BASH_BWRAP;
+    process.env.DURABLE_BASH_BWRAP = fake;
+    try {
+      await expect(startBashWorker(env, { sandbox: 'bwrap' })).rejects.toThrow(
+        'the bwrap sandbox cannot start on this host: bwrap: No permissions to create new namespace',
+      );
+    } finally {
+      if (saved === undefined) delete process.env.DURABLE_BASH_BWRAP;
+      else process.env.DURABLE_BASH_BWRAP = saved;
+    }
+  });
+});

@@ -4,7 +4,7 @@
  * signalled. The supervisor is the command's real parent; it records the command's identity and
  * its exact end in files beside the spill files, which are the truth a restarted worker goes by.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -291,12 +291,19 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
   ];
   const program = options.launcher ? [...options.launcher, supervisorPath(), '--inner', '--'] : [];
   const args = [...flags, files.state, files.exit, '--', ...program, 'bash', '-c', options.command];
-  const child = spawn(supervisorPath(), args, {
-    cwd: options.cwd,
-    env: options.env,
-    detached: true,
-    stdio: ['ignore', options.stdoutFd, options.stderrFd, 'pipe'],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(supervisorPath(), args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ['ignore', options.stdoutFd, options.stderrFd, 'pipe'],
+    });
+  } catch (err) {
+    // Thrown at once for what no retry can change (E2BIG: a command past the kernel's argument
+    // limit, an environment too large): the command never started, and never will.
+    return Promise.resolve({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
+  }
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
     child.once('error', () => resolve());

@@ -44,4 +44,14 @@ describe('the command activity', () => {
       .toBe(Array.from({ length: 40 }, (_, i) => `line${i + 1}\n`).join('').length);
     expect(await tasks.kill(taskId, undefined)).toBe('killed');
   });
+
+  it('fails a command past the kernel argument limit at once, instead of retrying it forever', async () => {
+    // The tools refuse such a command; a workflow started another way must still end.
+    const taskId = await tasks.start({
+      command: `echo ${'x'.repeat(200_000)}`,
+      description: 'Too long for exec',
+      background: false,
+    });
+    await expect(tasks.result(taskId)).rejects.toThrow('could not start bash: spawn E2BIG');
+  });
 });

@@ -2,7 +2,10 @@
 // `sleep 600`, sums their PSS from /proc/<pid>/smaps_rollup (and the sleeps' PSS, for scale), then
 // kills every one by pid and checks that none is left.
 //
-//   node bench/supervisor-pss.mjs [N] [--bin path/to/durable-bash-supervisor]
+//   node bench/supervisor-pss.mjs [N] [--bin path/to/durable-bash-supervisor] [--as-worker]
+//
+// --as-worker passes the flags a worker passes (npm run build first): a cgroup per task where this
+// host allows one, the default limits, and output relayed through pipes up to the per-stream cap.
 //
 // Linux only. Build the binary first: bash scripts/build-supervisor.sh
 import { spawn } from 'node:child_process';
@@ -17,6 +20,24 @@ const binFlag = args.indexOf('--bin');
 const bin =
   binFlag >= 0 ? path.resolve(args[binFlag + 1]) : path.join(root, 'dist/bin/durable-bash-supervisor');
 const count = Number(args.find((a, i) => /^\d+$/.test(a) && args[i - 1] !== '--bin') ?? 1000);
+const asWorker = args.includes('--as-worker');
+
+/** The supervisor flags a worker with the default executor options passes for task `name`. */
+async function workerFlags() {
+  if (!asWorker) return () => [];
+  const { compileExecutorOptions } = await import('../dist/activities/executor-config.js');
+  const { taskCgroups } = await import('../dist/activities/containment.js');
+  const { containment } = compileExecutorOptions({}, 'bench');
+  console.log(containment.summary);
+  const { limits } = containment;
+  return (name) => [
+    ...taskCgroups(containment, name).flatMap((dir) => ['--cgroup', dir]),
+    ...(limits.processes ? ['--pids-max', String(limits.processes)] : []),
+    ...(limits.memoryBytes ? ['--memory-max', String(limits.memoryBytes)] : []),
+    '--output-max',
+    String(limits.outputBytesPerStream),
+  ];
+}
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -70,10 +91,12 @@ async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'supervisor-pss-'));
   const devNull = openSync('/dev/null', 'w');
   const tasks = [];
+  const flags = await workerFlags();
   try {
     for (let i = 0; i < count; i++) {
       const state = path.join(dir, `${i}.state`);
-      const child = spawn(bin, [state, path.join(dir, `${i}.exit`), '--', 'sleep', '600'], {
+      const name = `bash-bench-${process.pid}-${i}`;
+      const child = spawn(bin, [...flags(name), state, path.join(dir, `${i}.exit`), '--', 'sleep', '600'], {
         detached: true,
         stdio: ['ignore', devNull, devNull],
       });
@@ -94,7 +117,7 @@ async function main() {
     const per = (n) => `${(n / count).toFixed(1)} KB`;
     console.log(`binary:       ${bin} (${readFileSync(bin).length} bytes)`);
     console.log(`machine:      ${os.cpus().length} cores, ${Math.round(os.totalmem() / 2 ** 20)} MiB`);
-    console.log(`supervisors:  ${count}`);
+    console.log(`supervisors:  ${count}${asWorker ? ' (as a worker starts them)' : ''}`);
     console.log(`supervisor PSS total ${kb(supervisors.pss)}, per supervisor ${per(supervisors.pss)}`);
     console.log(`supervisor RSS per supervisor ${per(supervisors.rss)}`);
     console.log(`sleep PSS total ${kb(sleeps.pss)}, per sleep ${per(sleeps.pss)} (for scale)`);

@@ -250,18 +250,20 @@ static int write_file(const char *path, const char *text) {
   return rc;
 }
 
+/* The one buffer every cgroup file path is built in (we are single-threaded, and no caller holds a
+ * path across another's call): each page a long-lived supervisor touches stays private to it. */
+static char path[PATH_MAX];
+
 static int cgroup_file(char *out, size_t size, const char *dir, const char *name) {
   return snprintf(out, size, "%s/%s", dir, name) < (int)size ? 0 : -1;
 }
 
 static int has_file(const char *dir, const char *name) {
-  static char path[PATH_MAX];
   return cgroup_file(path, sizeof path, dir, name) == 0 && access(path, F_OK) == 0;
 }
 
 /* Sets a limit in the first of `names` that the cgroup has; fails only if that write fails. */
 static void set_limit(const char *dir, const char *const *names, long long value) {
-  static char path[PATH_MAX];
   char text[32];
   snprintf(text, sizeof text, "%lld", value);
   for (; *names; names++) {
@@ -277,7 +279,6 @@ static void set_limit(const char *dir, const char *const *names, long long value
 static void make_cgroups(void) {
   static const char *const pids[] = {"pids.max", NULL};
   static const char *const memory[] = {"memory.max", "memory.limit_in_bytes", NULL};
-  static char path[PATH_MAX];
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("cannot make cgroup %s: %s", dir, strerror(errno));
@@ -295,7 +296,6 @@ static void make_cgroups(void) {
 
 /* Moves the (not yet running) command into every task cgroup; its children inherit them. */
 static int join_cgroups(pid_t child) {
-  static char path[PATH_MAX];
   char text[16];
   snprintf(text, sizeof text, "%d", (int)child);
   for (int i = 0; i < opt.n_cgroups; i++) {
@@ -314,7 +314,6 @@ static void send(pid_t pid, int sig) {
 
 /* Sends sig (if not 0) to each process in the cgroup; returns how many there were. */
 static int each_in_cgroup(const char *dir, int sig) {
-  static char path[PATH_MAX];
   if (cgroup_file(path, sizeof path, dir, "cgroup.procs") < 0) return 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -343,12 +342,12 @@ static int each_in_cgroup(const char *dir, int sig) {
 /* Our descendants, from /proc (this kernel class lacks /proc/<pid>/task/<tid>/children). Bounded
  * static tables: touched only while a command ends, and a supervisor exits soon after. */
 enum { MAX_PROCS = 8192 };
-static pid_t proc_pid[MAX_PROCS], proc_parent[MAX_PROCS];
+static pid_t proc_pid[MAX_PROCS], proc_parent[MAX_PROCS], proc_group[MAX_PROCS];
 static char proc_marked[MAX_PROCS];
 
-/* Sends sig to every process below us (the subreaper: orphans of the command are ours too);
- * returns how many there were. */
-static int signal_descendants(int sig) {
+/* Sends sig to every process below us (the subreaper: orphans of the command are ours too), but
+ * those in process group `signalled` (already sent it); returns how many there were. */
+static int signal_descendants(int sig, pid_t signalled) {
   DIR *d = opendir("/proc");
   if (!d) return 0;
   int n = 0;
@@ -358,10 +357,12 @@ static int signal_descendants(int sig) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     snprintf(path, sizeof path, "/proc/%d/stat", atoi(e->d_name));
     if (read_small(path, stat, sizeof stat) <= 0) continue;
-    char *p = strrchr(stat, ')'); /* ") S <ppid> ..." */
-    if (!p || strlen(p) < 5 || p[2] == 'Z') continue;
+    char *p = strrchr(stat, ')'); /* ") S <ppid> <pgrp> ..." */
+    if (!p || strlen(p) < 8 || p[2] == 'Z') continue;
+    char *field = p + 4;
     proc_pid[n] = (pid_t)atoi(e->d_name);
-    proc_parent[n] = (pid_t)atoi(p + 4);
+    proc_parent[n] = (pid_t)strtol(field, &field, 10);
+    proc_group[n] = (pid_t)strtol(field, NULL, 10);
     proc_marked[n] = 0;
     n++;
   }
@@ -377,29 +378,35 @@ static int signal_descendants(int sig) {
       if (!below) continue;
       proc_marked[i] = changed = 1;
       count++;
-      if (sig) send(proc_pid[i], sig);
+      if (sig && (signalled == 0 || proc_group[i] != signalled)) send(proc_pid[i], sig);
     }
   }
   return count;
 }
 
-/* Sends sig to everything the command started: its group while the leader lives (its pid cannot
- * be reused before), every process in its cgroups, and every process below us, which catches
- * what called setsid or double-forked even without cgroups. SIGKILL also uses cgroup.kill. */
+/* Sends sig to everything the command started, each process once. With cgroups: every member
+ * (all of the task is in each of its cgroups; SIGKILL by cgroup.kill where there is one). Without:
+ * its process group while the leader lives (its pid cannot be reused before), then every other
+ * process below us, which catches what called setsid or double-forked. */
 static void signal_tree(int sig, int leader_alive) {
-  static char path[PATH_MAX];
   if (sig == SIGKILL) sent_kill = 1;
   /* A sandbox launcher dies of a TERM it does not handle, and takes its namespace down with
    * SIGKILL: only the processes inside get a catchable signal, so a trap in the command runs. */
   spared = opt.sandboxed && sig != SIGKILL ? group : 0;
-  if (leader_alive && group > 0 && !spared) kill(-group, sig);
-  for (int i = 0; i < opt.n_cgroups; i++) {
-    if (sig == SIGKILL && cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 &&
-        write_file(path, "1") == 0)
-      continue;
-    each_in_cgroup(opt.cgroups[i], sig);
+  if (opt.n_cgroups > 0) {
+    for (int i = 0; sig == SIGKILL && i < opt.n_cgroups; i++) {
+      if (cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 && write_file(path, "1") == 0)
+        return;
+    }
+    each_in_cgroup(opt.cgroups[0], sig);
+    return;
   }
-  signal_descendants(sig);
+  pid_t signalled = 0;
+  if (leader_alive && group > 0 && !spared) {
+    kill(-group, sig);
+    signalled = group;
+  }
+  signal_descendants(sig, signalled);
 }
 
 /* Whether anything the command started still runs. Reaps what has ended. */
@@ -415,7 +422,6 @@ static int tree_alive(void) {
 
 /* A number after `key ` in a cgroup stats file ("oom_kill 1", "max 12"), or 0. */
 static long long cgroup_stat(const char *dir, const char *file, const char *key) {
-  static char path[PATH_MAX];
   char text[1024];
   if (cgroup_file(path, sizeof path, dir, file) < 0 || read_small(path, text, sizeof text) <= 0) return 0;
   size_t len = strlen(key);
@@ -573,7 +579,7 @@ static void build_cgroups_json(void) {
 
 static int write_state(const char *state_file, const struct identity *id, int pid,
                        unsigned long long pid_start, int exclusive) {
-  static char record[sizeof cgroups_json + 512];
+  char record[512 + strlen(cgroups_json)];
   snprintf(record, sizeof record,
            "{\"v\":1,\"supervisorPid\":%d,\"supervisorStart\":%llu,\"bootId\":\"%s\","
            "\"pid\":%d,\"pidStart\":%llu,\"startedAtMs\":%lld%s}\n",
@@ -833,8 +839,8 @@ int main(int argc, char **argv) {
   pid_t child = start_command(argv + first + 3, state_file, &id, relays, &exec_errno);
   if (exec_errno) report("started %d exec-error %s\n", (int)child, strerror(exec_errno));
   else report("started %d\n", (int)child);
+  release_stdio(opt.output_max > 0); /* before fd 3's EOF, so a worker that saw it sees them released */
   close(REPORT_FD);
-  release_stdio(opt.output_max > 0);
 
   int status = follow(child, relays, &waiting_mask);
   if (opt.sandboxed) {

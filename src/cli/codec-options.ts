@@ -20,8 +20,14 @@ export function withCodecOption(command: Command): Command {
   return command.addOption(codecKeyFileOption());
 }
 
-/** The encrypting data converter the flags (or DURABLE_BASH_CODEC_KEYS) call for; undefined for none. */
+/**
+ * The encrypting data converter the flags (or DURABLE_BASH_CODEC_KEYS) call for; undefined for none.
+ * Once read, the key variables leave this process's environment: the commands a `worker` or `dev`
+ * runs inherit it, and one `echo $DURABLE_BASH_CODEC_KEYS` would otherwise print every key.
+ */
 export function codecDataConverter(flags: CodecFlags): DataConverter | undefined {
   const keyring = loadKeyring({ keyFile: flags.codecKeyFile });
+  delete process.env[CODEC_KEYS_ENV];
+  delete process.env[CODEC_KEY_FILE_ENV];
   return keyring === undefined ? undefined : encryptingDataConverter(keyring);
 }

@@ -31,6 +31,15 @@ export async function connectExplained<C extends { close(): Promise<void> }>(
   closeFailed?: () => void,
 ): Promise<C> {
   const attempt = connect();
+  // Once the SDK's attempt has connected, what the probe says later (a reset, a hang-up) no longer
+  // decides anything: the caller holds that connection, and it must not be closed under them.
+  let connected = false;
+  attempt.then(
+    () => {
+      connected = true;
+    },
+    () => undefined,
+  );
   const discard = () => {
     attempt.then((connection) => connection.close(), closeFailed).catch(() => undefined);
   };
@@ -41,7 +50,7 @@ export async function connectExplained<C extends { close(): Promise<void> }>(
     return await Promise.race([
       attempt,
       refusal.then((reason) => {
-        if (reason === undefined) return attempt;
+        if (reason === undefined || connected) return attempt;
         discard();
         throw new TemporalUnreachableError(config.address, reason);
       }),

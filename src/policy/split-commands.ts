@@ -335,14 +335,13 @@ class Parser {
         depth--;
         this.pos++;
       } else if (c === '$') {
-        this.dollar(word, false);
+        this.dollar(word, true);
       } else if (c === '`') {
         this.backquote(word);
-      } else if (c === "'") {
-        this.singleQuoted(word);
       } else if (c === '"') {
         this.doubleQuoted(word);
       } else {
+        // A single quote included: arithmetic reads as if double-quoted, so `(( '$(id)' ))` runs id.
         this.pos++;
       }
     }
@@ -597,10 +596,10 @@ class Parser {
       }
     } else if (next === '{') {
       this.pos += 2;
-      this.braces(word);
+      this.braces(word, inDoubleQuotes);
     } else if (next === '[') {
-      const end = this.src.indexOf(']', this.pos);
-      this.pos = end === -1 ? this.src.length : end + 1;
+      this.pos += 2;
+      this.oldArithmetic();
     } else if (next !== undefined && /[A-Za-z_]/.test(next)) {
       this.pos++;
       while (/[A-Za-z0-9_]/.test(this.peek() ?? '')) this.pos++;
@@ -615,8 +614,11 @@ class Parser {
     word.text += this.src.slice(start, this.pos);
   }
 
-  /** The rest of a `${...}` expansion, with the substitutions it holds. */
-  private braces(word: Word): void {
+  /**
+   * The rest of a `${...}` expansion, with the substitutions it holds. Inside double quotes a
+   * single quote is a plain character there (`"${x:-'$(id)'}"` runs id).
+   */
+  private braces(word: Word, inDoubleQuotes: boolean): void {
     let depth = 0;
     for (;;) {
       this.tick();
@@ -634,7 +636,7 @@ class Parser {
         this.pos++;
       } else if (c === '\\') {
         this.pos += 2;
-      } else if (c === "'") {
+      } else if (c === "'" && !inDoubleQuotes) {
         this.singleQuoted(emptyWord());
       } else if (c === '"') {
         this.doubleQuoted(emptyWord());
@@ -642,6 +644,35 @@ class Parser {
         this.dollar(emptyWord(), false);
       } else if (c === '`') {
         this.backquote(word);
+      } else {
+        this.pos++;
+      }
+    }
+  }
+
+  /** The rest of `$[...]` (old arithmetic): its substitutions run. */
+  private oldArithmetic(): void {
+    let depth = 0;
+    for (;;) {
+      this.tick();
+      const c = this.peek();
+      if (c === undefined) {
+        this.unsure('an unterminated $[');
+        return;
+      }
+      if (c === ']') {
+        this.pos++;
+        if (depth === 0) return;
+        depth--;
+      } else if (c === '[') {
+        depth++;
+        this.pos++;
+      } else if (c === '$') {
+        this.dollar(emptyWord(), true);
+      } else if (c === '`') {
+        this.backquote(emptyWord());
+      } else if (c === '"') {
+        this.doubleQuoted(emptyWord());
       } else {
         this.pos++;
       }
@@ -777,7 +808,8 @@ class Parser {
   private skipBlanks(): void {
     for (;;) {
       const c = this.peek();
-      if (c === ' ' || c === '\t' || c === '\r') this.pos++;
+      // Only space and tab: bash reads a carriage return as part of a word, so `x \r# ; rm y` runs rm.
+      if (c === ' ' || c === '\t') this.pos++;
       else if (c === '\\' && this.peek(1) === '\n') this.pos += 2;
       else if (c === '#') {
         const end = this.src.indexOf('\n', this.pos);

@@ -106,6 +106,17 @@ for (const kind of ['cgroup', 'process-tree'] as const) {
       await waitFor(() => sleeping(a).length === 0, 10_000);
     });
 
+    it('delivers a kill signal once to each process: a TERM trap runs once', async () => {
+      const a = marker();
+      const result = await suite.bash.execute({
+        command: `trap 'echo trapped; exit 0' TERM; setsid sleep ${a} & sleep 600 & wait`,
+        description: 'Trap once',
+        timeoutMs: 500,
+      });
+      expect(text(result)).toBe('trapped\n[timed out after 500ms]');
+      await waitFor(() => sleeping(a).length === 0, 10_000);
+    });
+
     it('ends detached processes when the workflow is terminated', async () => {
       const a = marker();
       const taskId = await suite.tasks.start({

@@ -1,6 +1,7 @@
 /**
- * The child's environment: the worker's, less Temporal credentials and configured secrets; or, with
- * an allowlist, only the listed variables (a name, or a prefix ending in `*`), still never those.
+ * The child's environment: the worker's, less Temporal credentials, durable-bash's own keys and
+ * configured secrets; or, with an allowlist, only the listed variables (a name, or a prefix ending
+ * in `*`), still never those.
  */
 export function commandEnv(
   secretEnv: readonly string[],
@@ -10,9 +11,7 @@ export function commandEnv(
   const secrets = new Set(secretEnv);
   const allowed = allowlist === undefined ? () => true : allowedBy(allowlist);
   return Object.fromEntries(
-    Object.entries(env).filter(
-      ([name]) => !name.startsWith('TEMPORAL_') && !secrets.has(name) && allowed(name),
-    ),
+    Object.entries(env).filter(([name]) => !isWorkerCredential(name) && !secrets.has(name) && allowed(name)),
   );
 }
 
@@ -20,4 +19,12 @@ function allowedBy(allowlist: readonly string[]): (name: string) => boolean {
   const names = new Set(allowlist.filter((entry) => !entry.endsWith('*')));
   const prefixes = allowlist.filter((entry) => entry.endsWith('*')).map((entry) => entry.slice(0, -1));
   return (name) => names.has(name) || prefixes.some((prefix) => name.startsWith(prefix));
+}
+
+/**
+ * The worker's own credentials, never a command's: Temporal's (`TEMPORAL_*`: API keys, TLS key
+ * paths) and the payload codec's keys and codec server token (`DURABLE_BASH_CODEC_*`).
+ */
+function isWorkerCredential(name: string): boolean {
+  return name.startsWith('TEMPORAL_') || name.startsWith('DURABLE_BASH_CODEC');
 }

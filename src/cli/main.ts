@@ -138,5 +138,6 @@ program
 
 program.parseAsync().catch((err: unknown) => {
   process.stderr.write(`durable-bash: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exitCode = 1;
+  // At once: a refused connection's SDK timers would hold the process until their deadline.
+  process.exit(1);
 });

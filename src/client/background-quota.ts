@@ -60,28 +60,34 @@ export class BackgroundQuota {
     return taskId;
   }
 
-  /** How many background tasks the session runs, counting at most `limit` from visibility. */
+  /**
+   * How many background tasks the session runs, counting at most `limit` from visibility. At the
+   * limit every counted task is confirmed with `describe()` (visibility may still list a task that
+   * has just ended), so a refusal counts only tasks that run; below it, only the unlisted recent
+   * starts are. The describes run in parallel.
+   */
   private async running(sessionId: string): Promise<number> {
     const listed = await this.tasks.list({ owner: sessionId, running: true }, this.limit);
-    const running = new Set(listed.map((task) => task.taskId));
-    const recent = this.recent.get(sessionId);
-    if (recent === undefined) return running.size;
+    const counted = new Set(listed.map((task) => task.taskId));
+    const recent = this.recent.get(sessionId) ?? new Map<TaskId, number>();
     for (const [taskId, startedAt] of recent) {
       // Listed, or long enough ago for visibility to have caught up: visibility counts it.
-      if (running.has(taskId) || Date.now() - startedAt > QUOTA_RECENT_START_MS) {
-        recent.delete(taskId);
-      } else if (await this.isRunning(taskId)) {
-        running.add(taskId);
-      } else {
-        recent.delete(taskId);
-      }
+      if (counted.has(taskId) || Date.now() - startedAt > QUOTA_RECENT_START_MS) recent.delete(taskId);
+      else counted.add(taskId);
     }
+    const toConfirm = counted.size >= this.limit ? [...counted] : [...recent.keys()];
+    const running = await Promise.all(toConfirm.map((taskId) => this.isRunning(taskId)));
+    toConfirm.forEach((taskId, i) => {
+      if (running[i]) return;
+      counted.delete(taskId);
+      recent.delete(taskId as TaskId);
+    });
     if (recent.size === 0) this.recent.delete(sessionId);
-    return running.size;
+    return counted.size;
   }
 
   /** Whether a task's workflow runs; one that cannot be described counts as running. */
-  private async isRunning(taskId: TaskId): Promise<boolean> {
+  private async isRunning(taskId: string): Promise<boolean> {
     try {
       const description = await this.tasks.client.withDeadline(Date.now() + DESCRIBE_TIMEOUT_MS, () =>
         this.tasks.client.workflow.getHandle(taskId).describe(),

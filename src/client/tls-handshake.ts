@@ -29,6 +29,12 @@ export async function connectExplained<C extends { close(): Promise<void> }>(
   timeoutMs: number,
   connect: () => Promise<C>,
   closeFailed?: () => void,
+  /**
+   * The SDK side trusts the system's certificate store (the worker's Rust core), not Node's bundled
+   * one: with no CA configured, a certificate only Node cannot verify must not fail the connect,
+   * only explain an SDK failure. The server's own refusals still fail it at once.
+   */
+  sdkUsesSystemRoots = false,
 ): Promise<C> {
   const attempt = connect();
   // Once the SDK's attempt has connected, what the probe says later (a reset, a hang-up) no longer
@@ -43,16 +49,18 @@ export async function connectExplained<C extends { close(): Promise<void> }>(
   const discard = () => {
     attempt.then((connection) => connection.close(), closeFailed).catch(() => undefined);
   };
-  const refusal = config.connectionOptions.tls
-    ? tlsRefusal(config.connectionOptions, timeoutMs)
-    : Promise.resolve(undefined);
+  const tlsOptions = config.connectionOptions.tls;
+  const probe = tlsOptions ? probeTls(config.connectionOptions, timeoutMs) : Promise.resolve(undefined);
+  const refusal = probe.then((verdict) => verdict?.reason);
+  const caConfigured = typeof tlsOptions === 'object' && tlsOptions.serverRootCACertificate !== undefined;
   try {
     return await Promise.race([
       attempt,
-      refusal.then((reason) => {
-        if (reason === undefined || connected) return attempt;
+      probe.then((verdict) => {
+        if (verdict === undefined || connected) return attempt;
+        if (!verdict.byServer && sdkUsesSystemRoots && !caConfigured) return attempt;
         discard();
-        throw new TemporalUnreachableError(config.address, reason);
+        throw new TemporalUnreachableError(config.address, verdict.reason);
       }),
     ]);
   } catch (err) {
@@ -72,6 +80,14 @@ export function tlsRefusal(
   options: TemporalConnectionOptions,
   timeoutMs: number,
 ): Promise<string | undefined> {
+  return probeTls(options, timeoutMs).then((verdict) => verdict?.reason);
+}
+
+/** `tlsRefusal`'s verdict, saying whether the server refused (an alert, a hang-up) or this side did. */
+function probeTls(
+  options: TemporalConnectionOptions,
+  timeoutMs: number,
+): Promise<{ reason: string; byServer: boolean } | undefined> {
   const settings = typeof options.tls === 'object' ? options.tls : {};
   const { host, port } = splitAddress(options.address);
   const servername = settings.serverNameOverride ?? (net.isIP(host) ? undefined : host);
@@ -89,10 +105,10 @@ export function tlsRefusal(
         : {}),
     });
     const name = servername ?? host;
-    const done = (reason: string | undefined) => {
+    const done = (reason: string | undefined, byServer = true) => {
       clearTimeout(timer);
       socket.destroy();
-      resolve(reason);
+      resolve(reason === undefined ? undefined : { reason, byServer });
     };
     const timer = setTimeout(() => done(undefined), timeoutMs);
     socket.once('connect', () => {
@@ -107,10 +123,13 @@ export function tlsRefusal(
     });
     socket.once('data', () => done(undefined));
     socket.once('error', (err: Error & { code?: string; reason?: string }) => {
+      // OpenSSL's ERR_SSL_* codes are the server's alerts or its non-TLS answer; the others are
+      // this side's verdict on the server's certificate.
+      const byServer = err.code?.startsWith('ERR_SSL_') ?? false;
       if (!connected) done(undefined);
       else if (err.code === 'ERR_TLS_CERT_ALTNAME_INVALID')
-        done(`TLS handshake failed: the server's certificate is not valid for ${name}`);
-      else done(`TLS handshake failed: ${err.reason ?? err.message}`);
+        done(`TLS handshake failed: the server's certificate is not valid for ${name}`, false);
+      else done(`TLS handshake failed: ${err.reason ?? err.message}`, byServer);
     });
     socket.once('close', () =>
       done(

@@ -52,7 +52,7 @@ class HttpError extends Error {
 /** Starts a codec server; resolves once it listens. */
 export async function startCodecServer(options: CodecServerOptions): Promise<RunningCodecServer> {
   if (options.token.length === 0) throw new Error('a codec server needs a non-empty token');
-  const allowedOrigins = new Set(options.allowedOrigins ?? DEFAULT_UI_ORIGINS);
+  const allowedOrigins = new Set((options.allowedOrigins ?? DEFAULT_UI_ORIGINS).map(serializedOrigin));
   const tokenDigest = digest(options.token);
   const server = createServer((req, res) => {
     handle(req, res, options.codec, tokenDigest, allowedOrigins).catch((err: unknown) => {
@@ -118,6 +118,24 @@ async function handle(
     throw new HttpError(400, err instanceof Error ? err.message : String(err));
   }
   sendJson(res, 200, { payloads: result.map(toJson) });
+}
+
+/**
+ * An origin as browsers send it in the Origin header (`http://localhost:8233/` and
+ * `https://ui.example:443` become `http://localhost:8233` and `https://ui.example`), so a pinned
+ * origin written with a path or a default port still matches.
+ */
+function serializedOrigin(origin: string): string {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw new Error(`invalid UI origin ${JSON.stringify(origin)}: expected <scheme>://<host>[:<port>]`);
+  }
+  if (url.origin === 'null') {
+    throw new Error(`invalid UI origin ${JSON.stringify(origin)}: expected <scheme>://<host>[:<port>]`);
+  }
+  return url.origin;
 }
 
 /** The token as a bearer header, or as the path's first segment (the path then continues). */

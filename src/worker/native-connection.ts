@@ -16,7 +16,11 @@ export async function connectNativeConnection(
   target: TemporalTarget | ConnectionConfig = {},
 ): Promise<NativeConnection> {
   const config = 'connectionOptions' in target ? target : resolveConnectionConfig(target);
-  return connectExplained(config, CONNECT_TIMEOUT_MS, () =>
-    NativeConnection.connect(config.connectionOptions),
+  return connectExplained(
+    config,
+    CONNECT_TIMEOUT_MS,
+    () => NativeConnection.connect(config.connectionOptions),
+    undefined,
+    true,
   );
 }

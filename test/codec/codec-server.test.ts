@@ -122,3 +122,32 @@ describe('durable-bash codec server', () => {
     expect(fromElsewhere.headers.get('access-control-allow-origin')).toBeNull();
   });
 });
+
+describe('the codec server’s pinned origins', () => {
+  it('match the Origin header browsers send even when written with a path or a default port', async () => {
+    const pinned = await startCodecServer({
+      codec,
+      token,
+      allowedOrigins: ['http://localhost:8080/', 'https://ui.example:443'],
+      port: 0,
+    });
+    try {
+      for (const origin of ['http://localhost:8080', 'https://ui.example']) {
+        const response = await fetch(`${pinned.url}/decode`, { method: 'OPTIONS', headers: { origin } });
+        expect(response.status).toBe(204);
+        expect(response.headers.get('access-control-allow-origin')).toBe(origin);
+      }
+    } finally {
+      await pinned.close();
+    }
+  });
+
+  it('refuses an origin that is not one, in one line', async () => {
+    await expect(
+      startCodecServer({ codec, token, allowedOrigins: ['localhost:8233'], port: 0 }),
+    ).rejects.toThrow('invalid UI origin "localhost:8233": expected <scheme>://<host>[:<port>]');
+    await expect(startCodecServer({ codec, token, allowedOrigins: ['*'], port: 0 })).rejects.toThrow(
+      'invalid UI origin "*": expected <scheme>://<host>[:<port>]',
+    );
+  });
+});

@@ -21,7 +21,11 @@ afterAll(() => certs?.remove());
 async function hangingUpServer(hangUpAfterMs: number) {
   const hungUp: Promise<unknown>[] = [];
   const server = tls.createServer(
-    { key: readFileSync(certs.serverKeyPath), cert: readFileSync(certs.serverCertPath), ALPNProtocols: ['h2'] },
+    {
+      key: readFileSync(certs.serverKeyPath),
+      cert: readFileSync(certs.serverCertPath),
+      ALPNProtocols: ['h2'],
+    },
     (socket) => {
       socket.on('error', () => undefined);
       hungUp.push(once(socket, 'close'));

@@ -97,9 +97,13 @@ export function compileDenyRules(rules: readonly DenyRule[]): CompiledRules {
   });
 }
 
-/** A deny rule from a command-line flag: `/regex/flags` is a pattern, anything else a prefix. */
+/**
+ * A deny rule from a command-line flag: `/regex/flags` is a pattern, anything else a prefix. A path
+ * such as `/bin/rm` or `/usr/sbin/reboot` is a prefix: its flags are no regex flags, or its body
+ * holds a `/` a regex literal would escape.
+ */
 export function denyRuleFromFlag(value: string): DenyRule {
-  const regex = /^\/(.+)\/([a-z]*)$/s.exec(value);
+  const regex = /^\/((?:[^/\\]|\\.)+)\/([dgimsuvy]*)$/s.exec(value);
   if (regex) return { pattern: new RegExp(regex[1] as string, regex[2]) };
   if (value.trim() === '')
     throw new TypeError('invalid deny rule: expected a command prefix or /regex/, got an empty string');

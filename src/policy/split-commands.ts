@@ -2,8 +2,9 @@
  * Finds every simple command a bash command line can run: across `;`, `&&`, `||`, `|`, `&` and
  * newlines; inside subshells, groups, `if`/`while`/`for`/`case` bodies, command and process
  * substitutions (`$( )`, backquotes, `<( )`), expansions and unquoted here-documents; through
- * wrappers (`sudo`, `env`, `nohup`, `timeout`, `xargs`, ...) and into the strings that `bash -c`,
- * `eval`, `su -c`, `env -S`, `watch` and `find -exec` run. Pure: it never runs anything.
+ * wrappers (`sudo`, `env`, `nohup`, `timeout`, `xargs`, `time`, `coproc`, ...) and into the strings
+ * that `bash -c`, `eval`, `su -c`, `env -S`, `watch`, `find -exec`, `trap` and `mapfile -C` run.
+ * Pure: it never runs anything.
  *
  * Hand-written rather than taken from npm: `shell-quote` loses newlines, backquotes and
  * substitutions inside double quotes and accepts unbalanced quotes silently; `sh-syntax` 0.7
@@ -11,7 +12,8 @@
  * `mvdan-sh` is deprecated.
  *
  * Where bash could run something this cannot see (a command name computed at run time, an
- * unbalanced quote or parenthesis, an unterminated here-document, a command too deeply nested),
+ * unbalanced quote or parenthesis, an unterminated here-document, a command too deeply nested, a
+ * shell or `source` reading its commands from standard input, an alias or `hash -p`),
  * it says why in `uncertain` rather than guess; callers treat that as needing approval or denial.
  */
 
@@ -104,6 +106,19 @@ const PASS_THROUGH_KEYWORDS = new Set([
   'done',
   'esac',
 ]);
+
+/** Reserved words that open a compound command whose parts the parse reads as they come. */
+const COMPOUND_OPENERS = new Set(['for', 'select', 'case', '[[', 'function']);
+
+/** Wrapper layers (`sudo nice env ...`) followed before the command counts as too complex. */
+const MAX_LAYERS = 16;
+
+/** A command that gets words from its input: `xargs` (and what `{}` or `-I` stands for), `find -exec`. */
+interface Feeder {
+  name: string;
+  /** The string replaced with what it reads (`{}`, or xargs' `-I` string); undefined for none. */
+  replace: string | undefined;
+}
 
 class Parser {
   private pos = 0;
@@ -737,12 +752,17 @@ class Parser {
    * Records a simple command with the commands it runs through wrappers, and parses the strings
    * it hands to a shell (`bash -c`, `eval`, ...).
    */
-  private analyze(words: Word[]): void {
+  private analyze(words: Word[], fedBy?: Feeder): void {
     let rest = dropAssignments(words);
     if (rest.length === 0) return;
     const unit: CommandUnit = { layers: [] };
     this.out.commands.push(unit);
-    for (let layer = 0; layer < 16 && rest.length > 0; layer++) {
+    let feeder = fedBy;
+    for (let layer = 0; rest.length > 0; layer++) {
+      if (layer === MAX_LAYERS) {
+        this.unsure('the command runs through too many wrappers to check');
+        return;
+      }
       const head = rest[0] as Word;
       unit.layers.push(rest.map((word) => word.text));
       if (!head.literal) {
@@ -753,24 +773,44 @@ class Parser {
         this.unsure(`the command name is a pattern bash may expand: ${head.text}`);
         return;
       }
+      const name = basename(head.text);
+      if (feeder?.replace !== undefined && head.text.includes(feeder.replace)) {
+        this.unsure(`the command name comes from what ${feeder.name} reads: ${head.text}`);
+        return;
+      }
       const step = unwrap(rest);
       switch (step.kind) {
         case 'none':
+          // Under xargs, a wrapper with no command of its own runs the words xargs reads.
+          if (feeder !== undefined && runsCommands(name)) {
+            this.unsure(`${name} runs a command ${feeder.name} reads from its input`);
+          }
           return;
-        case 'wrapper':
+        case 'wrapper': {
+          if (name === 'xargs') feeder = { name, replace: xargsReplace(rest) };
           rest = dropAssignments(step.command);
+          // `time { ...; }`, `coproc if ...`, `! cmd`: the command is the one the keyword opens.
+          while (rest.length > 0 && isKeyword(rest[0] as Word, PASS_THROUGH_KEYWORDS)) rest = rest.slice(1);
+          // `time for ...`, `time case ...`: the rest of the compound command is parsed as it comes.
+          if (rest.length > 0 && isKeyword(rest[0] as Word, COMPOUND_OPENERS)) return;
           break;
+        }
         case 'script': {
           if (step.script.some((word) => !word.literal)) {
-            this.unsure(`${basename(head.text)} runs a string computed at run time`);
+            this.unsure(`${name} runs a string computed at run time`);
             return;
           }
           const script = step.script.map((word) => word.text).join(' ');
+          if (feeder?.replace !== undefined && script.includes(feeder.replace)) {
+            this.unsure(`${name} runs a string ${feeder.name} fills in from what it reads`);
+            return;
+          }
           this.sub(script, (parser) => parser.parseSource());
           return;
         }
         case 'commands':
-          for (const command of step.commands) this.analyze(command);
+          // find fills `{}` in with the names of the files it finds.
+          for (const command of step.commands) this.analyze(command, { name, replace: '{}' });
           return;
         case 'unknown':
           this.unsure(step.reason);
@@ -854,6 +894,11 @@ function emptyWord(): Word {
   return { text: '', literal: true, quoted: false, pattern: false, assignment: false };
 }
 
+/** An unquoted reserved word from `words`. */
+function isKeyword(word: Word, words: ReadonlySet<string>): boolean {
+  return word.literal && !word.quoted && words.has(word.text);
+}
+
 function dropAssignments(words: Word[]): Word[] {
   let first = 0;
   while (first < words.length && (words[first] as Word).assignment) first++;
@@ -887,8 +932,9 @@ interface OptionSpec {
 
 const WRAPPERS: Record<string, OptionSpec> = {
   sudo: {
-    short: 'ughpCDrtTU',
+    short: 'ughpCDrtTUR',
     long: [
+      'chroot',
       'user',
       'group',
       'host',
@@ -909,6 +955,9 @@ const WRAPPERS: Record<string, OptionSpec> = {
   timeout: { short: 'sk', long: ['signal', 'kill-after'], operands: 1 },
   stdbuf: { short: 'ioe', long: ['input', 'output', 'error'] },
   command: { short: '' },
+  pkexec: { short: '', long: ['user'] },
+  chroot: { short: '', long: ['userspec', 'groups'], operands: 1 },
+  toybox: { short: '' },
   builtin: { short: '' },
   exec: { short: 'a' },
   coproc: { short: '' },
@@ -932,23 +981,75 @@ const WRAPPERS: Record<string, OptionSpec> = {
   },
 };
 
-const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'rbash']);
+const SHELLS = new Set([
+  'bash',
+  'sh',
+  'dash',
+  'zsh',
+  'ksh',
+  'mksh',
+  'ash',
+  'rbash',
+  'fish',
+  'csh',
+  'tcsh',
+  'yash',
+  'posh',
+]);
+
+/** A path a shell or `source` reads its standard input through. */
+const STDIN_PATH = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/[^/]+\/fd\/\d+)$/;
 
 function unwrap(words: Word[]): Unwrapped {
   const name = basename((words[0] as Word).text);
-  if (name === 'eval') return { kind: 'script', script: words.slice(1) };
+  if (name === 'eval')
+    return { kind: 'script', script: words[1]?.text === '--' ? words.slice(2) : words.slice(1) };
   if (name === 'env') return unwrapEnv(words);
   if (SHELLS.has(name)) return unwrapShell(words);
-  if (name === 'su') return unwrapSu(words);
+  if (name === 'su' || name === 'runuser') return unwrapSu(words);
   if (name === 'watch') return unwrapWatch(words);
   if (name === 'find') return unwrapFind(words);
+  if (name === 'source' || name === '.') return unwrapSource(words);
+  if (name === 'trap') return unwrapTrap(words);
+  if (name === 'mapfile' || name === 'readarray') return unwrapMapfile(words);
+  if (name === 'alias' && words.slice(1).some((word) => word.text.includes('=')))
+    return { kind: 'unknown', reason: 'an alias can give a command another name' };
+  if (name === 'hash' && words.slice(1).some((word) => /^-[^-]*p/.test(word.text)))
+    return { kind: 'unknown', reason: 'hash -p can give a command another name' };
   const spec = WRAPPERS[name];
   if (spec === undefined) return { kind: 'none' };
   const start = skipOptions(words, 1, spec);
   if (start === undefined)
     return { kind: 'unknown', reason: `the options of ${name} are computed at run time` };
-  const command = words.slice(start + (spec.operands ?? 0));
+  let command = words.slice(start + (spec.operands ?? 0));
+  // sudo takes `NAME=value` words (quoted or not) before the command as its environment.
+  if (name === 'sudo')
+    while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(command[0]?.text ?? '')) command = command.slice(1);
+  // `coproc NAME { ...; }`: a name only before a compound command.
+  if (name === 'coproc' && command.length > 1 && isKeyword(command[1] as Word, PASS_THROUGH_KEYWORDS))
+    command = command.slice(1);
   return command.length > 0 ? { kind: 'wrapper', command } : { kind: 'none' };
+}
+
+/** Whether a command runs the command its arguments name: a wrapper, env, a shell, su. */
+function runsCommands(name: string): boolean {
+  return (
+    WRAPPERS[name] !== undefined ||
+    SHELLS.has(name) ||
+    ['env', 'su', 'runuser', 'watch', 'find', 'eval'].includes(name)
+  );
+}
+
+/** The string `xargs -I R` (or `-i`, `--replace`) replaces, if any. */
+function xargsReplace(words: Word[]): string | undefined {
+  for (let i = 1; i < words.length; i++) {
+    const text = (words[i] as Word).text;
+    if (text === '--' || !text.startsWith('-')) return undefined;
+    if (text === '-I' || text === '--replace') return text === '-I' ? words[i + 1]?.text : '{}';
+    const attached = /^(?:-I|-i|--replace=)(.*)$/s.exec(text);
+    if (attached) return attached[1] === '' ? '{}' : attached[1];
+  }
+  return undefined;
 }
 
 /** The index of the first word after `from` that is not an option, or undefined if one is computed. */
@@ -980,36 +1081,54 @@ function shortOptionWords(cluster: string, withArgument: string): number {
   return 1;
 }
 
-/** `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... COMMAND` */
+/** `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... COMMAND`; short options cluster (`-iS`). */
 function unwrapEnv(words: Word[]): Unwrapped {
+  const computed: Unwrapped = { kind: 'unknown', reason: 'the arguments of env are computed at run time' };
   let i = 1;
   while (i < words.length) {
     const word = words[i] as Word;
-    if (!word.literal) return { kind: 'unknown', reason: 'the arguments of env are computed at run time' };
+    if (!word.literal) return computed;
     const text = word.text;
     if (text === '--') {
       i++;
       break;
     }
-    const split = /^(?:-S|--split-string(?:=|$))(.*)$/s.exec(text);
-    if (split) {
-      const value = split[1] !== '' ? split[1] : words[i + 1]?.text;
-      const attachedOrNext = split[1] !== '' ? 1 : 2;
-      if (value === undefined) return { kind: 'none' };
-      const rest = words.slice(i + attachedOrNext);
-      if (rest.some((w) => !w.literal))
-        return { kind: 'unknown', reason: 'the arguments of env are computed at run time' };
-      return {
-        kind: 'script',
-        script: [{ ...word, text: [value, ...rest.map((w) => shellQuote(w.text))].join(' ') }],
-      };
-    }
-    if (text === '-' || (text.startsWith('-') && !text.includes('='))) {
-      i += /^-[^-]*[uC]$/.test(text) || text === '--unset' || text === '--chdir' ? 2 : 1;
-    } else if (word.assignment || /^[^=]+=/.test(text)) {
+    /** `-S STRING`: the string (attached, or the next word), split into the command's words. */
+    let split: Word | undefined;
+    if (text.startsWith('--')) {
+      const eq = text.indexOf('=');
+      const long = eq === -1 ? text.slice(2) : text.slice(2, eq);
+      const takesNext = eq === -1 && ['split-string', 'unset', 'chdir'].includes(long);
+      if (long === 'split-string') split = eq === -1 ? words[i + 1] : { ...word, text: text.slice(eq + 1) };
+      i += takesNext ? 2 : 1;
+    } else if (text.startsWith('-') && text !== '-') {
+      let taken = 1;
+      for (let j = 1; j < text.length; j++) {
+        const option = text[j] as string;
+        if (!'SuC'.includes(option)) continue;
+        const value = text.slice(j + 1);
+        if (value === '') taken = 2;
+        if (option === 'S') split = value === '' ? words[i + 1] : { ...word, text: value };
+        break;
+      }
+      i += taken;
+    } else if (text === '-') {
+      i++;
+    } else if (/^[^=]+=/.test(text)) {
+      // Bash imports `BASH_FUNC_name%%=() { ...; }` from its environment as a function.
+      if (text.startsWith('BASH_FUNC_'))
+        return { kind: 'unknown', reason: 'env defines a shell function through the environment' };
       i++;
     } else {
       break;
+    }
+    if (split !== undefined) {
+      const rest = words.slice(i);
+      if (!split.literal || rest.some((w) => !w.literal)) return computed;
+      return {
+        kind: 'script',
+        script: [{ ...split, text: [split.text, ...rest.map((w) => shellQuote(w.text))].join(' ') }],
+      };
     }
   }
   const command = words.slice(i);
@@ -1018,7 +1137,10 @@ function unwrapEnv(words: Word[]): Unwrapped {
 
 /** `bash [options] -c STRING [NAME [ARGS]]`: the string is a script; without `-c`, a script file. */
 function unwrapShell(words: Word[]): Unwrapped {
+  const name = basename((words[0] as Word).text);
   let command = false;
+  /** `-s`, or a lone `-`: the commands come from standard input. */
+  let stdin = false;
   let i = 1;
   for (; i < words.length; i++) {
     const word = words[i] as Word;
@@ -1029,33 +1151,90 @@ function unwrapShell(words: Word[]): Unwrapped {
     }
     const text = word.text;
     if (text === '--' || text === '-') {
+      stdin ||= text === '-';
       i++;
       break;
     }
     if (text.startsWith('--')) {
+      if (text === '--version' || text === '--help') return { kind: 'none' };
       if (text === '--rcfile' || text === '--init-file') i++;
       continue;
     }
     if (!/^[-+]/.test(text)) break;
     if (text[0] === '-' && text.includes('c')) command = true;
+    if (text[0] === '-' && text.includes('s')) stdin = true;
     if (/[oO]/.test(text)) i++;
   }
-  if (!command) return { kind: 'none' };
-  const script = words[i];
-  return script === undefined ? { kind: 'none' } : { kind: 'script', script: [script] };
+  const operand = words[i];
+  if (!command) {
+    // A shell with no script, or one reading /dev/stdin, runs what a pipe or here-document holds.
+    if (stdin || operand === undefined || STDIN_PATH.test(operand.text))
+      return { kind: 'unknown', reason: `${name} reads its commands from standard input` };
+    return { kind: 'none' };
+  }
+  return operand === undefined ? { kind: 'none' } : { kind: 'script', script: [operand] };
 }
 
-/** `su [options] -c COMMAND [user]` */
+/** `su [options] -c COMMAND [user]` (also `--session-command`); `runuser -u USER [--] COMMAND...` */
 function unwrapSu(words: Word[]): Unwrapped {
+  const name = basename((words[0] as Word).text);
   for (let i = 1; i < words.length; i++) {
     const text = (words[i] as Word).text;
     if (!(words[i] as Word).literal)
-      return { kind: 'unknown', reason: 'the arguments of su are computed at run time' };
-    const attached = /^(?:--command=|-c(?=.))(.*)$/s.exec(text);
+      return { kind: 'unknown', reason: `the arguments of ${name} are computed at run time` };
+    const attached = /^(?:--command=|--session-command=|-c(?=.))(.*)$/s.exec(text);
     if (attached) return { kind: 'script', script: [{ ...(words[i] as Word), text: attached[1] as string }] };
-    if (text === '-c' || text === '--command') {
+    if (text === '-c' || text === '--command' || text === '--session-command') {
       const script = words[i + 1];
       return script === undefined ? { kind: 'none' } : { kind: 'script', script: [script] };
+    }
+  }
+  if (name === 'runuser' && words.some((word) => /^(?:-u|--user(?:=|$))/.test(word.text))) {
+    const start = skipOptions(words, 1, {
+      short: 'ugGsw',
+      long: ['user', 'group', 'supp-group', 'shell', 'whitelist-environment'],
+    });
+    const command = start === undefined ? [] : words.slice(start);
+    if (command.length > 0) return { kind: 'wrapper', command };
+  }
+  return { kind: 'none' };
+}
+
+/** `source FILE` / `. FILE`: a file is not read here, but a computed name or standard input is refused. */
+function unwrapSource(words: Word[]): Unwrapped {
+  const file = words[1]?.text === '--' ? words[2] : words[1];
+  if (file === undefined) return { kind: 'none' };
+  if (!file.literal) return { kind: 'unknown', reason: 'source reads a file named at run time' };
+  if (STDIN_PATH.test(file.text) && file.text !== '-')
+    return { kind: 'unknown', reason: 'source reads its commands from standard input' };
+  return { kind: 'none' };
+}
+
+/** `trap [--] ACTION SIGNAL...`: the action is a string bash runs later. */
+function unwrapTrap(words: Word[]): Unwrapped {
+  const start = words[1]?.text === '--' ? 2 : 1;
+  const action = words[start];
+  // One operand is a signal to reset; `-` resets too; `-l` and `-p` only print.
+  if (action === undefined || words.length - start < 2 || /^-[lpP]*$/.test(action.text))
+    return { kind: 'none' };
+  return { kind: 'script', script: [action] };
+}
+
+/** `mapfile -C CALLBACK` (or `readarray`): a string bash runs for every few lines read. */
+function unwrapMapfile(words: Word[]): Unwrapped {
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i] as Word;
+    if (!word.literal) return { kind: 'unknown', reason: 'the options of mapfile are computed at run time' };
+    const text = word.text;
+    if (text === '--' || !text.startsWith('-')) break;
+    for (let j = 1; j < text.length; j++) {
+      const option = text[j] as string;
+      if (!'CdunOcs'.includes(option)) continue;
+      const value = text.slice(j + 1);
+      const argument = value === '' ? words[++i] : { ...word, text: value };
+      if (option === 'C')
+        return argument === undefined ? { kind: 'none' } : { kind: 'script', script: [argument] };
+      break;
     }
   }
   return { kind: 'none' };

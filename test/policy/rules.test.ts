@@ -225,9 +225,110 @@ describe('worker deny rules', () => {
     });
   });
 
+  // Each line below makes bash 5.2 run `rm` (checked with a stand-in `rm` on PATH); none may pass.
+  const denyRm = compileDenyRules([{ prefix: 'rm' }]);
+  const refused = (lines: string[]) => lines.filter((line) => checkCommand(line, denyRm).action !== 'deny');
+
+  it('deny rm behind a carriage return, in arithmetic and in a double-quoted parameter default', () => {
+    expect(
+      refused([
+        'true \r# ; rm x',
+        'echo $[$(rm x)]',
+        "echo $[ '$(rm x)' ]",
+        "echo $(( '$(rm x)' ))",
+        "(( '$(rm x)' ))",
+        "for (( '$(rm x)'; 0; )); do :; done",
+        `echo "\${x:-'$(rm y)'}"`,
+      ]),
+    ).toEqual([]);
+  });
+
+  it('deny rm that a keyword or a wrapper with the command after a keyword runs', () => {
+    expect(
+      refused([
+        'time { rm x; }',
+        'time -p { rm x; }',
+        'time ! rm x',
+        'time if rm x; then :; fi',
+        'coproc { rm x; }',
+        'coproc X { rm x; }',
+        `${'command '.repeat(17)}rm x`,
+      ]),
+    ).toEqual([]);
+  });
+
+  it('deny rm that a shell reads from a pipe, a here-document, a here-string or /dev/stdin', () => {
+    expect(
+      refused([
+        "bash <<< 'rm x'",
+        "echo 'rm x' | bash",
+        'bash <<EOF\nrm x\nEOF',
+        "cat <<'EOF' | sh -s\nrm x\nEOF",
+        "bash /dev/stdin <<< 'rm x'",
+        "source /dev/stdin <<< 'rm x'",
+        '. <(echo rm x)',
+      ]),
+    ).toEqual([]);
+  });
+
+  it('deny rm that xargs or find -exec hands a command or a string', () => {
+    expect(
+      refused([
+        'echo rm x | xargs env',
+        'echo rm x | xargs xargs',
+        'echo rm x | xargs sudo',
+        "echo 'rm x' | xargs bash -c",
+        "echo 'rm x' | xargs -I{} sh -c {}",
+        'find /bin -name rm -exec {} x \\;',
+      ]),
+    ).toEqual([]);
+  });
+
+  it('deny rm run through options, builtins and wrappers the splitter missed', () => {
+    expect(
+      refused([
+        "env -iS 'rm x'",
+        "env -vS 'rm x'",
+        "env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls",
+        'eval -- rm x',
+        "trap 'rm x' EXIT",
+        "mapfile -C 'rm x' -c 1 a <<< a",
+        "mapfile -tC 'rm x' a",
+        'shopt -s expand_aliases\nalias r=rm\nr x',
+        'hash -p /bin/rm ls; ls x',
+        'sudo -R / rm x',
+        "sudo 'A=1' rm x",
+        "su --session-command 'rm x'",
+        'runuser -u root -- rm x',
+        'pkexec rm x',
+        'chroot / rm x',
+        "fish -c 'rm x'",
+      ]),
+    ).toEqual([]);
+  });
+
+  it('still allow the harmless forms of those commands', () => {
+    for (const line of [
+      'bash script.sh',
+      'bash --version',
+      "trap 'echo bye' EXIT",
+      'trap - INT',
+      'time for x in a; do echo $x; done',
+      'coproc X { echo; }',
+      'echo a | xargs -I{} echo {}',
+      `echo "\${x:-'a'}" $[1 + 2]`,
+    ]) {
+      expect(checkCommand(line, denyRm), line).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+    }
+  });
+
   it('are read from flags as a prefix or a /regex/', () => {
     expect(denyRuleFromFlag('git push')).toEqual({ prefix: 'git push' });
     expect(denyRuleFromFlag('/^dd\\b/i')).toEqual({ pattern: /^dd\b/i });
+    expect(denyRuleFromFlag('/curl .*\\/upload/')).toEqual({ pattern: /curl .*\/upload/ });
+    // An absolute path is a prefix, not a regex with the flags `rm` (which would not compile).
+    expect(denyRuleFromFlag('/bin/rm')).toEqual({ prefix: '/bin/rm' });
+    expect(denyRuleFromFlag('/usr/sbin/reboot')).toEqual({ prefix: '/usr/sbin/reboot' });
     expect(() => denyRuleFromFlag(' ')).toThrow(
       'invalid deny rule: expected a command prefix or /regex/, got an empty string',
     );

@@ -76,6 +76,9 @@ static void report(const char *fmt, ...) {
 }
 
 /* A setup error: the worker learns why on fd 3; a human reading the spill file sees it on fd 2. */
+static int cgroups_made; /* how many of opt.cgroups exist: a setup error removes them */
+static void remove_made_cgroups(void);
+
 static _Noreturn void die(const char *fmt, ...) {
   char msg[512];
   va_list ap;
@@ -84,6 +87,7 @@ static _Noreturn void die(const char *fmt, ...) {
   va_end(ap);
   dprintf(2, "durable-bash-supervisor: %s\n", msg);
   report("error %s\n", msg);
+  remove_made_cgroups();
   exit(EXIT_SETUP);
 }
 
@@ -282,6 +286,7 @@ static void make_cgroups(void) {
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("cannot make cgroup %s: %s", dir, strerror(errno));
+    cgroups_made = i + 1;
     if (opt.pids_max > 0) set_limit(dir, pids, opt.pids_max);
     if (opt.memory_max > 0) {
       set_limit(dir, memory, opt.memory_max);
@@ -339,48 +344,58 @@ static int each_in_cgroup(const char *dir, int sig) {
   return count;
 }
 
-/* Our descendants, from /proc (this kernel class lacks /proc/<pid>/task/<tid>/children). Bounded
- * static tables: touched only while a command ends, and a supervisor exits soon after. */
-enum { MAX_PROCS = 8192 };
-static pid_t proc_pid[MAX_PROCS], proc_parent[MAX_PROCS], proc_group[MAX_PROCS];
-static char proc_marked[MAX_PROCS];
+/* Our descendants, from /proc (this kernel class lacks /proc/<pid>/task/<tid>/children). The table
+ * lives on the heap only while a scan runs: a steady supervisor touches none of it. */
+struct proc_entry {
+  pid_t pid, parent, group;
+  char marked;
+};
 
 /* Sends sig to every process below us (the subreaper: orphans of the command are ours too), but
  * those in process group `signalled` (already sent it); returns how many there were. */
 static int signal_descendants(int sig, pid_t signalled) {
   DIR *d = opendir("/proc");
   if (!d) return 0;
-  int n = 0;
+  int n = 0, size = 0;
+  struct proc_entry *procs = NULL;
   struct dirent *e;
   char path[64], stat[512];
-  while ((e = readdir(d)) != NULL && n < MAX_PROCS) {
+  while ((e = readdir(d)) != NULL) {
     if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
     snprintf(path, sizeof path, "/proc/%d/stat", atoi(e->d_name));
     if (read_small(path, stat, sizeof stat) <= 0) continue;
     char *p = strrchr(stat, ')'); /* ") S <ppid> <pgrp> ..." */
     if (!p || strlen(p) < 8 || p[2] == 'Z') continue;
+    if (n == size) {
+      struct proc_entry *grown = realloc(procs, (size_t)(size = size ? 2 * size : 1024) * sizeof *procs);
+      if (!grown) break; /* what was read is still signalled; the next pass reads again */
+      procs = grown;
+    }
     char *field = p + 4;
-    proc_pid[n] = (pid_t)atoi(e->d_name);
-    proc_parent[n] = (pid_t)strtol(field, &field, 10);
-    proc_group[n] = (pid_t)strtol(field, NULL, 10);
-    proc_marked[n] = 0;
+    procs[n].pid = (pid_t)atoi(e->d_name);
+    procs[n].parent = (pid_t)strtol(field, &field, 10);
+    procs[n].group = (pid_t)strtol(field, NULL, 10);
+    procs[n].marked = 0;
     n++;
   }
   closedir(d);
   pid_t self = getpid();
   int count = 0;
+  /* Each pass marks the children of what is marked; a task's tree is shallow, so few passes. */
   for (int changed = 1; changed;) {
     changed = 0;
     for (int i = 0; i < n; i++) {
-      if (proc_marked[i]) continue;
-      int below = proc_parent[i] == self;
-      for (int j = 0; !below && j < n; j++) below = proc_marked[j] && proc_pid[j] == proc_parent[i];
+      if (procs[i].marked) continue;
+      int below = procs[i].parent == self;
+      for (int j = 0; !below && j < n; j++) below = procs[j].marked && procs[j].pid == procs[i].parent;
       if (!below) continue;
-      proc_marked[i] = changed = 1;
+      procs[i].marked = 1;
+      changed = 1;
       count++;
-      if (sig && (signalled == 0 || proc_group[i] != signalled)) send(proc_pid[i], sig);
+      if (sig && (signalled == 0 || procs[i].group != signalled)) send(procs[i].pid, sig);
     }
   }
+  free(procs);
   return count;
 }
 
@@ -398,7 +413,8 @@ static void signal_tree(int sig, int leader_alive) {
       if (cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 && write_file(path, "1") == 0)
         return;
     }
-    each_in_cgroup(opt.cgroups[0], sig);
+    /* A root command can move a process out of its cgroup; it is still below us. */
+    if (each_in_cgroup(opt.cgroups[0], sig) == 0) signal_descendants(sig, 0);
     return;
   }
   pid_t signalled = 0;
@@ -434,13 +450,33 @@ static long long cgroup_stat(const char *dir, const char *file, const char *key)
 /* What the limits did, for the end record. */
 static long long oom_kills, pids_max_hits;
 
+/* Removes a cgroup and any the command made below it, deepest first. An exiting process can hold
+ * a cgroup a moment after it left cgroup.procs: retried for up to a second. */
+static void remove_cgroup_tree(const char *dir, int depth) {
+  DIR *d = depth < 16 ? opendir(dir) : NULL;
+  if (d) {
+    struct dirent *e;
+    char child[PATH_MAX];
+    while ((e = readdir(d)) != NULL) {
+      if (e->d_type != DT_DIR || e->d_name[0] == '.') continue;
+      if (snprintf(child, sizeof child, "%s/%s", dir, e->d_name) < (int)sizeof child) remove_cgroup_tree(child, depth + 1);
+    }
+    closedir(d);
+  }
+  for (int tries = 0; rmdir(dir) < 0 && errno == EBUSY && tries < 100; tries++) usleep(10000);
+}
+
+static void remove_made_cgroups(void) {
+  for (int i = 0; i < cgroups_made; i++) rmdir(opt.cgroups[i]);
+  cgroups_made = 0;
+}
+
 static void remove_cgroups(void) {
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     oom_kills += cgroup_stat(dir, "memory.events", "oom_kill") + cgroup_stat(dir, "memory.oom_control", "oom_kill");
     pids_max_hits += cgroup_stat(dir, "pids.events", "max");
-    /* An exiting process can hold the cgroup a moment after it left cgroup.procs. */
-    for (int tries = 0; rmdir(dir) < 0 && errno == EBUSY && tries < 100; tries++) usleep(10000);
+    remove_cgroup_tree(dir, 0);
   }
 }
 
@@ -509,6 +545,12 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)) _exit(125);
+  /* Under memory pressure the kernel picks the task's processes before the worker or others. */
+  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj >= 0) {
+    (void)!write(adj, "500", 3);
+    close(adj);
+  }
   close(REPORT_FD);
   close_from(REPORT_FD, 1); /* the go and exec-error pipes stay open until exec */
   if (status_fd >= 0 && dup2(status_fd, REPORT_FD) < 0) _exit(125); /* the inner supervisor's fd 3 */
@@ -570,10 +612,11 @@ static void build_cgroups_json(void) {
   static char escaped[2 * PATH_MAX];
   if (opt.n_cgroups == 0) return;
   size_t len = (size_t)snprintf(cgroups_json, sizeof cgroups_json, ",\"cgroups\":[");
-  for (int i = 0; i < opt.n_cgroups; i++) {
+  for (int i = 0; i < opt.n_cgroups && len < sizeof cgroups_json; i++) {
     json_escape(opt.cgroups[i], escaped, sizeof escaped);
     len += (size_t)snprintf(cgroups_json + len, sizeof cgroups_json - len, "%s\"%s\"", i ? "," : "", escaped);
   }
+  if (len >= sizeof cgroups_json - 2) die("--cgroup paths too long");
   snprintf(cgroups_json + len, sizeof cgroups_json - len, "]");
 }
 
@@ -609,6 +652,7 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   if (opt.sandboxed) {
     close(status[1]);
     inner_status_fd = status[0];
+    fcntl(inner_status_fd, F_SETFL, O_NONBLOCK);
   }
   if (opt.output_max > 0) {
     close(out[1]);
@@ -654,16 +698,40 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
 }
 
 /* The command's wait status as the inner supervisor saw it inside the sandbox, if it said. */
+/* What the inner supervisor said on fd 3: `R\n` once the command is forked (signals inside then
+ * reach it), then `<raw wait status>\n`. Read as it comes, without blocking. */
+static char inner_said[64];
+static size_t inner_said_len;
+
+static void read_inner(void) {
+  while (inner_status_fd >= 0 && inner_said_len < sizeof inner_said - 1) {
+    ssize_t n = read(inner_status_fd, inner_said + inner_said_len, sizeof inner_said - 1 - inner_said_len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) { /* EOF: the inner supervisor is gone */
+        close(inner_status_fd);
+        inner_status_fd = -1;
+      }
+      return;
+    }
+    inner_said_len += (size_t)n;
+    inner_said[inner_said_len] = '\0';
+  }
+}
+
+static int inner_ready(void) {
+  return inner_said_len >= 2 && inner_said[0] == 'R' && inner_said[1] == '\n';
+}
+
+/* Exactly `R\n<status>\n`, or nothing: a command cannot reach fd 3 (the inner supervisor is not
+ * dumpable), and anything else is not its report. */
 static int inner_status(int *status) {
-  char text[32];
-  ssize_t n;
-  do n = read(inner_status_fd, text, sizeof text - 1);
-  while (n < 0 && errno == EINTR);
-  if (n <= 0) return 0;
-  text[n] = '\0';
+  read_inner();
+  if (!inner_ready()) return 0;
+  const char *text = inner_said + 2;
   char *end;
   long value = strtol(text, &end, 10);
-  if (end == text || *end != '\n') return 0;
+  if (end == text || *end != '\n' || end[1] != '\0') return 0;
   *status = (int)value;
   return 1;
 }
@@ -687,9 +755,13 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
   int status = 0, leader_done = 0;
   long long kill_at = 0;
   for (;;) {
+    if (opt.sandboxed) read_inner();
     for (size_t i = 0; i < N_KILL_SIGS; i++) {
       int sig = kill_sigs[i];
       if (!got_sig[sig]) continue;
+      /* In a sandbox, a catchable signal before the command is forked would meet only processes
+       * that ignore it: it waits (still pending) until the inner supervisor says it is ready. */
+      if (opt.sandboxed && sig != SIGUSR1 && !inner_ready() && inner_status_fd >= 0 && !leader_done) continue;
       got_sig[sig] = 0;
       kill_requested = 1;
       signal_tree(sig == SIGUSR1 ? SIGKILL : sig, !leader_done);
@@ -718,11 +790,12 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
       }
       return status;
     }
-    struct pollfd fds[2];
+    struct pollfd fds[3];
     int nfds = 0;
     for (int i = 0; i < 2; i++) {
       if (relays[i].from >= 0) fds[nfds++] = (struct pollfd){.fd = relays[i].from, .events = POLLIN};
     }
+    if (inner_status_fd >= 0 && !inner_ready()) fds[nfds++] = (struct pollfd){.fd = inner_status_fd, .events = POLLIN};
     struct timespec tick = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
     ppoll(fds, (nfds_t)nfds, leader_done ? &tick : NULL, waiting_mask);
     for (int i = 0; i < 2; i++) pump(&relays[i]);
@@ -790,6 +863,9 @@ static int parse_options(int argc, char **argv) {
 static int inner_main(int argc, char **argv) {
   if (argc < 4 || strcmp(argv[2], "--") != 0) die("usage: durable-bash-supervisor --inner -- <program> [args...]");
   fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
+  /* Not dumpable: the command (same uid, inside the sandbox) cannot open /proc/<us>/fd/3 to forge
+   * its own end. exec resets this for the command. */
+  prctl(PR_SET_DUMPABLE, 0);
   for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);
   pid_t child = fork();
   if (child < 0) die("fork: %s", strerror(errno));
@@ -801,6 +877,7 @@ static int inner_main(int argc, char **argv) {
     dprintf(2, "bash: %s: %s\n", argv[3], strerror(errno));
     _exit(127);
   }
+  (void)!write(REPORT_FD, "R\n", 2); /* signals sent inside now reach the command */
   int status;
   while (waitpid(child, &status, 0) < 0)
     if (errno != EINTR) return 125;

@@ -129,6 +129,11 @@ export interface ExecutorOptions {
   sandboxNetwork?: boolean;
   /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
   sandboxWritable?: string[];
+  /**
+   * With the sandbox: paths commands may not even read (the worker's TLS key files, say). The spill
+   * directory is always hidden. @default []
+   */
+  sandboxHidden?: string[];
 }
 
 export interface ExecutorConfig {
@@ -200,8 +205,13 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     sandbox:
       options.sandbox === 'bwrap'
         ? createSandbox(
-            { network: options.sandboxNetwork ?? false, writable: options.sandboxWritable ?? [] },
+            {
+              network: options.sandboxNetwork ?? false,
+              writable: options.sandboxWritable ?? [],
+              hidden: options.sandboxHidden ?? [],
+            },
             supervisorPath(),
+            spillDir,
           )
         : undefined,
     ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),

@@ -17,6 +17,7 @@ import { taskCgroups } from './containment.js';
 import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
+import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
 import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
 import {
@@ -112,6 +113,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
   ): Promise<{ exited: Promise<void> | undefined }> {
     assertCommandAllowed(spec.command, config.denyCommands);
     await assertWorkdir(spec.workdir);
+    const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : undefined;
     const writers: FileHandle[] = [];
     try {
       writers.push(await openSpillWriter(files.stdout), await openSpillWriter(files.stderr));
@@ -123,7 +125,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         env: commandEnv(config.secretEnv, config.envAllowlist),
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
-        ...(config.sandbox ? { launcher: config.sandbox.launcher(spec.workdir) } : {}),
+        ...(config.sandbox && launcher ? { launcher, binary: config.sandbox.supervisor } : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
       });
@@ -248,6 +250,20 @@ async function openSpillWriter(file: string): Promise<FileHandle> {
     throw new Error(`spill file ${file} is not a private regular file of this user`);
   }
   return handle;
+}
+
+/** The sandbox's launcher for a workdir, or the task's end when the workdir would open it up. */
+function sandboxLauncher(sandbox: Sandbox, workdir: string): string[] {
+  try {
+    return sandbox.launcher(workdir);
+  } catch (err) {
+    if (!(err instanceof SandboxWorkdirError)) throw err;
+    throw ApplicationFailure.create({
+      type: RunFailureType.spawnFailed,
+      message: err.message,
+      nonRetryable: true,
+    });
+  }
 }
 
 async function assertWorkdir(workdir: string): Promise<void> {

@@ -258,6 +258,8 @@ export interface SupervisorSpawn {
   limits: TaskLimits;
   /** A sandbox launcher's argv: the command then runs inside it, under an inner supervisor. */
   launcher?: readonly string[];
+  /** The supervisor binary to run. @default supervisorPath() */
+  binary?: string;
   command: string;
   cwd: string;
   env: NodeJS.ProcessEnv;
@@ -289,11 +291,12 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     String(KILL_GRACE_MS),
     ...(options.launcher ? ['--sandboxed'] : []),
   ];
-  const program = options.launcher ? [...options.launcher, supervisorPath(), '--inner', '--'] : [];
+  const binary = options.binary ?? supervisorPath();
+  const program = options.launcher ? [...options.launcher, binary, '--inner', '--'] : [];
   const args = [...flags, files.state, files.exit, '--', ...program, 'bash', '-c', options.command];
   let child: ChildProcess;
   try {
-    child = spawn(supervisorPath(), args, {
+    child = spawn(binary, args, {
       cwd: options.cwd,
       env: options.env,
       detached: true,

@@ -72,6 +72,11 @@ export function withExecutorOptions(command: Command): Command {
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
+      '--sandbox-hide <path>',
+      'with --sandbox bwrap: a path commands may not read, like TLS key files (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
       '--deny <rule>',
       'refuse commands that start with these words, or match /regex/ (repeatable; text rules, not a sandbox)',
       collectDenyRule,
@@ -105,6 +110,7 @@ export interface ExecutorFlags {
   sandbox?: 'none' | 'bwrap';
   sandboxNetwork?: boolean;
   sandboxWritable?: string[];
+  sandboxHide?: string[];
 }
 
 export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
@@ -129,5 +135,6 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     ...(flags.sandboxNetwork ? { sandboxNetwork: true } : {}),
     ...(flags.sandboxWritable !== undefined ? { sandboxWritable: flags.sandboxWritable } : {}),
+    ...(flags.sandboxHide !== undefined ? { sandboxHidden: flags.sandboxHide } : {}),
   };
 }

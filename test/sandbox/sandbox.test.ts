@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import type { BashWorker } from '../../src/worker/bash-worker.js';
@@ -17,6 +18,7 @@ let worker: RunningWorker;
 let bash: Tool;
 let root: string;
 let workdir: string;
+let tasks: BashTasks;
 
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const run = async (command: string) =>
@@ -30,6 +32,7 @@ beforeAll(async () => {
   mkdirSync(workdir);
   worker = await startBashWorker(env, { sandbox: 'bwrap', spillDir: path.join(root, 'spill') });
   [bash] = createBashTools({ client: env.client, taskQueue: worker.taskQueue }) as [Tool];
+  tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
 });
 
 afterAll(async () => {
@@ -63,6 +66,40 @@ describe('the bwrap sandbox', () => {
     // The workdir's parent lies in the private /tmp too: the host's file beside it is untouched.
     expect(await run(`echo changed > ${root}/outside.txt`)).toBe('(no output)');
     expect(readFileSync(path.join(root, 'outside.txt'), 'utf8')).toBe('host file\n');
+  });
+
+  it('refuses a workdir that would make the host writable, and names what it would open', async () => {
+    const asWorkdir = async (dir: string) =>
+      text(
+        await bash.execute({ command: 'touch /durable-bash-escaped', description: 'Escape', workdir: dir }),
+      );
+    expect(await asWorkdir('/')).toBe(
+      'workdir / cannot be used in the sandbox: it would make /bin writable',
+    );
+    expect(await asWorkdir(root)).toBe(
+      `workdir ${root} cannot be used in the sandbox: it would make ${path.join(root, 'spill')} writable`,
+    );
+    expect(await asWorkdir('/etc/ssh')).toBe(
+      'workdir /etc/ssh cannot be used in the sandbox: it lies in /etc',
+    );
+    expect(existsSync('/durable-bash-escaped')).toBe(false);
+  });
+
+  it("hides /run (the host's sockets) and the spill directory", async () => {
+    expect(await run('ls -A /run')).toBe('(no output)');
+    expect(await run(`ls -A ${path.join(root, 'spill')}`)).toBe('.bin\n');
+  });
+
+  it('delivers a kill that comes before the command has started inside', async () => {
+    const taskId = await tasks.start({
+      command: 'sleep 30',
+      description: 'Early kill',
+      background: true,
+      workdir,
+    });
+    expect(await tasks.kill(taskId, undefined)).toBe('killed');
+    const result = await tasks.result(taskId);
+    expect(result.signal).toBe('SIGTERM');
   });
 
   it('cannot connect to the Temporal server', async () => {

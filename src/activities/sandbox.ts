@@ -18,7 +18,6 @@ import {
   rmSync,
 } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
 export interface SandboxOptions {
   /** Let commands use the host's network (the default is a namespace with only loopback). */
@@ -81,9 +80,10 @@ const SYSTEM_DIRS = [
 export function createSandbox(options: SandboxOptions, supervisor: string, spillDir: string): Sandbox {
   const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
   const privateSupervisor = copySupervisor(supervisor, spillDir);
-  // What no writable path may be, contain or (for system directories) lie in.
-  const packageRoot = fileURLToPath(new URL('../..', import.meta.url));
-  const guarded = [...SYSTEM_DIRS, spillDir, packageRoot, path.dirname(bwrap), path.dirname(supervisor)];
+  // What no writable path may be or contain (nor, for system directories, lie in). The package
+  // itself is not among them: a workdir may hold the project that installed it, and the binary
+  // the worker runs outside the sandbox is the private copy in the spill directory.
+  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
   const check = (dir: string, what: string): string => writablePath(dir, what, guarded);
   const writable = (options.writable ?? []).map((dir) => {
     try {

@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
@@ -19,7 +22,9 @@ export interface RunningWorker {
  * (`npm run test:sandbox`): the normal tests, inside it.
  */
 function sandboxFromEnv(): ExecutorOptions {
-  return process.env.DURABLE_BASH_TEST_SANDBOX === 'bwrap' ? { sandbox: 'bwrap' } : {};
+  if (process.env.DURABLE_BASH_TEST_SANDBOX !== 'bwrap') return {};
+  // Not the test's cwd (the checkout): tests that give no workdir get a scratch one.
+  return { sandbox: 'bwrap', defaultWorkdir: mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sandboxed-')) };
 }
 
 /** Starts a command worker on a fresh task queue, with the run's shared workflow bundle. */

@@ -133,7 +133,9 @@ describe('bash workdir', () => {
   });
 
   it('uses an absolute workdir as given', async () => {
-    expect(text(await run('pwd', { workdir: '/' }))).toBe('/\n');
+    // Not `/`: the same tests run inside the sandbox, which refuses a workdir that holds the host.
+    const absolute = path.join(path.dirname(defaultWorkdir), 'session');
+    expect(text(await run('pwd', { workdir: absolute }))).toBe(`${absolute}\n`);
   });
 
   it('runs in the session cwd, and resolves a relative workdir against it', async () => {
@@ -146,7 +148,9 @@ describe('bash workdir', () => {
   });
 
   it('resolves a relative workdir against the worker default when the session has no cwd', async () => {
-    expect(text(await run('pwd', { workdir: '..' }))).toBe(`${path.dirname(defaultWorkdir)}\n`);
+    expect(text(await run('pwd', { workdir: '../session' }))).toBe(
+      `${path.join(path.dirname(defaultWorkdir), 'session')}\n`,
+    );
   });
 
   it('fails clearly, and quickly, for a workdir that does not exist', async () => {

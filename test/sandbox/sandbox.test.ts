@@ -73,9 +73,7 @@ describe('the bwrap sandbox', () => {
       text(
         await bash.execute({ command: 'touch /durable-bash-escaped', description: 'Escape', workdir: dir }),
       );
-    expect(await asWorkdir('/')).toBe(
-      'workdir / cannot be used in the sandbox: it would make /bin writable',
-    );
+    expect(await asWorkdir('/')).toBe('workdir / cannot be used in the sandbox: it would make /bin writable');
     expect(await asWorkdir(root)).toBe(
       `workdir ${root} cannot be used in the sandbox: it would make ${path.join(root, 'spill')} writable`,
     );

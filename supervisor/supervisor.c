@@ -399,6 +399,14 @@ static int signal_descendants(int sig, pid_t signalled) {
   return count;
 }
 
+/* Whether we have children that have not ended (reaping those that have). */
+static int has_children(void) {
+  int status;
+  pid_t got;
+  while ((got = waitpid(-1, &status, WNOHANG)) > 0) continue;
+  return got == 0;
+}
+
 /* Sends sig to everything the command started, each process once. With cgroups: every member
  * (all of the task is in each of its cgroups; SIGKILL by cgroup.kill where there is one). Without:
  * its process group while the leader lives (its pid cannot be reused before), then every other
@@ -414,7 +422,7 @@ static void signal_tree(int sig, int leader_alive) {
         return;
     }
     /* A root command can move a process out of its cgroup; it is still below us. */
-    if (each_in_cgroup(opt.cgroups[0], sig) == 0) signal_descendants(sig, 0);
+    if (each_in_cgroup(opt.cgroups[0], sig) == 0 && has_children()) signal_descendants(sig, 0);
     return;
   }
   pid_t signalled = 0;
@@ -427,10 +435,7 @@ static void signal_tree(int sig, int leader_alive) {
 
 /* Whether anything the command started still runs. Reaps what has ended. */
 static int tree_alive(void) {
-  int status;
-  pid_t got;
-  while ((got = waitpid(-1, &status, WNOHANG)) > 0) continue;
-  if (got == 0) return 1; /* children that have not ended */
+  if (has_children()) return 1;
   for (int i = 0; i < opt.n_cgroups; i++)
     if (each_in_cgroup(opt.cgroups[i], 0) > 0) return 1;
   return 0;
@@ -774,8 +779,9 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
         if (got != leader) continue; /* an orphan that reparented to us */
         status = st;
         leader_done = 1;
-        /* What the command left behind ends with it: SIGTERM now, SIGKILL after the grace. */
-        signal_tree(SIGTERM, 0);
+        /* What the command left behind ends with it: SIGTERM now, SIGKILL after the grace. Most
+         * commands leave nothing, and then nothing is looked for. */
+        if (tree_alive()) signal_tree(SIGTERM, 0);
         kill_at = now_ms() + opt.grace_ms;
         break;
       }

@@ -16,6 +16,8 @@
  *   --memory-max BYTES  memory.limit_in_bytes (v1) or memory.max (v2) of each cgroup that has one
  *   --output-max BYTES  relay stdout and stderr through pipes, each stopping at BYTES
  *   --grace-ms MS       time the command's leftovers get between SIGTERM and SIGKILL
+ *   --stdin FIFO        the command's stdin is a pipe fed from FIFO, a named pipe made here
+ *                       (0600) that a worker writes; SIGUSR2 closes it once drained (EOF)
  *   --sandboxed         <program> is a sandbox launcher (bubblewrap) that runs
  *                       `durable-bash-supervisor --inner -- <command>`: kill signals other than
  *                       SIGKILL skip the launcher, and the command's real wait status comes from
@@ -54,6 +56,7 @@ static struct {
   long long pids_max, memory_max, output_max;
   int grace_ms;
   int sandboxed;
+  const char *stdin_fifo;
 } opt = {.grace_ms = 2000};
 
 static int report_open;                 /* fd 3 was given to us by the worker */
@@ -63,6 +66,7 @@ static volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop
 static int kill_requested;              /* a kill signal arrived while the command ran */
 static int sent_kill;                   /* we SIGKILLed the command's processes */
 static int inner_status_fd = -1;        /* --sandboxed: where the inner supervisor reports */
+static volatile sig_atomic_t got_close_stdin; /* SIGUSR2: close the command's stdin once drained */
 
 /* One line to the worker on fd 3, if it gave us one. A dead reader only yields EPIPE. */
 static void report(const char *fmt, ...) {
@@ -204,6 +208,7 @@ static void close_from(int first, int cloexec_only);
 /* Signals only set flags; the main loop acts on them (it may read files and scan /proc). */
 static void on_signal(int sig) {
   if (sig == SIGCHLD) got_chld = 1;
+  else if (sig == SIGUSR2) got_close_stdin = 1;
   else got_sig[sig] = 1;
 }
 
@@ -537,11 +542,48 @@ static void pump(struct relay *r) {
   }
 }
 
+/* The command's stdin, fed from a named pipe a worker writes (--stdin). The supervisor holds the
+ * FIFO open for reading and writing, so it never sees EOF when a writer leaves; a close request
+ * (SIGUSR2) ends it: what the FIFO holds is passed on, the command's stdin is closed (EOF), and
+ * the FIFO is removed, so a later writer learns that stdin was closed. */
+static struct {
+  int fifo;    /* -1 when there is none, or once closed */
+  int to;      /* the command's stdin pipe, write end */
+  int blocked; /* the stdin pipe is full (the command is not reading): wait for room, not data */
+} in = {-1, -1, 0};
+
+static void close_stdin(void) {
+  if (in.fifo >= 0) close(in.fifo);
+  if (in.to >= 0) close(in.to);
+  in.fifo = in.to = -1;
+  if (opt.stdin_fifo) unlink(opt.stdin_fifo);
+}
+
+/* Moves what the FIFO holds into the command's stdin; returns 1 when the FIFO is empty now. */
+static int pump_stdin(void) {
+  in.blocked = 0;
+  while (in.fifo >= 0) {
+    ssize_t n = splice(in.fifo, NULL, in.to, NULL, 65536, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      /* Either side: an empty FIFO, or a full stdin pipe (the command is not reading). */
+      struct pollfd probe = {.fd = in.fifo, .events = POLLIN};
+      in.blocked = poll(&probe, 1, 0) > 0;
+      return !in.blocked;
+    }
+    /* EPIPE: the command closed its stdin; nothing more can go in. */
+    close_stdin();
+    return 1;
+  }
+  return 1;
+}
+
 /* The command's side of the fork: its own group, default signals, only fds 0-2, and it waits for
  * the go byte, which the supervisor writes only once the state file names it (and the command is
  * in its cgroups). EOF = the supervisor died. */
 static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
-                                   int status_fd) {
+                                   int status_fd, int stdin_fd) {
   setpgid(0, 0);
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   for (int sig = 1; sig < NSIG; sig++)
@@ -550,6 +592,7 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)) _exit(125);
+  if (stdin_fd >= 0 && dup2(stdin_fd, 0) < 0) _exit(125);
   /* Under memory pressure the kernel picks the task's processes before the worker or others. */
   int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
   if (adj >= 0) {
@@ -588,14 +631,17 @@ static void block_signals(sigset_t *waiting_mask) {
   sigemptyset(&blocked);
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigaddset(&blocked, kill_sigs[i]);
   sigaddset(&blocked, SIGCHLD);
+  sigaddset(&blocked, SIGUSR2);
   sigprocmask(SIG_BLOCK, &blocked, waiting_mask);
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigdelset(waiting_mask, kill_sigs[i]);
   sigdelset(waiting_mask, SIGCHLD);
+  sigdelset(waiting_mask, SIGUSR2);
   signal(SIGPIPE, SIG_IGN); /* a dead worker on fd 3 is only EPIPE */
   struct sigaction flag = {.sa_handler = on_signal};
   sigfillset(&flag.sa_mask);
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigaction(kill_sigs[i], &flag, NULL);
   sigaction(SIGCHLD, &flag, NULL); /* never an inherited SIG_IGN, which would discard the status */
+  sigaction(SIGUSR2, &flag, NULL);
 }
 
 static void read_identity(struct identity *id) {
@@ -640,9 +686,15 @@ static int write_state(const char *state_file, const struct identity *id, int pi
  * then exits 127). With relays, the command's stdout and stderr are their pipes. */
 static pid_t start_command(char **argv, const char *state_file, const struct identity *id,
                            struct relay relays[2], int *exec_errno) {
-  int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
+  int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, input[2] = {-1, -1};
   if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
   if (opt.sandboxed && pipe2(status, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
+  if (opt.stdin_fifo) {
+    if (pipe2(input, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
+    if (mkfifo(opt.stdin_fifo, 0600) < 0) die("cannot make %s: %s", opt.stdin_fifo, strerror(errno));
+    in.fifo = open(opt.stdin_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (in.fifo < 0) die("cannot open %s: %s", opt.stdin_fifo, strerror(errno));
+  }
   if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
     die("pipe: %s", strerror(errno));
   pid_t child = fork();
@@ -650,7 +702,12 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   if (child == 0) {
     close(go[1]);
     close(exec_err[0]);
-    run_command(argv, go[0], exec_err[1], out[1], err[1], status[1]);
+    run_command(argv, go[0], exec_err[1], out[1], err[1], status[1], input[0]);
+  }
+  if (opt.stdin_fifo) {
+    close(input[0]);
+    in.to = input[1];
+    fcntl(in.to, F_SETFL, O_NONBLOCK);
   }
   close(go[0]);
   close(exec_err[1]);
@@ -761,6 +818,7 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
   long long kill_at = 0;
   for (;;) {
     if (opt.sandboxed) read_inner();
+    if (in.fifo >= 0 && pump_stdin() && got_close_stdin) close_stdin();
     for (size_t i = 0; i < N_KILL_SIGS; i++) {
       int sig = kill_sigs[i];
       if (!got_sig[sig]) continue;
@@ -789,6 +847,7 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
     int alive = leader_done ? tree_alive() : 1;
     if (leader_done && alive && (kill_requested || now_ms() >= kill_at)) signal_tree(SIGKILL, 0);
     if (leader_done && !alive) {
+      close_stdin();
       /* Nothing runs that could still write: take what the pipes hold and stop. */
       for (int i = 0; i < 2; i++) {
         pump(&relays[i]);
@@ -796,12 +855,17 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
       }
       return status;
     }
-    struct pollfd fds[3];
+    struct pollfd fds[4];
     int nfds = 0;
     for (int i = 0; i < 2; i++) {
       if (relays[i].from >= 0) fds[nfds++] = (struct pollfd){.fd = relays[i].from, .events = POLLIN};
     }
     if (inner_status_fd >= 0 && !inner_ready()) fds[nfds++] = (struct pollfd){.fd = inner_status_fd, .events = POLLIN};
+    /* Data in the FIFO, or room in a full stdin pipe, wakes us. */
+    if (in.fifo >= 0) {
+      fds[nfds++] = in.blocked ? (struct pollfd){.fd = in.to, .events = POLLOUT}
+                               : (struct pollfd){.fd = in.fifo, .events = POLLIN};
+    }
     struct timespec tick = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
     ppoll(fds, (nfds_t)nfds, leader_done ? &tick : NULL, waiting_mask);
     for (int i = 0; i < 2; i++) pump(&relays[i]);
@@ -854,7 +918,10 @@ static int parse_options(int argc, char **argv) {
     else if (strcmp(name, "--memory-max") == 0) opt.memory_max = number_arg(name, value);
     else if (strcmp(name, "--output-max") == 0) opt.output_max = number_arg(name, value);
     else if (strcmp(name, "--grace-ms") == 0) opt.grace_ms = (int)number_arg(name, value);
-    else if (strcmp(name, "--sandboxed") == 0) {
+    else if (strcmp(name, "--stdin") == 0) {
+      if (!value) die("--stdin needs a path");
+      opt.stdin_fifo = value;
+    } else if (strcmp(name, "--sandboxed") == 0) {
       opt.sandboxed = 1;
       i--; /* takes no value */
     }

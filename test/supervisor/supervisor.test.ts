@@ -5,6 +5,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import {
   closeSync,
+  constants,
   existsSync,
   mkdtempSync,
   openSync,
@@ -13,7 +14,9 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
+  writeSync,
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -88,6 +91,8 @@ function leftovers(): number[] {
 
 interface Options {
   stateFile?: string;
+  /** Options before the state file (`--stdin <fifo>`, ...). */
+  flags?: string[];
   /** Runs the supervisor through `bash -c '<prefix>; exec supervisor ...'`, e.g. to make it
    * inherit ignored signals (the supervisor's pid is then bash's, which execs it). */
   prefix?: string;
@@ -100,7 +105,7 @@ function supervise(name: string, program: string[], options: Options = {}): Run 
   const errFile = path.join(dir, `${name}.err`);
   const out = openSync(outFile, 'a');
   const err = openSync(errFile, 'a');
-  const args = [stateFile, exitFile, '--', ...program];
+  const args = [...(options.flags ?? []), stateFile, exitFile, '--', ...program];
   const [file, argv] = options.prefix
     ? ['bash', ['-c', `${options.prefix}; exec "$0" "$@"`, bin, ...args]]
     : [bin, args];
@@ -385,5 +390,63 @@ describe('durable-bash-supervisor', () => {
     }
     // At least some kills landed before the supervisor was done.
     expect(outcomes.finished, JSON.stringify(outcomes)).toBeLessThan(20);
+  });
+});
+
+describe('durable-bash-supervisor --stdin', () => {
+  /** Writes to the FIFO as the worker will: without blocking, nothing if no reader holds it. */
+  function writeFifo(fifo: string, text: string): number {
+    const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    try {
+      return writeSync(fd, text);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return 0; // full
+      throw err;
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it("feeds the command's stdin from a private FIFO, and closes it (EOF) on SIGUSR2", async () => {
+    const fifo = path.join(dir, 'task.stdin');
+    const run = bash('stdin', 'while read -r line; do echo "got $line"; done; echo eof', {
+      flags: ['--stdin', fifo],
+    });
+    await commandStarted(run);
+    expect(statSync(fifo).mode & 0o777).toBe(0o600);
+    expect(writeFifo(fifo, 'one\n')).toBe(4);
+    expect(writeFifo(fifo, 'two\nthree\n')).toBe(10);
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('got three'));
+    process.kill(run.pid, 'SIGUSR2');
+    expect(await finished(run)).toMatchObject({ exitCode: 0 });
+    expect(readFileSync(run.outFile, 'utf8')).toBe('got one\ngot two\ngot three\neof\n');
+    // Closed: the FIFO is gone, so a later writer learns it.
+    expect(existsSync(fifo)).toBe(false);
+  });
+
+  it('removes the FIFO when the command closes its stdin, and when it ends', async () => {
+    const fifo = path.join(dir, 'closing.stdin');
+    const run = bash('closing', `exec 0<&-; ${gateWait}`, { flags: ['--stdin', fifo] });
+    await commandStarted(run);
+    writeFifo(fifo, 'nobody reads this\n');
+    await waitFor(() => !existsSync(fifo));
+    openGate();
+    await finished(run);
+    const ended = bash('ended', 'true', { flags: ['--stdin', path.join(dir, 'ended.stdin')] });
+    await finished(ended);
+    expect(existsSync(path.join(dir, 'ended.stdin'))).toBe(false);
+  });
+
+  it('keeps running, and ends on a kill, when the command never reads what it is sent', async () => {
+    const fifo = path.join(dir, 'full.stdin');
+    const run = bash('full', 'sleep 600', { flags: ['--stdin', fifo] });
+    await commandStarted(run);
+    // 64 KiB fills the FIFO; the supervisor moves it on until the command's stdin pipe is full.
+    let written = 0;
+    for (let i = 0; i < 8; i++) written += writeFifo(fifo, 'x'.repeat(65536));
+    expect(written).toBeGreaterThan(65536);
+    expect(written).toBeLessThan(8 * 65536);
+    process.kill(run.pid, 'SIGUSR1');
+    expect(await finished(run)).toMatchObject({ signal: 9 });
   });
 });

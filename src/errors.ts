@@ -63,7 +63,7 @@ export class RunFailedError extends Error {
 export class UnknownTaskError extends Error {
   override readonly name = 'UnknownTaskError';
   constructor(readonly taskId: string) {
-    super(`unknown task ${taskId}`);
+    super(`unknown bash task ${taskId}`);
   }
 }
 
@@ -72,6 +72,17 @@ export class ForeignTaskError extends Error {
   override readonly name = 'ForeignTaskError';
   constructor(readonly taskId: string) {
     super(`task ${taskId} belongs to another session`);
+  }
+}
+
+/**
+ * Thrown by `BashTasks.waitForOutput` when the caller aborted a `bash_output` call while it waited;
+ * nothing was read, so the output comes with the next read.
+ */
+export class ReadAbortedError extends Error {
+  override readonly name = 'ReadAbortedError';
+  constructor(readonly taskId: string) {
+    super(`read of task ${taskId} aborted while waiting; its new output stays unread`);
   }
 }
 

@@ -1,7 +1,12 @@
 /** durable-bash: bash, bash_output and bash_kill for AI agents, where every command run is a Temporal workflow. */
 export type { ExecutorOptions } from './activities/index.js';
 export type { AgentSessions } from './activities/inject-notice.js';
-export { BashTasks, type BashTasksOptions, type StartRequest } from './client/bash-tasks.js';
+export {
+  BashTasks,
+  type BashTasksOptions,
+  type ForegroundOutcome,
+  type StartRequest,
+} from './client/bash-tasks.js';
 export { connectClient, resolveTarget, type TemporalTarget } from './client/connect.js';
 export {
   type ConfigDataSource,
@@ -40,6 +45,14 @@ export {
   TemporalUnreachableError,
   UnknownTaskError,
 } from './errors.js';
+export {
+  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
+  MCP_MAX_WAIT_MS,
+  type McpHost,
+  type McpHostOptions,
+  startMcpHost,
+} from './mcp/host.js';
+export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
 export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
 export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export type {

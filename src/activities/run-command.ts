@@ -38,6 +38,8 @@ const MAX_TIMER_DELAY_MS = 2_147_483_647;
 export interface TaskRuns {
   /** True when the task's workflow is closed (terminated, reset away, timed out), false when it runs, undefined if unknown. */
   isClosed(taskId: string): Promise<boolean | undefined>;
+  /** True when the task's run moved to the background (its memo says so), false when not, undefined if unknown. */
+  movedToBackground(taskId: string): Promise<boolean | undefined>;
 }
 
 /** The tasks whose commands this worker is attached to now (the orphan scan leaves them alone). */
@@ -53,6 +55,14 @@ export type AttachedTasks = Set<string>;
  */
 export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
   const sweeper = new SpillSweeper(config);
+  /** Whether the task's run moved to the background; an unanswered question is asked again, then taken as no. */
+  async function moved(taskId: string): Promise<boolean> {
+    for (let attempt = 0; attempt < MOVED_CHECK_ATTEMPTS; attempt++) {
+      const answer = await runs.movedToBackground(taskId);
+      if (answer !== undefined) return answer;
+    }
+    return false;
+  }
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
     // An attempt on a shared queue that another host's worker took: that host has no records of
     // this task. Refuse before anything starts; the workflow goes on on the host's own queue.
@@ -176,8 +186,20 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       const abandon = new AbortController();
       const leftRunning = context.cancelled.catch(async (err: unknown) => {
         const details = context.cancellationDetails;
-        // A kill or timeout from the workflow: end the group, then report the end as usual.
         if (details?.cancelRequested) {
+          // A foreground attempt cancelled because its run moved to the background: let go of the
+          // command (it keeps running) for the attempt without a deadline that the workflow starts.
+          // The workflow's cancellation carries no reason, so the server's record of the move says.
+          if (!spec.background && (await moved(spec.taskId))) {
+            clearTimeout(deadline);
+            abandon.abort();
+            throw ApplicationFailure.create({
+              type: AttemptFailureType.released,
+              message: `task ${spec.taskId} moved to the background`,
+              nonRetryable: true,
+            });
+          }
+          // A kill or timeout from the workflow: end the group, then report the end as usual.
           kill();
           return new Promise<never>(() => undefined);
         }
@@ -195,6 +217,8 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       // The foreground timeout, kept here as well (from the command's own start, so a re-attached
       // attempt keeps the original deadline): the workflow's timer reaches this activity only in
       // a heartbeat's response. The timer stays the authority when no worker runs the command.
+      // A run moved to the background keeps its command past the deadline (the move's
+      // cancellation of this attempt may still be on its way).
       let timedOut = false;
       const remainingMs =
         spec.timeoutMs === undefined ? undefined : record.startedAtMs + spec.timeoutMs - Date.now();
@@ -203,8 +227,11 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
           ? undefined
           : setTimeout(
               () => {
-                timedOut = true;
-                kill();
+                void moved(spec.taskId).then((isMoved) => {
+                  if (isMoved) return;
+                  timedOut = true;
+                  kill();
+                });
               },
               Math.max(0, remainingMs),
             );
@@ -231,6 +258,9 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     }
   }
 }
+
+/** How many times a foreground attempt asks the server whether its run moved, before it takes "no". */
+const MOVED_CHECK_ATTEMPTS = 3;
 
 /**
  * Opens a spill file for the command's writes: created here with mode 0600, or the one an attempt

@@ -7,6 +7,7 @@ import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
+import { type McpFlags, runMcp, withMcpOptions } from './mcp.js';
 import {
   connectionTarget,
   positiveInt,
@@ -122,6 +123,18 @@ withCodecOption(
   ),
 ).action(async (taskId: string, flags: KillFlags) => {
   process.exitCode = await runKill(taskId, flags);
+});
+
+withCodecOption(
+  withMcpOptions(
+    withServerOptions(
+      program
+        .command('mcp')
+        .description('serve the bash tools to MCP clients (stdio, or --http) as one agent session'),
+    ),
+  ),
+).action(async (flags: McpFlags) => {
+  await runMcp(flags);
 });
 
 program

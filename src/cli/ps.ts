@@ -1,5 +1,5 @@
-import Table from 'cli-table3';
-import type { TaskFilter, TaskSummary } from '../client/task-list.js';
+import type { TaskFilter } from '../client/task-list.js';
+import { taskTable } from '../client/task-table.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 
@@ -8,59 +8,9 @@ export interface PsFlags extends ServerOptions {
   all?: boolean;
 }
 
-const COMMAND_WIDTH = 60;
-
 /** `durable-bash ps`: a table of one owner's tasks (or every task), running ones first, then by end time. */
 export async function runPs(flags: PsFlags): Promise<void> {
   const filter: TaskFilter = flags.all ? { all: true } : { owner: flags.owner };
   const tasks = await withTasks(flags, (client) => client.list(filter));
   process.stdout.write(`${taskTable(tasks, new Date())}\n`);
-}
-
-/** The listing as plain aligned columns, like `docker ps`. */
-export function taskTable(tasks: TaskSummary[], now: Date): string {
-  const table = new Table({
-    head: ['ID', 'STATUS', 'AGE', 'COMMAND'],
-    chars: {
-      top: '',
-      'top-mid': '',
-      'top-left': '',
-      'top-right': '',
-      bottom: '',
-      'bottom-mid': '',
-      'bottom-left': '',
-      'bottom-right': '',
-      left: '',
-      'left-mid': '',
-      mid: '',
-      'mid-mid': '',
-      right: '',
-      'right-mid': '',
-      middle: '  ',
-    },
-    style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
-  });
-  for (const task of tasks) {
-    table.push([task.taskId, task.status, age(task.startedAt, now), oneLine(task.command)]);
-  }
-  return table
-    .toString()
-    .split('\n')
-    .map((line) => line.trimEnd())
-    .join('\n');
-}
-
-/** Time since `since`, in its largest whole unit: 42s, 5m, 3h, 2d. */
-export function age(since: Date, now: Date): string {
-  const seconds = Math.max(0, Math.floor((now.getTime() - since.getTime()) / 1000));
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
-  return `${Math.floor(seconds / 86_400)}d`;
-}
-
-function oneLine(command: string): string {
-  const first = command.split('\n')[0] ?? '';
-  const line = first.length < command.length ? `${first} …` : first;
-  return line.length > COMMAND_WIDTH ? `${line.slice(0, COMMAND_WIDTH - 1)}…` : line;
 }

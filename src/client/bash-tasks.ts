@@ -8,18 +8,26 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
   WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
-import { ForeignTaskError, RunAbortedError, TemporalUnreachableError, UnknownTaskError } from '../errors.js';
+import {
+  ForeignTaskError,
+  ReadAbortedError,
+  RunAbortedError,
+  TemporalUnreachableError,
+  UnknownTaskError,
+} from '../errors.js';
 import { DEFAULT_NOTICE_WINDOW_MS, IDLE_HEARTBEAT_INTERVAL_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
-import type { BashTaskInput, BashTaskResult, TaskId } from '../shared/task.js';
+import type { BashTaskInput, BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { bashTask } from '../workflows/bash-task.js';
+import { bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
-import { type OutputRead, type ReaderOptions, readNewOutput } from './output-reads.js';
+import { type OutputRead, type ReaderOptions, readNewOutput, readPosition } from './output-reads.js';
+import { waitForNewOutput } from './output-wait.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
 import { newTaskId } from './task-id.js';
@@ -51,6 +59,20 @@ export interface StartRequest {
   /** The agent session that owns the task; undefined for a task with no owner. */
   owner?: string;
 }
+
+/** What a foreground call gets: the run's result, or the output so far of a run that moved to the background. */
+export type ForegroundOutcome =
+  | { kind: 'ended'; result: BashTaskResult }
+  | { kind: 'moved'; read: OutputRead; afterMs: number };
+
+/** How long a foreground call waits for the workflow to take (or refuse) its move to the background. */
+const MOVE_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
+
+/** How long the read after a move waits for the re-attached attempt's first heartbeat. */
+const MOVED_READ_WAIT_MS = 1_000;
+
+/** How often the read after a move looks for that heartbeat. */
+const MOVED_READ_INTERVAL_MS = 50;
 
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
@@ -100,15 +122,7 @@ export class BashTasks {
       background: request.background,
       ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-      ...(request.background && request.owner !== undefined && this.agentTaskQueue !== undefined
-        ? {
-            notice: {
-              sessionId: request.owner,
-              taskQueue: this.agentTaskQueue,
-              windowMs: this.noticeWindowMs,
-            },
-          }
-        : {}),
+      ...(request.background ? this.noticeFor(request.owner) : {}),
     };
     const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
     const typedSearchAttributes = [
@@ -128,6 +142,8 @@ export class BashTasks {
             command: request.command,
             description: request.description,
             workdir: request.workdir ?? null,
+            // bash_list shows background tasks only; a run moved there says so again.
+            background: request.background,
             // The search attribute holds only a hash then: listings show the owner from here.
             ...(this.ownerHasher !== undefined && request.owner !== undefined
               ? { owner: request.owner }
@@ -145,17 +161,28 @@ export class BashTasks {
     return taskId;
   }
 
-  /** Waits for a run's result. Aborting `signal` stops the run (its process group is killed). */
-  async result(taskId: TaskId, signal?: AbortSignal): Promise<BashTaskResult> {
+  /** Where a background task of `owner` sends its completion notice: nowhere without an owner or agent worker. */
+  private noticeFor(owner: string | undefined): { notice?: NoticeTarget } {
+    if (owner === undefined || this.agentTaskQueue === undefined) return {};
+    return { notice: { sessionId: owner, taskQueue: this.agentTaskQueue, windowMs: this.noticeWindowMs } };
+  }
+
+  /**
+   * Waits for a run's result. Aborting `signal` stops the run (its process group is killed);
+   * aborting `stopWaiting` only stops this wait (it then rejects with the abort's reason).
+   */
+  async result(taskId: TaskId, signal?: AbortSignal, stopWaiting?: AbortSignal): Promise<BashTaskResult> {
     const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
     const abort = new AbortController();
     const onAbort = () => abort.abort();
     signal?.addEventListener('abort', onAbort, { once: true });
+    stopWaiting?.addEventListener('abort', onAbort, { once: true });
     try {
-      if (signal?.aborted) abort.abort();
+      if (signal?.aborted || stopWaiting?.aborted) abort.abort();
       return await this.client.withAbortSignal(abort.signal, () => handle.result());
     } catch (err) {
       if (abort.signal.aborted) {
+        if (stopWaiting?.aborted && !signal?.aborted) throw stopWaiting.reason;
         await handle.cancel();
         throw new RunAbortedError(taskId);
       }
@@ -163,6 +190,102 @@ export class BashTasks {
       throw this.unreachable(err) ?? err;
     } finally {
       signal?.removeEventListener('abort', onAbort);
+      stopWaiting?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Waits for a foreground run's result; with `autoBackgroundAfterMs`, a run still going after that
+   * long moves to the background (owned by `owner`, with its completion notice) and answers with the
+   * output so far, claimed as a `bash_output` read would, so the next read goes on after it. A run
+   * that ends as it is moved answers with its result.
+   */
+  async foregroundResult(
+    taskId: TaskId,
+    options: { signal?: AbortSignal; autoBackgroundAfterMs?: number; owner?: string } = {},
+  ): Promise<ForegroundOutcome> {
+    const { signal, autoBackgroundAfterMs, owner } = options;
+    if (autoBackgroundAfterMs === undefined)
+      return { kind: 'ended', result: await this.result(taskId, signal) };
+    const stopWaiting = new AbortController();
+    const ended = this.result(taskId, signal, stopWaiting.signal).then((result) => ({
+      kind: 'ended' as const,
+      result,
+    }));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const due = new Promise<'due'>((resolve) => {
+      timer = setTimeout(() => resolve('due'), autoBackgroundAfterMs);
+    });
+    try {
+      const first = await Promise.race([ended, due]);
+      if (first !== 'due') return first;
+    } finally {
+      clearTimeout(timer);
+    }
+    const before = await this.describeOwned(taskId, owner);
+    if (!(await this.moveToBackground(taskId, owner))) return ended;
+    stopWaiting.abort(new Error('moved to the background'));
+    // Settled before the read: it can no longer cancel the run, which is not this call's any more.
+    await ended.catch(() => undefined);
+    try {
+      const snapshot = await this.outputAtMove(before);
+      const read = await readNewOutput(this.client, snapshot, {
+        taskQueue: this.taskQueue,
+        ...this.readerOptions,
+      });
+      return { kind: 'moved', read, afterMs: autoBackgroundAfterMs };
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+  }
+
+  /**
+   * The output of a run that just moved to the background. The move replaces the command's attempt
+   * with one that re-attaches and heartbeats at once; until it has (MOVED_READ_WAIT_MS at most), the
+   * freshest output is the old attempt's last heartbeat, described before the move.
+   */
+  private async outputAtMove(before: WorkflowExecutionDescription): Promise<TaskSnapshot> {
+    const taskId = before.workflowId;
+    const snapshotOf = (description: WorkflowExecutionDescription) =>
+      this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        snapshotFromDescription(this.client, description),
+      );
+    const earlier = new Set(commandAttempts(before).map((activity) => activity.activityId));
+    let best = await snapshotOf(before);
+    const deadline = Date.now() + MOVED_READ_WAIT_MS;
+    for (;;) {
+      const description = await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        this.client.workflow.getHandle(taskId).describe(),
+      );
+      const snapshot = await snapshotOf(description);
+      if (snapshot.final) return snapshot;
+      if (outputBytes(snapshot) >= outputBytes(best)) best = snapshot;
+      const reattached = commandAttempts(description).some(
+        (activity) =>
+          !earlier.has(activity.activityId) && (activity.heartbeatDetails?.payloads?.length ?? 0) > 0,
+      );
+      if (reattached || Date.now() >= deadline) return best;
+      await sleep(MOVED_READ_INTERVAL_MS);
+    }
+  }
+
+  /**
+   * Moves a foreground run to the background: no timeout any more, and a completion notice in the
+   * owner's session. False when the run refused (it had ended, or its timeout had fired) or did not
+   * answer in time; the caller then waits for its result as before.
+   */
+  async moveToBackground(taskId: TaskId, owner: string | undefined): Promise<boolean> {
+    const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
+    try {
+      await this.client.withDeadline(Date.now() + MOVE_TIMEOUT_MS, () =>
+        handle.executeUpdate(moveToBackgroundUpdate, { args: [this.noticeFor(owner)] }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return false;
+      const cause = err instanceof ServiceError ? err.cause : err;
+      if (isGrpcDeadlineError(cause)) return false;
+      throw this.unreachable(err) ?? err;
     }
   }
 
@@ -247,6 +370,28 @@ export class BashTasks {
     }
   }
 
+  /**
+   * Waits up to `timeoutMs` while the task runs with nothing new to read (see `waitForNewOutput`);
+   * resolves when there is output to read, the task ended, or the time is up. Throws
+   * `ReadAbortedError` when `signal` aborts the wait. Works with no worker alive.
+   */
+  async waitForOutput(
+    taskId: string,
+    callerSessionId: string | undefined,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const outcome = await waitForNewOutput(
+      () => this.snapshot(taskId, callerSessionId),
+      () =>
+        readPosition(this.client, taskId).catch((err: unknown) =>
+          Promise.reject(this.unreachable(err) ?? err),
+        ),
+      { timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+    );
+    if (outcome === 'aborted') throw new ReadAbortedError(taskId);
+  }
+
   /** What the server holds of a task now (its status, the tails of its output); moves no read position. */
   async snapshot(taskId: string, callerSessionId: string | undefined): Promise<TaskSnapshot> {
     const description = await this.describeOwned(taskId, callerSessionId);
@@ -314,6 +459,18 @@ export class BashTasks {
     }
     return undefined;
   }
+}
+
+/** The command activity's attempts the server holds as pending. */
+function commandAttempts(description: WorkflowExecutionDescription) {
+  return (description.raw.pendingActivities ?? []).filter(
+    (activity) => activity.activityType?.name === 'runCommand',
+  );
+}
+
+/** How much output a snapshot has seen, both streams together. */
+function outputBytes(snapshot: TaskSnapshot): number {
+  return snapshot.stdout.bytes + snapshot.stderr.bytes;
 }
 
 function assertPositive(name: string, value: number): void {

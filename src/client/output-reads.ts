@@ -192,6 +192,14 @@ function readerStart(
   });
 }
 
+/**
+ * Where a task's next read starts, as the server holds it (the reader's memo): readable with no
+ * worker; the start of output when the task was never read.
+ */
+export async function readPosition(client: Client, taskId: string): Promise<ReadPosition> {
+  return (await readerMemo(client, taskId)).position;
+}
+
 /** A task's reader memo, readable with no worker; the start of output when there is no reader. */
 async function readerMemo(client: Client, taskId: string): Promise<ReaderMemo> {
   try {

@@ -4,8 +4,14 @@ import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-at
 import { bashTask } from '../workflows/bash-task.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
 
-/** Which tasks a listing shows: one session's (by its session id; only running ones if asked), or every task. */
-export type TaskFilter = { owner: string; running?: boolean } | { all: true };
+/**
+ * Which tasks a listing shows: one session's (by its session id), the tasks no session owns, or
+ * every task; the first two only running ones if asked.
+ */
+export type TaskFilter =
+  | { owner: string; running?: boolean }
+  | { unowned: true; running?: boolean }
+  | { all: true };
 
 /** One line of a task listing, from the server's visibility store. */
 export interface TaskSummary {
@@ -21,6 +27,11 @@ export interface TaskSummary {
   description: string;
   /** The owning session id; undefined for an unowned task. */
   owner: string | undefined;
+  /**
+   * Started with `run_in_background`, or moved there; false for a foreground run; undefined for a
+   * task started before the memo said (listed as background).
+   */
+  background: boolean | undefined;
 }
 
 /**
@@ -28,9 +39,10 @@ export interface TaskSummary {
  * `a' OR BashTaskOwner != '` matches only a task owned by exactly that string.
  */
 export function taskListQuery(filter: TaskFilter, hasher?: OwnerHasher): string {
-  const running = 'owner' in filter && filter.running === true ? ` AND ExecutionStatus = 'Running'` : '';
+  const running = 'running' in filter && filter.running === true ? ` AND ExecutionStatus = 'Running'` : '';
   const tasks = `WorkflowType = ${quoteQueryValue(bashTask.name)}${running}`;
   if ('all' in filter) return tasks;
+  if ('unowned' in filter) return `${tasks} AND ${ownerSearchAttribute.name} IS NULL`;
   const token = ownerToken(filter.owner);
   if (hasher === undefined) return `${tasks} AND ${ownerSearchAttribute.name} = ${quoteQueryValue(token)}`;
   // Under encryption: the owner's hash under each key still in the keyring (see owner-hash.ts).
@@ -53,6 +65,7 @@ export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
     closedAt: execution.closeTime,
     command: typeof memo.command === 'string' ? memo.command : '',
     description: typeof memo.description === 'string' ? memo.description : '',
+    background: typeof memo.background === 'boolean' ? memo.background : undefined,
     // A hashed owner (encryption on) keeps the session id in the encrypted memo.
     owner:
       typeof memo.owner === 'string' ? memo.owner : owner === undefined ? undefined : sessionOfOwner(owner),

@@ -118,6 +118,21 @@ export const DEFAULT_MAX_PROCESSES = 4096;
 /** Default bytes of spill files a worker host keeps; the oldest ended tasks' files go first. */
 export const DEFAULT_SPILL_QUOTA_BYTES = 20 * 1024 * 1024 * 1024;
 
+/** Default cap on how long one `bash_output` call with `wait_ms` waits for new output (`createBashTools`). */
+export const DEFAULT_MAX_WAIT_MS = 2 * 60_000;
+
+/**
+ * How often a waiting `bash_output` asks the server for the task's state. Output reaches the server
+ * in heartbeats every HEARTBEAT_INTERVAL_MS at most, so a shorter interval would find nothing sooner.
+ */
+export const WAIT_POLL_INTERVAL_MS = 100;
+
+/** Longest `bash_output` filter accepted, in UTF-8 bytes: a regular expression, not a payload. */
+export const MAX_FILTER_BYTES = 1024;
+
+/** Most tasks one `bash_list` call shows (the most recent first after the running ones). */
+export const LIST_LIMIT = 100;
+
 /** Default cap on the background tasks one agent session may run at once (`createBashTools`). */
 export const DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION = 20;
 

@@ -37,14 +37,19 @@ export const RunFailureType = {
 } as const;
 
 /**
- * Failure types of one attempt of the command activity, both retried: the workflow goes on with
- * the host queue's attempts.
+ * Failure types of one attempt of the command activity: the workflow goes on with the host queue's
+ * attempts (the first two are retried).
  */
 export const AttemptFailureType = {
   /** A worker that is not the task's host took the attempt, and started nothing. */
   wrongHost: 'WrongHost',
   /** A restarted worker failed the attempt its crashed predecessor left (it found the supervisor). */
   workerRestarted: 'WorkerRestarted',
+  /**
+   * A foreground attempt let go of its running command because the run moved to the background; an
+   * attempt without the foreground deadline re-attaches. Not retried.
+   */
+  released: 'Released',
 } as const;
 
 /** What the tool asks for; the worker's executor config fills in what is left open. */

@@ -1,7 +1,12 @@
 /** Argument schemas for the tools, and the one-line error a bad call gets. */
 import { z } from 'zod';
 import { InvalidArgumentsError } from '../errors.js';
-import { MAX_COMMAND_BYTES, MAX_DESCRIPTION_BYTES, MAX_WORKDIR_BYTES } from '../shared/limits.js';
+import {
+  MAX_COMMAND_BYTES,
+  MAX_DESCRIPTION_BYTES,
+  MAX_FILTER_BYTES,
+  MAX_WORKDIR_BYTES,
+} from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 
 /** A short, exact description of a value, for error messages. */
@@ -104,3 +109,47 @@ export const taskArguments = z.strictObject({
   ).describe('The id that bash returned for a background task.'),
 });
 export type TaskArguments = z.infer<typeof taskArguments>;
+
+export const bashOutputArguments = taskArguments.extend({
+  wait_ms: z
+    .number({ error: (issue) => `expected a number of milliseconds, got ${describeValue(issue.input)}` })
+    .refine((value) => Number.isFinite(value) && value >= 0, {
+      error: (issue) => `expected a number of milliseconds, got ${describeValue(issue.input)}`,
+    })
+    .optional()
+    .describe(
+      'While the task runs and has no new output, wait up to this long for some (or for its end) before answering; capped by the tools. Default 0: answer at once.',
+    ),
+  filter: requiredString('a regular expression', (value) => {
+    const bytes = Buffer.byteLength(value);
+    if (bytes > MAX_FILTER_BYTES) return `${bytes} bytes, over the ${MAX_FILTER_BYTES}-byte limit`;
+    return regexProblem(value);
+  })
+    .optional()
+    .describe(
+      'A JavaScript regular expression: show only the new lines that match it. The other lines are still consumed; the answer says how many were left out.',
+    ),
+});
+export type BashOutputArguments = z.infer<typeof bashOutputArguments>;
+
+/** Why `source` is not a regular expression (the engine's own message), or undefined when it is one. */
+function regexProblem(source: string): string | undefined {
+  try {
+    new RegExp(source);
+    return undefined;
+  } catch (err) {
+    // The message quotes the expression: keep a line break in it from breaking the one-line error.
+    return String(err instanceof Error ? err.message : err).replace(
+      /[\r\n\u0085\u2028\u2029]/g,
+      (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+    );
+  }
+}
+
+export const bashListArguments = z.strictObject({
+  all: z
+    .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
+    .optional()
+    .describe('Also list the tasks that have ended. Default: only running tasks.'),
+});
+export type BashListArguments = z.infer<typeof bashListArguments>;

@@ -1,18 +1,42 @@
 import os from 'node:os';
 import type { BashTasks } from '../client/bash-tasks.js';
-import type { TaskArguments } from './arguments.js';
+import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
+import { type BashOutputArguments, bashOutputArguments } from './arguments.js';
 import { bashOutputDescription } from './descriptions.js';
+import { presentOutputCall } from './present.js';
 import { renderOutputRead } from './render.js';
 import { createTaskTool } from './task-tool.js';
 import type { Tool } from './types.js';
 
-/** The `bash_output` tool: what a background task printed since the last read, behind the ownership fence. */
-export function createBashOutputTool(tasks: BashTasks): Tool<TaskArguments> {
+const OUTPUT_VERB = 'Read output from background task';
+
+export interface BashOutputOptions {
+  /** The longest a call's `wait_ms` may wait; a longer one is cut to it. @default DEFAULT_MAX_WAIT_MS (2 minutes) */
+  maxWaitMs?: number;
+}
+
+/**
+ * The `bash_output` tool: what a background task printed since the last read, behind the ownership
+ * fence. With `wait_ms`, a read of a running task with nothing new first waits (see
+ * `BashTasks.waitForOutput`); with `filter`, only matching lines are shown, and all are read.
+ */
+export function createBashOutputTool(
+  tasks: BashTasks,
+  options: BashOutputOptions = {},
+): Tool<BashOutputArguments> {
+  const maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  if (!(maxWaitMs >= 0)) throw new RangeError(`maxWaitMs must be a number of milliseconds, got ${maxWaitMs}`);
   return createTaskTool({
     name: 'bash_output',
     description: bashOutputDescription,
-    verb: 'Read output from background task',
-    run: async (taskId, callerSessionId) =>
-      renderOutputRead(await tasks.read(taskId, callerSessionId), os.hostname()),
+    verb: OUTPUT_VERB,
+    parameters: bashOutputArguments,
+    presentCall: (args) => presentOutputCall(OUTPUT_VERB, args),
+    run: async (taskId, callerSessionId, args, exec) => {
+      const waitMs = Math.min(args.wait_ms ?? 0, maxWaitMs);
+      if (waitMs > 0) await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal);
+      const filter = args.filter === undefined ? undefined : new RegExp(args.filter);
+      return renderOutputRead(await tasks.read(taskId, callerSessionId), os.hostname(), filter);
+    },
   });
 }

@@ -4,10 +4,10 @@ import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks } from '../client/bash-tasks.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { type BashArguments, bashArguments, parseArguments, toInputSchema } from './arguments.js';
-import { bashDescription } from './descriptions.js';
+import { autoBackgroundDescription, bashDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
 import { presentBashCall, presentBashResult } from './present.js';
-import { renderRun } from './render.js';
+import { renderMovedRun, renderRun } from './render.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
 
 export const backgroundStarted = (taskId: string) => `started background task ${taskId}`;
@@ -18,14 +18,33 @@ export interface BashGuards extends PermissionOptions {
   quota?: BackgroundQuota;
 }
 
+/** The `bash` tool's options: its guards, and when a foreground run moves to the background. */
+export interface BashToolOptions extends BashGuards {
+  /**
+   * A foreground call still running after this long answers with the output so far and moves its run
+   * to the background (same owner, completion notice, no timeout any more). @default never
+   */
+  autoBackgroundAfterMs?: number;
+}
+
 /**
  * The `bash` tool: validates, asks the permission policy (and the quota, for a background run),
  * starts one workflow per run, and renders what the model sees.
  */
-export function createBashTool(tasks: BashTasks, guards: BashGuards = {}): Tool<BashArguments> {
+export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): Tool<BashArguments> {
+  const { autoBackgroundAfterMs } = guards;
+  if (
+    autoBackgroundAfterMs !== undefined &&
+    !(Number.isFinite(autoBackgroundAfterMs) && autoBackgroundAfterMs > 0)
+  ) {
+    throw new RangeError(`autoBackgroundAfterMs must be a positive number, got ${autoBackgroundAfterMs}`);
+  }
   return {
     name: 'bash',
-    description: bashDescription,
+    description:
+      autoBackgroundAfterMs === undefined
+        ? bashDescription
+        : bashDescription + autoBackgroundDescription(autoBackgroundAfterMs),
     parameters: bashArguments,
     inputSchema: toInputSchema(bashArguments),
     presentCall: presentBashCall,
@@ -51,7 +70,15 @@ export function createBashTool(tasks: BashTasks, guards: BashGuards = {}): Tool<
             ? await guards.quota.start(sessionId, start)
             : await start();
         if (background) return textResult(backgroundStarted(taskId));
-        return textResult(renderRun(await tasks.result(taskId, exec.signal), os.hostname()));
+        const ended = await tasks.foregroundResult(taskId, {
+          ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
+          ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
+          ...(sessionId !== undefined ? { owner: sessionId } : {}),
+        });
+        if (ended.kind === 'moved') {
+          return textResult(renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname()));
+        }
+        return textResult(renderRun(ended.result, os.hostname()));
       } catch (err) {
         return errorResult(err);
       }

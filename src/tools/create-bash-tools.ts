@@ -6,6 +6,7 @@ import type { Approver, PermissionPolicy } from '../policy/types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import { createBashTool } from './bash.js';
 import { createBashKillTool } from './bash-kill.js';
+import { createBashListTool } from './bash-list.js';
 import { createBashOutputTool } from './bash-output.js';
 import type { Tool } from './types.js';
 
@@ -44,6 +45,18 @@ export interface BashToolsOptions {
    * with no agent session are not counted. @default DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION (20)
    */
   maxBackgroundTasksPerSession?: number;
+  /**
+   * A foreground `bash` call still running after this long answers with the output so far and
+   * `[still running after <N>ms; moved to background task <id>. Read its output with bash_output.]`;
+   * the task then runs as if started with `run_in_background` (same owner, completion notice, no
+   * timeout). The next `bash_output` goes on after the output already shown. @default off
+   */
+  autoBackgroundAfterMs?: number;
+  /**
+   * The longest one `bash_output` call may wait with `wait_ms`; a longer wait is cut to it.
+   * @default DEFAULT_MAX_WAIT_MS (2 minutes)
+   */
+  maxWaitMs?: number;
 }
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
@@ -66,8 +79,14 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
       ...(quota !== undefined ? { quota } : {}),
+      ...(options.autoBackgroundAfterMs !== undefined
+        ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
+        : {}),
     }) as Tool,
-    createBashOutputTool(tasks) as Tool,
+    createBashOutputTool(tasks, {
+      ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
+    }) as Tool,
     createBashKillTool(tasks) as Tool,
+    createBashListTool(tasks) as Tool,
   ];
 }

@@ -1,4 +1,4 @@
-/** What the model reads about each tool. Kept together so the three read as one voice. */
+/** What the model reads about each tool. Kept together so they read as one voice. */
 
 export const bashDescription = `Run a shell command with bash -c and return its output.
 
@@ -6,7 +6,11 @@ Each call runs in a fresh shell: no state (cd, variables, functions) carries ove
 
 The result is stdout, then a [stderr] section when the command wrote to stderr, or (no output) when it wrote nothing, followed by status lines: [timed out after Nms] when the timeout fired, [killed by signal: SIG] for a signal death, [exit code: N] for a non-zero exit. A non-zero exit is a normal result for you to act on. When a stream is longer than the result can hold, its end is kept and [output truncated; full output: <path>] names a file with all of it.
 
-Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, test suites, servers and anything long, set run_in_background: true: the call returns a task id at once and the command runs without a timeout. You will get a notice in your context when it finishes, but you are not woken up for it: check on it with bash_output.`;
+Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, test suites, servers and anything long, set run_in_background: true: the call returns a task id at once and the command runs without a timeout. You will get a notice in your context when it finishes, but you are not woken up for it: check on it with bash_output, and list your tasks with bash_list.`;
+
+/** Appended to the `bash` description when foreground calls move to the background after `afterMs`. */
+export const autoBackgroundDescription = (afterMs: number) =>
+  `\n\nA foreground call still running after ${afterMs}ms returns the output so far and [still running after ${afterMs}ms; moved to background task <id>. Read its output with bash_output.]: the command goes on as a background task, with no timeout, and you get a notice when it finishes. Read the rest of its output with bash_output (it starts after what the call showed).`;
 
 export const bashKillDescription = `Kill a background task started with bash run_in_background: true.
 
@@ -14,4 +18,8 @@ The whole process group ends (children too): SIGTERM first, SIGKILL after a grac
 
 export const bashOutputDescription = `Read the output of a background task started with bash run_in_background: true.
 
-Returns the output produced since your previous bash_output call for this task (stdout, then a [stderr] section), or (no new output), followed by a status line: [status: running], [status: completed, exit code: N], [status: killed by SIG], or [status: failed: <reason>] / [status: lost: <reason>] when the command could not run or its worker was lost. When more was printed than could be held, [some output was dropped from memory; full output: <paths>] names files with all of it. Reads keep their place across restarts; after the task ends, one more read returns what is left. If a last line says the task worker is unavailable, the output shown will be shown again by the next read.`;
+Returns the output produced since your previous bash_output call for this task (stdout, then a [stderr] section), or (no new output), followed by a status line: [status: running], [status: completed, exit code: N], [status: killed by SIG], or [status: failed: <reason>] / [status: lost: <reason>] when the command could not run or its worker was lost. When more was printed than could be held, [some output was dropped from memory; full output: <paths>] names files with all of it. Reads keep their place across restarts; after the task ends, one more read returns what is left. If a last line says the task worker is unavailable, the output shown will be shown again by the next read.
+
+Rather than calling again and again while a task runs, set wait_ms: a read with nothing new then waits up to that long (capped) for new output or the task's end, and answers as soon as either comes. To see only some lines (errors, a test summary), set filter to a regular expression: only whole lines that match are shown; the others are still read, a line says how many were left out, and the full output file keeps them all.`;
+
+export const bashListDescription = `List your background tasks (started with bash run_in_background: true): one line each with its id, status, age and command, running tasks first. Only running tasks by default; set all: true to include the ones that have ended. Says (no background tasks) when there are none.`;

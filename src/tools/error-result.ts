@@ -5,6 +5,7 @@ import {
   ForeignTaskError,
   isInvalidArgumentsError,
   isTemporalUnreachableError,
+  ReadAbortedError,
   RunAbortedError,
   RunFailedError,
   UnknownTaskError,
@@ -24,6 +25,7 @@ export function errorResult(err: unknown): ToolResult {
     err instanceof RunFailedError ||
     err instanceof UnknownTaskError ||
     err instanceof ForeignTaskError ||
+    err instanceof ReadAbortedError ||
     err instanceof CommandDeniedError ||
     err instanceof CommandNotApprovedError ||
     err instanceof BackgroundQuotaError

@@ -2,11 +2,20 @@
  * How tool calls and results look in a UI. Pure and total: these run again on session replay, over
  * arguments logged by older versions, so an odd shape falls back to a generic view, never a throw.
  */
-import { type BashArguments, bashArguments, taskArguments } from './arguments.js';
+import {
+  type BashArguments,
+  bashArguments,
+  bashListArguments,
+  bashOutputArguments,
+  taskArguments,
+} from './arguments.js';
 import type { CallView, ResultView, ToolResult } from './types.js';
 
 const EXIT_CODE_LINE = /^\[exit code: (-?\d+)\]$/;
 const SIGNAL_LINE = /^\[killed by signal: ([A-Z0-9]+)\]$/;
+/** The line a foreground call that moved to the background ends with (before a worker-unavailable line). */
+const MOVED_LINE =
+  /^\[still running after \d+ms; moved to background task \S+\. Read its output with bash_output\.\]$/;
 
 function validBash(args: unknown): BashArguments | undefined {
   const parsed = bashArguments.safeParse(args);
@@ -36,7 +45,9 @@ export function presentBashCall(args: unknown): CallView {
 export function presentBashResult(args: unknown, result: ToolResult): ResultView {
   const text = resultText(result);
   const call = validBash(args);
-  if (call === undefined || call.run_in_background || result.isError) return consoleView(text);
+  if (call === undefined || call.run_in_background || result.isError || movedToBackground(text)) {
+    return consoleView(text);
+  }
   return { card: 'terminal', ...parseRunText(text) };
 }
 
@@ -50,6 +61,14 @@ export function parseRunText(text: string): { output: string; exitCode?: number;
   const signal = SIGNAL_LINE.exec(last);
   if (signal?.[1] !== undefined) return { output: before, signal: signal[1] };
   return { output: text, exitCode: 0 };
+}
+
+/** The run's text says it moved to the background: no exit to show, the task still runs. */
+function movedToBackground(text: string): boolean {
+  return text
+    .split('\n')
+    .slice(-2)
+    .some((line) => MOVED_LINE.test(line));
 }
 
 export function consoleView(text: string): ResultView {
@@ -70,6 +89,39 @@ export function presentTaskCall(toolName: string, verb: string, args: unknown): 
     title: `${verb} ${parsed.data.task_id}`,
     kind: 'execute',
     rawInput: parsed.data.task_id,
+  };
+}
+
+/**
+ * A `bash_output` call: as any task call, with a text block saying how long it may wait and which
+ * lines it shows when those arguments are given.
+ */
+export function presentOutputCall(verb: string, args: unknown): CallView {
+  const parsed = bashOutputArguments.safeParse(args);
+  if (!parsed.success) return presentTaskCall('bash_output', verb, args);
+  const { task_id: taskId, wait_ms: waitMs, filter } = parsed.data;
+  const details = [
+    ...(waitMs !== undefined && waitMs > 0 ? [`waits up to ${waitMs}ms for new output`] : []),
+    ...(filter !== undefined ? [`shows only lines matching /${filter}/`] : []),
+  ];
+  return {
+    card: 'generic',
+    title: `${verb} ${taskId}`,
+    kind: 'execute',
+    rawInput: taskId,
+    ...(details.length > 0 ? { content: [{ type: 'text', text: details.join('\n') }] } : {}),
+  };
+}
+
+/** A `bash_list` call: a generic card, its arguments as raw input. */
+export function presentListCall(args: unknown): CallView {
+  const parsed = bashListArguments.safeParse(args);
+  if (!parsed.success) return { card: 'generic', title: 'bash_list', kind: 'read', rawInput: args };
+  return {
+    card: 'generic',
+    title: parsed.data.all === true ? 'List background tasks, ended ones too' : 'List background tasks',
+    kind: 'read',
+    rawInput: parsed.data,
   };
 }
 

@@ -7,6 +7,7 @@ import type { OutputRead, StreamRead } from '../client/output-reads.js';
 import { tailText } from '../client/stream-text.js';
 import { statusLine } from '../shared/status-line.js';
 import type { BashTaskResult, LimitsReached, StreamTail } from '../shared/task.js';
+import { keepMatchingLines } from './line-filter.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -21,6 +22,10 @@ export const markers = {
   exitCode: (code: number) => `[exit code: ${code}]`,
   truncated: (path: string) => `[output truncated; full output: ${path}]`,
   dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
+  movedToBackground: (ms: number, taskId: string) =>
+    `[still running after ${ms}ms; moved to background task ${taskId}. Read its output with bash_output.]`,
+  leftOut: (lines: number, paths: string) =>
+    `[${lines} ${lines === 1 ? 'line' : 'lines'} not matching the filter ${lines === 1 ? 'was' : 'were'} left out; full output: ${paths}]`,
   outputCapped: (stream: string, bytes: number) =>
     `[${stream} stopped at the task's limit of ${bytes} bytes; later writes to it failed]`,
   outOfMemory: (bytes: number) =>
@@ -63,19 +68,52 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
 /**
  * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line
  * naming the complete files when bytes were dropped; the status line; and, when no worker took the
- * read, a line saying the position did not move.
+ * read, a line saying the position did not move. With `filter`, only matching lines are shown and a
+ * line says how many were left out (they are read all the same).
  */
-export function renderOutputRead(read: OutputRead, readerHost: string): string {
+export function renderOutputRead(read: OutputRead, readerHost: string, filter?: RegExp): string {
+  const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
+  const names = (streams: StreamRead[]) => [...new Set(streams.map(name))].join(', ');
+  const stdout = keepMatchingLines(read.stdout.text, filter);
+  const stderr = keepMatchingLines(read.stderr.text, filter);
+  let text = stdout.text;
+  if (stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${stderr.text}`);
+  const leftOut = stdout.leftOut + stderr.leftOut;
+  if (text === '' && leftOut === 0) text = NO_NEW_OUTPUT;
+  if (leftOut > 0) {
+    const filtered = [
+      ...(stdout.leftOut > 0 ? [read.stdout] : []),
+      ...(stderr.leftOut > 0 ? [read.stderr] : []),
+    ];
+    text = joinLines(text, markers.leftOut(leftOut, names(filtered)));
+  }
+  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
+  if (dropped.length > 0) text = joinLines(text, markers.dropped(names(dropped)));
+  for (const line of limitLines(read.limits)) text = joinLines(text, line);
+  text = joinLines(text, statusLine(read.state));
+  return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+}
+
+/**
+ * Renders a foreground call whose run moved to the background: the output so far as a run shows it
+ * (stdout, a `[stderr]` section, or `(no output)`), a line naming the complete files when bytes were
+ * dropped, the move's line, and, when no worker took the read, a line saying the position did not move.
+ */
+export function renderMovedRun(
+  read: OutputRead,
+  taskId: string,
+  afterMs: number,
+  readerHost: string,
+): string {
   let text = read.stdout.text;
   if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
-  if (text === '') text = NO_NEW_OUTPUT;
+  if (text === '') text = NO_OUTPUT;
   const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
   if (dropped.length > 0) {
     const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
     text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
   }
-  for (const line of limitLines(read.limits)) text = joinLines(text, line);
-  text = joinLines(text, statusLine(read.state));
+  text = joinLines(text, markers.movedToBackground(afterMs, taskId));
   return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
 }
 

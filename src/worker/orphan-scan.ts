@@ -21,6 +21,9 @@ import { AttemptFailureType } from '../shared/task.js';
 /** A task's state file as the command activity names it: `<task id>.state`. */
 const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
 
+/** How long the command activity waits for the server to say whether a run moved to the background. */
+const MOVED_CHECK_TIMEOUT_MS = 2_000;
+
 /** Whether tasks' workflows are closed, asked of the server with the worker's own connection. */
 export function taskRunsOf(client: Client): TaskRuns {
   return {
@@ -31,6 +34,17 @@ export function taskRunsOf(client: Client): TaskRuns {
       } catch (err) {
         // Gone from the server (retention, a deleted namespace): nothing will ever read it.
         if (err instanceof WorkflowNotFoundError) return true;
+        return undefined;
+      }
+    },
+    async movedToBackground(taskId) {
+      try {
+        // Asked before a foreground command is ended: a server that does not answer soon is "unknown".
+        const description = await client.withDeadline(Date.now() + MOVED_CHECK_TIMEOUT_MS, () =>
+          client.workflow.getHandle(taskId).describe(),
+        );
+        return description.memo?.background === true;
+      } catch {
         return undefined;
       }
     },

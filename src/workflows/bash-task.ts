@@ -4,6 +4,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  defineUpdate,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -15,6 +16,7 @@ import {
   sleep,
   startChild,
   TimeoutFailure,
+  upsertMemo,
   upsertSearchAttributes,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
@@ -52,6 +54,39 @@ import type {
 import { AttemptFailureType, RunFailureType, TaskStatus } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
 import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+
+/** What a move to the background needs: where the completion notice goes, if anywhere. */
+export interface MoveToBackgroundRequest {
+  notice?: NoticeTarget;
+}
+
+/**
+ * Moves a foreground run to the background: its timeout no longer applies and it ends with a
+ * completion notice, as if started with `run_in_background`. Refused once the command has ended or
+ * its timeout has fired, so an accepted move is one the run takes.
+ */
+export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundRequest]>('moveToBackground');
+
+/** The patch a moved run records when the update applies (replays of older runs never see the update). */
+const MOVE_TO_BACKGROUND_PATCH = 'move-to-background';
+
+/** The run's foreground or background standing, which a move to the background changes. */
+interface Standing {
+  background: boolean;
+  notice: NoticeTarget | undefined;
+  /** False once the run ended, its timeout fired, or it runs in a way that cannot move (the shared queue). */
+  movable: boolean;
+  /** Cancels the foreground timer that runs now. */
+  cancelTimeout?: () => void;
+  /** Lets go of the foreground attempt that runs now (the command keeps running), for one without a deadline. */
+  release?: () => void;
+}
+
+/** A foreground spec as a background one: no timeout, and a background task's spill files. */
+function inBackground(spec: CommandSpec): CommandSpec {
+  const { timeoutMs, ...rest } = spec;
+  return { ...rest, background: true };
+}
 
 const { resolveCommand } = proxyLocalActivities<CommandActivities>({
   // Pure arithmetic on the worker's config.
@@ -126,14 +161,42 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   setHandler(outputReaderStartedSignal, () => {
     hasReader = true;
   });
-  const run = await runTask(input).then(
+  const standing: Standing = {
+    background: input.background,
+    notice: input.notice,
+    movable: !input.background,
+  };
+  setHandler(
+    moveToBackgroundUpdate,
+    (request) => {
+      patched(MOVE_TO_BACKGROUND_PATCH);
+      standing.background = true;
+      standing.notice = request.notice;
+      standing.movable = false;
+      standing.cancelTimeout?.();
+      standing.release?.();
+      // Listings and the command's host (see `TaskRuns.movedToBackground`) read the move here.
+      upsertMemo({ background: true });
+    },
+    {
+      validator: (_request) => {
+        if (!standing.movable)
+          throw new Error(
+            `task ${input.taskId} cannot move to the background: it is not running in the foreground`,
+          );
+      },
+    },
+  );
+  const run = await runTask(input, standing).then(
     (result) => ({ ok: true as const, result }),
     (error: unknown) => ({ ok: false as const, error }),
   );
-  if (input.background) {
+  standing.movable = false;
+  if (standing.background) {
+    const { notice } = standing;
     await Promise.all([
-      input.notice
-        ? startNotice(input.taskId, input.notice, run.ok ? finishedState(run.result) : endedState(run.error))
+      notice
+        ? startNotice(input.taskId, notice, run.ok ? finishedState(run.result) : endedState(run.error))
         : undefined,
       // Runs recorded before readers were told are replayed without the signal.
       hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
@@ -143,28 +206,36 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   return run.result;
 }
 
-async function runTask(input: BashTaskInput): Promise<BashTaskResult> {
-  const spec = await resolveCommand(input);
-  if (spec.lostAfterMs === undefined) return runOnSharedQueue(spec);
+async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTaskResult> {
+  const resolved = await resolveCommand(input);
+  const current = () => (standing.background && !resolved.background ? inBackground(resolved) : resolved);
+  if (resolved.lostAfterMs === undefined) {
+    standing.movable = false;
+    return runOnSharedQueue(current(), standing);
+  }
   const host =
-    spec.hostQueue !== undefined && spec.hostId !== undefined
-      ? { hostQueue: spec.hostQueue, hostId: spec.hostId }
-      : await chooseHostFor(spec, spec.lostAfterMs);
-  return runOnHost(spec, host, spec.lostAfterMs);
+    resolved.hostQueue !== undefined && resolved.hostId !== undefined
+      ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
+      : await chooseHostFor(current(), resolved.lostAfterMs, standing);
+  return runOnHost(current(), host, resolved.lostAfterMs, standing);
 }
 
 /**
  * The command's host, picked by whichever worker of the command queue answers first. The foreground
  * timeout and a kill already hold while no worker answers; none within the lost window ends it lost.
  */
-async function chooseHostFor(spec: CommandSpec, lostAfterMs: number): Promise<CommandHost> {
+async function chooseHostFor(
+  spec: CommandSpec,
+  lostAfterMs: number,
+  standing: Standing,
+): Promise<CommandHost> {
   const { chooseHost } = proxyActivities<CommandActivities>({
     taskQueue: spec.taskQueue,
     scheduleToStartTimeout: lostAfterMs,
     startToCloseTimeout: '10 seconds',
   });
   const choosing = new CancellationScope();
-  const timeout = startTimeout(spec, () => choosing.cancel());
+  const timeout = startTimeout(spec, () => choosing.cancel(), standing);
   try {
     return await choosing.run(() => chooseHost());
   } catch (err) {
@@ -193,10 +264,15 @@ async function chooseHostFor(spec: CommandSpec, lostAfterMs: number): Promise<Co
  * asked to stop is retried without the request; its recorded end is the truth. It takes effect as
  * soon as a worker on that host polls again.
  */
-async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: number): Promise<BashTaskResult> {
+async function runOnHost(
+  spec: CommandSpec,
+  host: CommandHost,
+  lostAfterMs: number,
+  standing: Standing,
+): Promise<BashTaskResult> {
   const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
-  const command = new CancellationScope();
-  const outcome = command
+  let command = new CancellationScope();
+  let outcome = command
     .run(async () => {
       // The first attempt on the workflow's own queue, when this workflow's worker is the host:
       // it is handed to that worker with the workflow task's completion (eager dispatch), a
@@ -223,10 +299,37 @@ async function runOnHost(spec: CommandSpec, host: CommandHost, lostAfterMs: numb
     stopping ??= CancellationScope.nonCancellable(() => stopCommand(spec));
     command.cancel();
   };
-  const timeout = startTimeout(spec, stop);
+  const timeout = startTimeout(spec, stop, standing);
   CancellationScope.current().cancelRequested.catch(stop);
+  let released = false;
+  if (spec.timeoutMs !== undefined) {
+    standing.release = () => {
+      released = true;
+      command.cancel();
+    };
+  }
   try {
-    const settled = await outcome;
+    let settled = await outcome;
+    standing.release = undefined;
+    if (released && !settled.ok && stopping === undefined) {
+      // Moved to the background: the foreground attempt let go of the command (or never started
+      // it), and an attempt without the foreground's deadline and time limit takes over.
+      const background = inBackground(spec);
+      const commandStarted = isReleased(settled.error);
+      command = new CancellationScope();
+      outcome = command
+        .run(() =>
+          hostActivities(background, host.hostQueue, lostAfterMs).runCommand({
+            ...background,
+            ...(commandStarted ? { commandStarted } : {}),
+          }),
+        )
+        .then(
+          (ended) => ({ ok: true as const, ended }),
+          (error: unknown) => ({ ok: false as const, error }),
+        );
+      settled = await outcome;
+    }
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.
     if (settled.ok) return finish(resultOf(spec, settled.ended, timeout.firedAfterMs()));
@@ -271,6 +374,15 @@ function commandStarted(err: unknown): boolean {
   return err.cause instanceof ApplicationFailure && err.cause.type === AttemptFailureType.workerRestarted;
 }
 
+/** The attempt let go of a command it had attached to (the run moved to the background). */
+function isReleased(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === AttemptFailureType.released
+  );
+}
+
 /**
  * The eager attempt ended without the command's end, in a way the host queue's attempts can take
  * over: its worker was lost or restarted, or it was not the host. A kill, or a failure of the
@@ -283,10 +395,10 @@ function continuesOnHost(err: unknown): boolean {
 }
 
 /** The runs recorded before per-host queues: one attempt, and a lost worker loses the task. */
-async function runOnSharedQueue(spec: CommandSpec): Promise<BashTaskResult> {
+async function runOnSharedQueue(spec: CommandSpec, standing: Standing): Promise<BashTaskResult> {
   const command = new CancellationScope();
   const outcome = command.run(() => sharedQueueCommand(spec)(spec));
-  const timeout = startTimeout(spec, () => command.cancel());
+  const timeout = startTimeout(spec, () => command.cancel(), standing);
   try {
     return finish(resultOf(spec, await outcome, timeout.firedAfterMs()));
   } catch (err) {
@@ -302,8 +414,11 @@ async function runOnSharedQueue(spec: CommandSpec): Promise<BashTaskResult> {
   }
 }
 
-/** The foreground timeout: a workflow timer, so it holds even while no worker runs the command. */
-function startTimeout(spec: CommandSpec, onFire: () => void) {
+/**
+ * The foreground timeout: a workflow timer, so it holds even while no worker runs the command. A
+ * move to the background cancels it; once it fired, the run can no longer move.
+ */
+function startTimeout(spec: CommandSpec, onFire: () => void, standing: Standing) {
   let firedAfterMs: number | undefined;
   const timer = new CancellationScope();
   const { timeoutMs } = spec;
@@ -313,12 +428,15 @@ function startTimeout(spec: CommandSpec, onFire: () => void) {
       .then(
         () => {
           firedAfterMs = timeoutMs;
+          standing.movable = false;
           onFire();
         },
-        () => undefined, // Cancelled: the command ended first.
+        () => undefined, // Cancelled: the command ended first, or the run moved to the background.
       );
   }
-  return { firedAfterMs: () => firedAfterMs, cancel: () => timer.cancel() };
+  const cancel = () => timer.cancel();
+  standing.cancelTimeout = cancel;
+  return { firedAfterMs: () => firedAfterMs, cancel };
 }
 
 /**

@@ -117,7 +117,7 @@ describe('durable-bash run --background, ps, logs, kill', () => {
     expect(await cli('logs', 'bash-unknown')).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'durable-bash: unknown task bash-unknown\n',
+      stderr: 'durable-bash: unknown bash task bash-unknown\n',
     });
     await suite.env.client.workflow.getHandle(taskId).cancel();
   });

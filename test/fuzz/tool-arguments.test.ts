@@ -97,7 +97,7 @@ describe('tool arguments (fuzzed)', () => {
     async (name, args) => {
       const line = expectOneErrorLine(await unserved[name as 'bash_output' | 'bash_kill'].execute(args));
       const parsed = taskArguments.safeParse(args);
-      if (parsed.success) expect(line).toBe(`unknown task ${parsed.data.task_id}`);
+      if (parsed.success) expect(line).toBe(`unknown bash task ${parsed.data.task_id}`);
       else expect(line).toMatch(ARGUMENT_ERROR);
     },
   );

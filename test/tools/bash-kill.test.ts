@@ -59,7 +59,7 @@ describe('bash_kill', () => {
 
   it('answers an unknown id with an error naming it', async () => {
     expect(await bashKill.execute({ task_id: 'bash-00000000-0000-4000-8000-000000000000' })).toEqual({
-      content: [{ type: 'text', text: 'unknown task bash-00000000-0000-4000-8000-000000000000' }],
+      content: [{ type: 'text', text: 'unknown bash task bash-00000000-0000-4000-8000-000000000000' }],
       isError: true,
     });
   });

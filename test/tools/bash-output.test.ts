@@ -278,7 +278,7 @@ describe('bash_output ownership and bad input', () => {
 
   it('answers an unknown id and bad arguments with one-line errors', async () => {
     expect(await output('bash-00000000-0000-0000-0000-000000000000')).toEqual({
-      content: [{ type: 'text', text: 'unknown task bash-00000000-0000-0000-0000-000000000000' }],
+      content: [{ type: 'text', text: 'unknown bash task bash-00000000-0000-0000-0000-000000000000' }],
       isError: true,
     });
     expect(await (tools.bash_output as Tool).execute({ task_id: '' })).toEqual({
@@ -300,6 +300,6 @@ describe('bash_output ownership and bad input', () => {
     const taskId = await startBackground('echo x');
     await finished(taskId);
     await output(taskId);
-    expect(text(await output(outputReaderId(taskId)))).toBe(`unknown task ${outputReaderId(taskId)}`);
+    expect(text(await output(outputReaderId(taskId)))).toBe(`unknown bash task ${outputReaderId(taskId)}`);
   });
 });

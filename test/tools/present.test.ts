@@ -168,7 +168,74 @@ describe('the task tools as createBashTools makes them', () => {
     });
   });
 
-  it('come in the order bash, bash_output, bash_kill', () => {
-    expect(tools.map((candidate) => candidate.name)).toEqual(['bash', 'bash_output', 'bash_kill']);
+  it('come in the order bash, bash_output, bash_kill, bash_list', () => {
+    expect(tools.map((candidate) => candidate.name)).toEqual([
+      'bash',
+      'bash_output',
+      'bash_kill',
+      'bash_list',
+    ]);
+  });
+
+  it('say how long a bash_output call may wait and which lines it shows, as text under the title', () => {
+    expect(tool('bash_output').presentCall({ task_id: 'bash-3', wait_ms: 5000, filter: 'FAIL|ok' })).toEqual({
+      card: 'generic',
+      title: 'Read output from background task bash-3',
+      kind: 'execute',
+      rawInput: 'bash-3',
+      content: [
+        { type: 'text', text: 'waits up to 5000ms for new output\nshows only lines matching /FAIL|ok/' },
+      ],
+    });
+    expect(tool('bash_output').presentCall({ task_id: 'bash-3', wait_ms: 0 })).toEqual({
+      card: 'generic',
+      title: 'Read output from background task bash-3',
+      kind: 'execute',
+      rawInput: 'bash-3',
+    });
+    // An invalid filter or wait falls back to the generic card.
+    for (const args of [
+      { task_id: 'bash-3', filter: '(' },
+      { task_id: 'bash-3', wait_ms: -1 },
+    ]) {
+      expect(tool('bash_output').presentCall(args)).toEqual({
+        card: 'generic',
+        title: 'bash_output',
+        kind: 'execute',
+        rawInput: args,
+      });
+    }
+  });
+
+  it('title a bash_list call by what it lists, and fence its result', () => {
+    const list = tool('bash_list');
+    expect(list.presentCall({})).toEqual({
+      card: 'generic',
+      title: 'List background tasks',
+      kind: 'read',
+      rawInput: {},
+    });
+    expect(list.presentCall({ all: true })).toEqual({
+      card: 'generic',
+      title: 'List background tasks, ended ones too',
+      kind: 'read',
+      rawInput: { all: true },
+    });
+    for (const odd of [undefined, null, 'x', { all: 'yes' }, { every: true }]) {
+      expect(list.presentCall(odd)).toEqual({
+        card: 'generic',
+        title: 'bash_list',
+        kind: 'read',
+        rawInput: odd,
+      });
+    }
+    expect(list.presentResult({}, text('(no background tasks)'))).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\n(no background tasks)\n```' }],
+    });
+    expect(list.presentResult(null, { content: null } as unknown as ToolResult)).toEqual({
+      card: 'generic',
+      content: [{ type: 'text', text: '```console\n\n```' }],
+    });
   });
 });

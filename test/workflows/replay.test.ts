@@ -16,6 +16,9 @@ import { describe, expect, inject, it } from 'vitest';
  * `eager-first-attempt-*` runs come from the version whose first attempt runs on the workflow's own
  * queue (patch `command-first-attempt-eager`): a completed run, and one whose worker restarted
  * (the eager attempt failed, the host queue's attempt re-attached) and that was then killed.
+ * `moved-to-background` is a foreground run that the `moveToBackground` update moved (patch
+ * `move-to-background`): its timer cancelled, its foreground attempt released, a background attempt
+ * re-attached, and a completion notice at its end.
  */
 const fixtures = [
   'background-completed',
@@ -34,6 +37,7 @@ const fixtures = [
   'host-queue-killed-while-down',
   'eager-first-attempt-completed',
   'eager-first-attempt-reattached-then-killed',
+  'moved-to-background',
 ] as const;
 
 /**

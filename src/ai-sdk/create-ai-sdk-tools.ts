@@ -1,0 +1,112 @@
+/**
+ * The AI SDK adapter: each tool `createBashTools` returns, as an AI SDK `tool()` keyed by its name.
+ * A thin mapping; schemas, texts and every Temporal concern stay in `src/tools`.
+ */
+import { type Tool as AiSdkTool, type JSONSchema7, jsonSchema, tool } from 'ai';
+import { describeValue } from '../tools/arguments.js';
+import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../tools/types.js';
+
+/** The agent session the tools act for, when the call's `experimental_context` names none. */
+export interface AiSdkSession {
+  /**
+   * The agent session: it owns the background tasks it starts (another session's are refused),
+   * counts toward the background cap, and gets the completion notices. @default no session: tasks
+   * are unowned
+   */
+  sessionId?: string;
+  /**
+   * The session's working directory; a relative `workdir` resolves against it. A call needs a
+   * `sessionId` (here or in its context) to use it. @default the worker's
+   */
+  cwd?: string;
+}
+
+export interface AiSdkToolsOptions extends BashToolsOptions, AiSdkSession {}
+
+/** The AI SDK tool set: `bash`, `bash_output`, `bash_kill` and any other tool `createBashTools` makes. */
+export type AiSdkTools = Record<string, AiSdkTool<unknown, string>>;
+
+/**
+ * Thrown by an AI SDK tool's `execute` when the durable-bash tool answered with an error result (bad
+ * arguments, Temporal unreachable, an aborted call, an unknown or foreign task, a refused command):
+ * the SDK reports a tool error, and the model reads `message`, the tool's exact text.
+ */
+export class BashToolError extends Error {
+  override readonly name = 'BashToolError';
+  constructor(
+    readonly toolName: string,
+    readonly result: ToolResult,
+  ) {
+    super(resultText(result));
+  }
+}
+
+export function isBashToolError(err: unknown): err is BashToolError {
+  return err instanceof BashToolError;
+}
+
+/**
+ * The durable-bash tools for `generateText`/`streamText`. A call's session comes from the call's
+ * `experimental_context` (`{ sessionId, cwd }`), field by field, then from `options`; the call's
+ * `abortSignal` stops a foreground run. A result is the tool's text; an error result throws a
+ * `BashToolError` whose message is that text.
+ */
+export function createAiSdkTools(options: AiSdkToolsOptions): AiSdkTools {
+  const { sessionId, cwd, ...bashOptions } = options;
+  const defaults: AiSdkSession = {
+    ...(sessionId !== undefined ? { sessionId: checkedString('sessionId', sessionId) } : {}),
+    ...(cwd !== undefined ? { cwd: checkedString('cwd', cwd) } : {}),
+  };
+  return Object.fromEntries(
+    createBashTools(bashOptions).map((bashTool) => [bashTool.name, toAiSdkTool(bashTool, defaults)]),
+  );
+}
+
+function toAiSdkTool(bashTool: Tool, defaults: AiSdkSession): AiSdkTool<unknown, string> {
+  return tool({
+    description: bashTool.description,
+    // The JSON Schema the tool derives from its zod schema, as every harness sends it. Validation is
+    // left to the tool, so a bad call reads the tool's own one line (`invalid timeoutMs: ...`), not
+    // the SDK's dump of zod issues.
+    inputSchema: jsonSchema(bashTool.inputSchema as JSONSchema7, { validate: acceptAny }),
+    async execute(input, { abortSignal, experimental_context }) {
+      const agent = sessionOf(defaults, experimental_context);
+      const exec: ToolExecContext = {
+        ...(agent !== undefined ? { agent } : {}),
+        ...(abortSignal !== undefined ? { signal: abortSignal } : {}),
+      };
+      const result = await bashTool.execute(input, exec);
+      if (result.isError) throw new BashToolError(bashTool.name, result);
+      return resultText(result);
+    },
+  });
+}
+
+function acceptAny(value: unknown) {
+  return { success: true, value } as const;
+}
+
+/** The call's session: `experimental_context`'s `sessionId` and `cwd` where it gives them, else the defaults. */
+function sessionOf(defaults: AiSdkSession, context: unknown): ToolExecContext['agent'] {
+  const given = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
+  const sessionId =
+    given.sessionId !== undefined
+      ? checkedString('experimental_context.sessionId', given.sessionId)
+      : defaults.sessionId;
+  const cwd = given.cwd !== undefined ? checkedString('experimental_context.cwd', given.cwd) : defaults.cwd;
+  if (sessionId === undefined) {
+    if (cwd !== undefined) throw new TypeError(`invalid cwd: a session's cwd needs a sessionId, got none`);
+    return undefined;
+  }
+  return cwd !== undefined ? { sessionId, cwd } : { sessionId };
+}
+
+function checkedString(field: string, value: unknown): string {
+  if (typeof value === 'string' && value !== '') return value;
+  throw new TypeError(`invalid ${field}: expected a non-empty string, got ${describeValue(value)}`);
+}
+
+function resultText(result: ToolResult): string {
+  return result.content.map((block) => block.text).join('');
+}

@@ -1,0 +1,103 @@
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { connectClient } from '../client/connect.js';
+import { resolveConnectionConfig } from '../client/connection-config.js';
+import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, startMcpHost } from '../mcp/host.js';
+import type { HttpListen } from '../mcp/http.js';
+import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
+import { connectNativeConnection } from '../worker/native-connection.js';
+import { type CodecFlags, codecDataConverter } from './codec-options.js';
+import { connectionTarget, positiveInt, type ServerOptions } from './options.js';
+import { installQuietRuntime } from './quiet-logger.js';
+
+export interface McpFlags extends ServerOptions, CodecFlags {
+  session?: string;
+  cwd?: string;
+  http?: HttpListen;
+  /** A number of milliseconds, or false from --no-auto-background. */
+  autoBackground: number | false;
+  stateDir: string;
+}
+
+/** The state directory a session's notice file lives under unless --state-dir says otherwise. */
+export const DEFAULT_STATE_DIR = path.join(os.homedir(), '.durable-bash');
+
+/** Adds the mcp command's own options. */
+export function withMcpOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '--session <id>',
+        'the agent session every call acts as (default: mcp:<user>@<host>:<cwd>, the same across restarts)',
+      ).env(SESSION_ENV),
+    )
+    .option('--cwd <dir>', "the session's working directory (default: the process's cwd)")
+    .option(
+      '--http <[host:]port>',
+      'serve Streamable HTTP on http://host:port/mcp instead of stdio (host: 127.0.0.1)',
+      parseHttpListen,
+    )
+    .addOption(
+      new Option(
+        '--auto-background <ms>',
+        'move a foreground bash call to the background after this long (below the 60 s client timeout)',
+      )
+        .argParser(positiveInt)
+        .default(DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS),
+    )
+    .option('--no-auto-background', 'never move a foreground call to the background')
+    .addOption(
+      new Option('--state-dir <dir>', 'where pending completion notices are kept')
+        .env('DURABLE_BASH_STATE_DIR')
+        .default(DEFAULT_STATE_DIR, '~/.durable-bash'),
+    );
+}
+
+/** Parses `--http [host:]port`: a bare port listens on 127.0.0.1; an IPv6 host is in brackets. */
+export function parseHttpListen(value: string): HttpListen {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (match === null || port > 65_535)
+    throw new InvalidArgumentError(`expected [host:]port, e.g. 8931 or 127.0.0.1:8931, got ${value}`);
+  return { host: match[1] ?? '127.0.0.1', port };
+}
+
+/**
+ * Serves the tools over MCP until stdin ends (stdio) or SIGINT/SIGTERM. Stdout carries only the
+ * protocol; every line for people goes to stderr.
+ */
+export async function runMcp(flags: McpFlags): Promise<void> {
+  const cwd = path.resolve(flags.cwd ?? process.cwd());
+  const sessionId = flags.session ?? defaultSessionId(cwd);
+  const config = resolveConnectionConfig(connectionTarget(flags));
+  installQuietRuntime().target = config.address;
+  const dataConverter = codecDataConverter(flags);
+  const client = await connectClient(config, dataConverter);
+  const connection = await connectNativeConnection(config);
+  try {
+    const host = await startMcpHost({
+      client,
+      connection,
+      sessionId,
+      cwd,
+      taskQueue: flags.taskQueue,
+      stateDir: flags.stateDir,
+      autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
+      ...(flags.http !== undefined ? { http: flags.http } : {}),
+      version: packageVersion(),
+    });
+    process.stderr.write(
+      `durable-bash: MCP server for session ${sessionId} on ${host.url ?? 'stdio'} (${config.address}, ${config.namespace})\n`,
+    );
+    await host.done;
+  } finally {
+    await connection.close();
+    await client.connection.close();
+  }
+}
+
+function packageVersion(): string {
+  return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+}

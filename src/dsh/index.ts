@@ -1,0 +1,93 @@
+/**
+ * `durable-bash/dsh`: durable-bash as a plugin of the DeepSeek harness (`@deepseek-ai/dsh-tools`).
+ * It registers durable-bash's tools as the harness's tool definitions and runs the agent worker
+ * in-process, so completion notices land in the owning agent's session. Load it instead of the
+ * harness's own `tool-bash` and its executor (both register `bash`; the registry refuses a
+ * duplicate name).
+ */
+
+import type { Context } from '@deepseek-ai/cordis';
+import type {} from '@deepseek-ai/dsh-agent';
+import type {} from '@deepseek-ai/dsh-tools';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { connectClient } from '../client/connect.js';
+import { resolveConnectionConfig } from '../client/connection-config.js';
+import { createBashTools } from '../tools/create-bash-tools.js';
+import { createAgentWorker } from '../worker/agent-worker.js';
+import { connectNativeConnection } from '../worker/native-connection.js';
+import { Config, type ConfigInput, defaultAgentTaskQueue } from './config.js';
+import { createHarnessSessions } from './notices.js';
+import { toToolDefinition } from './tool-definition.js';
+
+export { Config, type ConfigInput, defaultAgentTaskQueue } from './config.js';
+export { createHarnessSessions, type HarnessSessionsOptions, REMEMBERED_NOTICE_IDS } from './notices.js';
+export {
+  TOOL_TEXT_SCHEMA,
+  type ToolTextValue,
+  toHarnessSchema,
+  toolExecContext,
+  toToolDefinition,
+} from './tool-definition.js';
+
+/** The Cordis plugin name. */
+export const name = 'durable-bash';
+
+/** The harness services the plugin needs: the tool registry and the agent registry. */
+export const inject = ['tools', 'agents'];
+
+/**
+ * Connects to Temporal, starts the agent worker on `agentTaskQueue`, and registers every tool.
+ * The returned disposer (run when the plugin is unloaded) stops the worker and closes both
+ * connections; the tool registrations are undone with the plugin's context.
+ */
+export async function apply(ctx: Context, config: Config): Promise<() => Promise<void>> {
+  const connectionConfig = resolveConnectionConfig({
+    ...(config.address !== undefined ? { address: config.address } : {}),
+    ...(config.namespace !== undefined ? { namespace: config.namespace } : {}),
+    ...(config.profile !== undefined ? { profile: config.profile } : {}),
+    ...(config.configFile !== undefined ? { configFile: config.configFile } : {}),
+  });
+  const agentTaskQueue = config.agentTaskQueue ?? defaultAgentTaskQueue();
+  let client: Client | undefined;
+  let connection: NativeConnection | undefined;
+  let worker: Worker | undefined;
+  try {
+    client = await connectClient(connectionConfig);
+    connection = await connectNativeConnection(connectionConfig);
+    worker = await createAgentWorker({
+      connection,
+      namespace: connectionConfig.namespace,
+      taskQueue: agentTaskQueue,
+      agents: createHarnessSessions(() => ctx.agents, { followup: config.followup }),
+    });
+  } catch (error) {
+    await connection?.close();
+    await client?.connection.close();
+    throw error;
+  }
+  const running = worker.run();
+  for (const tool of createBashTools({
+    client,
+    taskQueue: config.taskQueue,
+    agentTaskQueue,
+    ...(config.noticeWindowMs !== undefined ? { noticeWindowMs: config.noticeWindowMs } : {}),
+    ...(config.maxBackgroundTasksPerSession !== undefined
+      ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
+      : {}),
+  })) {
+    ctx.tools.register(toToolDefinition(tool));
+  }
+  const [openClient, openConnection, runningWorker] = [client, connection, worker];
+  return async () => {
+    if (runningWorker.getState() === 'RUNNING') runningWorker.shutdown();
+    await running;
+    await openConnection.close();
+    await openClient.connection.close();
+  };
+}
+
+/** The plugin as one object, for `ctx.plugin(durableBash, config)`. */
+const durableBash = { name, inject, Config, apply } as const;
+export default durableBash;
+export type { ConfigInput as DurableBashConfig };

@@ -1,0 +1,97 @@
+/**
+ * A running MCP host: the tools for one agent session, an agent worker that receives the session's
+ * completion notices, and the MCP transport (stdio, or Streamable HTTP).
+ */
+
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { createBashTools } from '../tools/create-bash-tools.js';
+import { createAgentWorker } from '../worker/agent-worker.js';
+import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
+import { NoticeStore } from './notice-store.js';
+import { createMcpServer, McpNotices, type McpSession } from './server.js';
+import { noticeTaskQueue } from './session.js';
+
+/**
+ * How long a foreground `bash` call runs before it becomes a background task: below the 60 s
+ * request timeout of common MCP clients, with room for the round trips around it.
+ */
+export const DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS = 45_000;
+
+/** The longest `bash_output` wait_ms an MCP call may take, for the same reason. */
+export const MCP_MAX_WAIT_MS = 45_000;
+
+export interface McpHostOptions extends McpSession {
+  client: Client;
+  /** For the agent worker; the same server, namespace and data converter as `client`. */
+  connection: NativeConnection;
+  /** The task queue the command workers serve. */
+  taskQueue: string;
+  /** Where the session's notice file lives (`<stateDir>/mcp-notices/`). */
+  stateDir: string;
+  /** @default DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS; undefined turns it off */
+  autoBackgroundAfterMs: number | undefined;
+  /** Streamable HTTP on this address; absent: stdio. */
+  http?: HttpListen;
+  /** The version the server reports in the MCP handshake. */
+  version: string;
+}
+
+export interface McpHost {
+  /** The Streamable HTTP URL, when serving HTTP. */
+  url?: string;
+  /** Resolves when the host stops: stdin closed (stdio), or `close` called. */
+  done: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the agent worker and the transport; `close` (or stdin ending, on stdio) stops both. */
+export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
+  const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
+  const agentTaskQueue = noticeTaskQueue(options.sessionId);
+  const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId));
+  const worker: Worker = await createAgentWorker({
+    connection: options.connection,
+    namespace: options.client.options.namespace,
+    taskQueue: agentTaskQueue,
+    agents: notices,
+    dataConverter: options.client.options.dataConverter,
+  });
+  const tools = createBashTools({
+    client: options.client,
+    taskQueue: options.taskQueue,
+    agentTaskQueue,
+    maxWaitMs: MCP_MAX_WAIT_MS,
+    ...(options.autoBackgroundAfterMs !== undefined
+      ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
+      : {}),
+  });
+  const running = worker.run();
+  const newServer = () => createMcpServer(tools, session, notices, options.version);
+
+  let http: McpHttpServer | undefined;
+  let closeTransport: () => Promise<void>;
+  let ended: Promise<void>;
+  if (options.http !== undefined) {
+    http = await serveMcpHttp(options.http, newServer);
+    closeTransport = http.close;
+    ended = running;
+  } else {
+    const server = newServer();
+    await server.connect(new StdioServerTransport());
+    closeTransport = () => server.close();
+    ended = Promise.race([running, new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await closeTransport();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    })();
+    return closing;
+  };
+  return { ...(http ? { url: http.url } : {}), done: ended.then(close), close };
+}

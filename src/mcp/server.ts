@@ -1,0 +1,147 @@
+/**
+ * The MCP face of the tools: a thin mapping from `createBashTools`' tools to MCP `tools/list` and
+ * `tools/call`. Schemas, texts and errors are the tools' own; the server only adds the session's
+ * completion notices.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  type LoggingMessageNotification,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { AgentSessions } from '../activities/inject-notice.js';
+import type { TextBlock, Tool, ToolResult } from '../tools/types.js';
+import type { NoticeStore } from './notice-store.js';
+
+/** The server's name in the MCP handshake, and the logger name of its notices. */
+export const MCP_SERVER_NAME = 'durable-bash';
+
+export interface McpSession {
+  /** The agent session every call acts as. */
+  sessionId: string;
+  /** The session's working directory: relative workdirs resolve against it. */
+  cwd: string;
+}
+
+/**
+ * The session's completion notices, as the agent worker's `agents`. Each is recorded in the
+ * session's notice file before the inject succeeds. It goes out once as a logging notification
+ * (level `notice`): at once to every client connected then, else along with the next request any
+ * client makes (its `tools/list` or `tools/call`, ahead of the answer). And it is put once as a line
+ * at the top of the session's next tool result. Neither way repeats, across restarts too.
+ */
+export class McpNotices implements AgentSessions {
+  private readonly servers = new Set<McpServer>();
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly store: NoticeStore,
+  ) {}
+
+  async inject(sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
+    // Only this session's notices come to its queue; another's has no session here.
+    if (sessionId !== this.sessionId) return false;
+    this.store.record(options.noticeId, content);
+    if (this.servers.size > 0)
+      await this.sendLogs((notice) =>
+        Promise.allSettled([...this.servers].map((server) => server.sendLoggingMessage(notice.params))).then(
+          (outcomes) => outcomes.some((outcome) => outcome.status === 'fulfilled'),
+        ),
+      );
+    return true;
+  }
+
+  /** A server's client gets notices as they arrive once it has initialized, until it closes. */
+  attach(server: McpServer): void {
+    server.server.oninitialized = () => this.servers.add(server);
+    server.server.onclose = () => this.servers.delete(server);
+  }
+
+  /**
+   * Sends the notices not yet logged along with a request (`extra.sendNotification`): on Streamable
+   * HTTP they travel in that request's own stream, which a client always reads.
+   */
+  async sendWith(send: (notification: LoggingMessageNotification) => Promise<void>): Promise<void> {
+    await this.sendLogs((notice) => send(notice).then(() => true));
+  }
+
+  /** Prepends the pending notices to a tool result, one line each, and marks them delivered. */
+  addTo(result: ToolResult): CallToolResult {
+    const notices = this.store.take();
+    const content =
+      notices.length === 0 ? result.content : [textBlock(notices.join('\n')), ...result.content];
+    return result.isError ? { content, isError: true } : { content };
+  }
+
+  /**
+   * Sends each unlogged notice with `send` (true: it reached a client). Each is marked logged before
+   * it is sent, so a server that dies in between loses that notification rather than repeating it.
+   */
+  private async sendLogs(
+    send: (notification: LoggingMessageNotification) => Promise<boolean>,
+  ): Promise<void> {
+    const unlogged = this.store.unlogged();
+    if (unlogged.length === 0) return;
+    this.store.setLogged(
+      unlogged.map((notice) => notice.noticeId),
+      true,
+    );
+    const unsent: string[] = [];
+    for (const notice of unlogged) {
+      const notification: LoggingMessageNotification = {
+        method: 'notifications/message',
+        params: { level: 'notice', logger: MCP_SERVER_NAME, data: notice.content },
+      };
+      if (!(await send(notification).catch(() => false))) unsent.push(notice.noticeId);
+    }
+    this.store.setLogged(unsent, false);
+  }
+}
+
+/**
+ * One MCP server object (one per stdio connection or HTTP session) offering every tool as it is:
+ * its JSON Schema in `tools/list`, and `tools/call` handing the raw arguments to its `execute`, so
+ * a bad call gets the library's own error text rather than the SDK's validation message.
+ */
+export function createMcpServer(
+  tools: readonly Tool[],
+  session: McpSession,
+  notices: McpNotices,
+  version: string,
+): McpServer {
+  const server = new McpServer(
+    { name: MCP_SERVER_NAME, version },
+    { capabilities: { tools: { listChanged: false }, logging: {} } },
+  );
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  server.server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+    await notices.sendWith(extra.sendNotification);
+    return {
+      tools: tools.map((tool) => ({
+        name: tool.name,
+        description: tool.description,
+        inputSchema: tool.inputSchema as { type: 'object'; [key: string]: unknown },
+      })),
+    };
+  });
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    await notices.sendWith(extra.sendNotification);
+    const tool = byName.get(request.params.name);
+    if (tool === undefined)
+      throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    const result = await tool.execute(request.params.arguments, {
+      agent: { sessionId: session.sessionId, cwd: session.cwd },
+      signal: extra.signal,
+    });
+    return notices.addTo(result);
+  });
+  notices.attach(server);
+  return server;
+}
+
+function textBlock(text: string): TextBlock {
+  return { type: 'text', text };
+}

@@ -1,0 +1,53 @@
+import type { BashTasks } from '../client/bash-tasks.js';
+import type { TaskFilter, TaskSummary } from '../client/task-list.js';
+import { taskTable } from '../client/task-table.js';
+import { LIST_LIMIT } from '../shared/limits.js';
+import { type BashListArguments, bashListArguments, parseArguments, toInputSchema } from './arguments.js';
+import { bashListDescription } from './descriptions.js';
+import { errorResult } from './error-result.js';
+import { presentListCall, presentTaskResult } from './present.js';
+import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
+
+export const NO_BACKGROUND_TASKS = '(no background tasks)';
+
+/**
+ * The `bash_list` tool: the calling session's background tasks (started so or moved there), running
+ * ones only unless `all`. The fence
+ * holds here too: a session sees only its own tasks, and a caller with no agent session only the
+ * tasks no session owns (the ones it could read or kill).
+ */
+export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
+  return {
+    name: 'bash_list',
+    description: bashListDescription,
+    parameters: bashListArguments,
+    inputSchema: toInputSchema(bashListArguments),
+    presentCall: presentListCall,
+    presentResult: presentTaskResult,
+    async execute(args: unknown, exec: ToolExecContext = {}): Promise<ToolResult> {
+      try {
+        const running = parseArguments(bashListArguments, args).all !== true;
+        const sessionId = exec.agent?.sessionId;
+        const filter: TaskFilter =
+          sessionId === undefined ? { unowned: true, running } : { owner: sessionId, running };
+        const listed = await tasks.list(filter, LIST_LIMIT);
+        return textResult(
+          renderTaskList(
+            listed.filter((task) => task.background !== false),
+            new Date(),
+          ),
+        );
+      } catch (err) {
+        return errorResult(err);
+      }
+    },
+  };
+}
+
+/** The listing the model reads: running tasks first, each kept in the server's order; a header row. */
+export function renderTaskList(tasks: TaskSummary[], now: Date): string {
+  if (tasks.length === 0) return NO_BACKGROUND_TASKS;
+  const running = tasks.filter((task) => task.closedAt === undefined);
+  const ended = tasks.filter((task) => task.closedAt !== undefined);
+  return taskTable([...running, ...ended], now);
+}

@@ -1,0 +1,231 @@
+import { mkdtempSync, realpathSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { generateText, stepCountIs } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type AiSdkTools, createAiSdkTools, isBashToolError } from '../../src/ai-sdk/index.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool } from '../../src/tools/types.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../helpers/processes.js';
+
+const suite = useDevServerWithWorker();
+let tools: AiSdkTools;
+
+beforeAll(() => {
+  tools = createAiSdkTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
+});
+
+type CallOptions = Parameters<MockLanguageModelV3['doGenerate']>[0];
+type Content = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>['content'];
+
+/** A tool result as the model reads it in its next prompt. */
+interface Received {
+  toolName: string;
+  output: { type: string; value?: unknown };
+}
+
+/** What the model does next, given the tool results of its previous step (none on the first). */
+type Turn = (received: Received[], options: CallOptions) => Content | Promise<Content>;
+
+const usage = {
+  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 1, text: 1, reasoning: 0 },
+};
+
+/** A mock model that plays `turn` each step and records every tool result it was given. */
+function scriptedModel(turn: Turn) {
+  const received: Received[][] = [];
+  const model = new MockLanguageModelV3({
+    async doGenerate(options) {
+      options.abortSignal?.throwIfAborted();
+      const last = options.prompt.at(-1);
+      const results: Received[] = [];
+      if (last?.role === 'tool') {
+        for (const part of last.content) {
+          if (part.type === 'tool-result') results.push({ toolName: part.toolName, output: part.output });
+        }
+      }
+      received.push(results);
+      const content = await turn(results, options);
+      const calls = content.some((part) => part.type === 'tool-call');
+      return {
+        content,
+        finishReason: { unified: calls ? 'tool-calls' : 'stop', raw: undefined },
+        usage,
+        warnings: [],
+      };
+    },
+  });
+  return { model, received };
+}
+
+let callCount = 0;
+function call(toolName: string, input: Record<string, unknown>): Content {
+  callCount += 1;
+  return [{ type: 'tool-call', toolCallId: `call-${callCount}`, toolName, input: JSON.stringify(input) }];
+}
+const answer = (text: string): Content => [{ type: 'text', text }];
+const textOf = (received: Received) => received.output.value as string;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const NO_NEW_OUTPUT_RUNNING = '(no new output)\n[status: running]';
+
+describe('createAiSdkTools', () => {
+  it('offers the model every tool createBashTools makes, with its description and JSON Schema', async () => {
+    const bashTools = createBashTools({ client: suite.env.client });
+    const { model } = scriptedModel(() => answer('nothing to do'));
+    await generateText({ model, tools, prompt: 'look' });
+    const offered = model.doGenerateCalls[0]?.tools ?? [];
+    expect(offered.map((tool) => tool.name)).toEqual(bashTools.map((tool) => tool.name));
+    for (const bashTool of bashTools) {
+      expect(offered.find((tool) => tool.name === bashTool.name)).toMatchObject({
+        type: 'function',
+        description: bashTool.description,
+        inputSchema: bashTool.inputSchema,
+      });
+    }
+  });
+
+  it('drives a background run, a read and a kill through a generateText loop', async () => {
+    const marker = Math.floor(Math.random() * 1000) + 7000;
+    let taskId = '';
+    const { model, received } = scriptedModel(async (results) => {
+      const [result] = results;
+      if (result === undefined) {
+        return call('bash', {
+          command: `sleep 0.5; echo ready; sleep ${marker}`,
+          description: 'Start a long job',
+          run_in_background: true,
+        });
+      }
+      if (result.toolName === 'bash') {
+        taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(textOf(result))?.[1] ?? '';
+        return call('bash_output', { task_id: taskId });
+      }
+      if (result.toolName === 'bash_output' && textOf(result) === NO_NEW_OUTPUT_RUNNING) {
+        await sleep(200);
+        return call('bash_output', { task_id: taskId });
+      }
+      if (result.toolName === 'bash_output') return call('bash_kill', { task_id: taskId });
+      return answer('the job is stopped');
+    });
+
+    const result = await generateText({
+      model,
+      tools,
+      prompt: 'start a long job, check on it, then stop it',
+      stopWhen: stepCountIs(100),
+      experimental_context: { sessionId: 'ai-sdk-session-a' },
+    });
+
+    expect(taskId).toMatch(/^bash-[0-9a-f-]{36}$/);
+    const seen = received.flat();
+    expect(seen[0]).toEqual({
+      toolName: 'bash',
+      output: { type: 'text', value: `started background task ${taskId}` },
+    });
+    const reads = seen.filter((item) => item.toolName === 'bash_output').map(textOf);
+    expect(reads.at(-1)).toBe('ready\n[status: running]');
+    expect(reads.slice(0, -1).every((read) => read === NO_NEW_OUTPUT_RUNNING)).toBe(true);
+    expect(seen.at(-1)).toEqual({
+      toolName: 'bash_kill',
+      output: { type: 'text', value: `killed background task ${taskId}` },
+    });
+    expect(result.text).toBe('the job is stopped');
+    expect(processesMatching(new RegExp(`^sleep ${marker}$`))).toEqual([]);
+
+    // The task belongs to the session the call's context named.
+    const bashOutput = createBashTools({
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
+    }).find((tool) => tool.name === 'bash_output') as Tool;
+    expect(
+      await bashOutput.execute({ task_id: taskId }, { agent: { sessionId: 'ai-sdk-session-b' } }),
+    ).toEqual({
+      content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
+      isError: true,
+    });
+  });
+
+  it('aborting generateText stops a foreground run and kills its processes', async () => {
+    const marker = Math.floor(Math.random() * 1000) + 8000;
+    const abort = new AbortController();
+    const toolErrors: unknown[] = [];
+    const { model } = scriptedModel((results) =>
+      results.length === 0
+        ? call('bash', { command: `sleep ${marker}`, description: 'Sleep a long time' })
+        : [],
+    );
+    const pending = generateText({
+      model,
+      tools,
+      prompt: 'sleep',
+      stopWhen: stepCountIs(5),
+      abortSignal: abort.signal,
+      experimental_onToolCallFinish: (event) => {
+        if (!event.success) toolErrors.push(event.error);
+      },
+    });
+    await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
+    abort.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+    expect(toolErrors).toHaveLength(1);
+    const [error] = toolErrors;
+    expect(isBashToolError(error)).toBe(true);
+    expect((error as Error).message).toMatch(/^command aborted; task bash-[0-9a-f-]{36} was stopped$/);
+    await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 0);
+  });
+
+  it("gives the model the tool's own error line for bad arguments and unknown tasks", async () => {
+    const unknownId = 'bash-00000000-0000-4000-8000-000000000000';
+    const { model, received } = scriptedModel((results) => {
+      if (results.length === 0)
+        return call('bash', { command: 'echo hi', description: 'Say hi', timeoutMs: -1 });
+      if (results[0]?.toolName === 'bash') return call('bash_kill', { task_id: unknownId });
+      return answer('done');
+    });
+    await generateText({ model, tools, prompt: 'try', stopWhen: stepCountIs(5) });
+    const bashKill = createBashTools({ client: suite.env.client }).find(
+      (tool) => tool.name === 'bash_kill',
+    ) as Tool;
+    const direct = await bashKill.execute({ task_id: unknownId });
+    expect(direct.isError).toBe(true);
+    expect(received.flat()).toEqual([
+      {
+        toolName: 'bash',
+        output: { type: 'error-text', value: 'invalid timeoutMs: expected a positive number, got -1' },
+      },
+      { toolName: 'bash_kill', output: { type: 'error-text', value: direct.content[0]?.text } },
+    ]);
+  });
+
+  it('takes the session and cwd from the options, and lets the call context override them', async () => {
+    const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-ai-sdk-')));
+    const scoped = createAiSdkTools({
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
+      sessionId: 'ai-sdk-session-c',
+      cwd: root,
+    });
+    const pwdIn = async (experimental_context?: unknown) => {
+      const { model, received } = scriptedModel((results) =>
+        results.length === 0 ? call('bash', { command: 'pwd', description: 'Print the cwd' }) : answer('ok'),
+      );
+      await generateText({
+        model,
+        tools: scoped,
+        prompt: 'where',
+        stopWhen: stepCountIs(3),
+        experimental_context,
+      });
+      return received.flat()[0]?.output;
+    };
+    expect(await pwdIn()).toEqual({ type: 'text', value: `${root}\n` });
+    expect(await pwdIn({ cwd: '/' })).toEqual({ type: 'text', value: '/\n' });
+    expect(await pwdIn({ sessionId: 42 })).toEqual({
+      type: 'error-text',
+      value: 'invalid experimental_context.sessionId: expected a non-empty string, got 42',
+    });
+  });
+});

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentSessions } from '../../src/activities/inject-notice.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
+import { createAgentWorker } from '../../src/worker/agent-worker.js';
+import type { bashTask } from '../../src/workflows/bash-task.js';
+import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+const AUTO_BACKGROUND_AFTER_MS = 500;
+
+let env: TestWorkflowEnvironment;
+let commandWorker: RunningWorker;
+let agentWorker: RunningWorker;
+const agentTaskQueue = `agent-${randomUUID()}`;
+
+interface Injection {
+  sessionId: string;
+  content: string;
+}
+
+/** The harness's sessions, in memory: records every inject. */
+class FakeSessions implements AgentSessions {
+  readonly injections: Injection[] = [];
+
+  async inject(sessionId: string, content: string): Promise<boolean> {
+    this.injections.push({ sessionId, content });
+    return true;
+  }
+}
+
+const sessions = new FakeSessions();
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  commandWorker = await startBashWorker(env, { defaultTimeoutMs: 2000, maxTimeoutMs: 10_000 });
+  const worker = await createAgentWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: agentTaskQueue,
+    agents: sessions,
+  });
+  const running = worker.run();
+  agentWorker = {
+    worker,
+    taskQueue: agentTaskQueue,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+    },
+  };
+});
+
+afterAll(async () => {
+  await Promise.all([commandWorker?.stop(), agentWorker?.stop()]);
+  await env?.teardown();
+});
+
+function tools(autoBackgroundAfterMs?: number) {
+  const all = createBashTools({
+    client: env.client,
+    taskQueue: commandWorker.taskQueue,
+    agentTaskQueue,
+    ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
+  });
+  return {
+    bash: all.find((tool) => tool.name === 'bash') as Tool,
+    bashOutput: all.find((tool) => tool.name === 'bash_output') as Tool,
+    bashKill: all.find((tool) => tool.name === 'bash_kill') as Tool,
+  };
+}
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const MOVED =
+  /\n?\[still running after (\d+)ms; moved to background task (bash-[0-9a-f-]{36})\. Read its output with bash_output\.\]$/;
+
+/** Splits a moved call's text into the output it showed and the task id it names. */
+function moved(result: string): { output: string; taskId: string; afterMs: number } {
+  const match = MOVED.exec(result);
+  if (!match?.[2]) throw new Error(`not a moved run: ${JSON.stringify(result)}`);
+  return {
+    output: result.slice(0, match.index + (result[match.index] === '\n' ? 1 : 0)),
+    taskId: match[2],
+    afterMs: Number(match[1]),
+  };
+}
+
+/** Reads with bash_output until the task has ended; returns the output shown and the last status line. */
+async function readToEnd(bashOutput: Tool, taskId: string, exec: ToolExecContext) {
+  let output = '';
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const read = text(await bashOutput.execute({ task_id: taskId }, exec));
+    const cut = read.lastIndexOf('\n[status: ');
+    const shown = cut === -1 ? '' : read.slice(0, cut + 1);
+    if (shown !== '(no new output)\n') output += shown;
+    const status = read.slice(cut + 1);
+    if (!status.startsWith('[status: running')) return { output, status };
+    await sleep(100);
+  }
+  throw new Error(`task ${taskId} did not end`);
+}
+
+const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
+
+describe('bash with autoBackgroundAfterMs', () => {
+  it('moves a long foreground run to the background, shows the rest once, and sends a completion notice', async () => {
+    const { bash, bashOutput } = tools(AUTO_BACKGROUND_AFTER_MS);
+    const exec = agent('session-move');
+    const result = text(
+      await bash.execute(
+        { command: 'for i in 1 2 3; do echo $i; sleep 0.4; done; sleep 2; echo done', description: 'Count' },
+        exec,
+      ),
+    );
+    const { output, taskId, afterMs } = moved(result);
+    expect(afterMs).toBe(AUTO_BACKGROUND_AFTER_MS);
+    expect(result).toBe(
+      `${output}[still running after 500ms; moved to background task ${taskId}. Read its output with bash_output.]`,
+    );
+    // The first line(s): what the command had printed when the call answered, never its end.
+    expect(['1\n', '1\n2\n', '1\n2\n3\n']).toContain(output);
+
+    const rest = await readToEnd(bashOutput, taskId, exec);
+    expect(output + rest.output).toBe('1\n2\n3\ndone\n');
+    expect(rest.status).toBe('[status: completed, exit code: 0]');
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections.filter((injection) => injection.content.includes(taskId))).toEqual([
+      {
+        sessionId: 'session-move',
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+      },
+    ]);
+    const description = await env.client.workflow.getHandle(taskId).describe();
+    expect(description.memo?.background).toBe(true);
+  });
+
+  it('lifts the foreground timeout: a moved command runs past its timeoutMs and completes', async () => {
+    const { bash, bashOutput } = tools(300);
+    const exec = agent('session-timeout');
+    const started = Date.now();
+    const result = text(
+      await bash.execute(
+        { command: 'echo start; sleep 2.5; echo finished', description: 'Slow', timeoutMs: 1000 },
+        exec,
+      ),
+    );
+    const { output, taskId } = moved(result);
+    expect(output).toBe('start\n');
+    expect(Date.now() - started).toBeLessThan(2500);
+    const end = await env.client.workflow.getHandle<typeof bashTask>(taskId).result();
+    expect(end.exitCode).toBe(0);
+    expect(end.signal).toBeNull();
+    expect(end.timedOutAfterMs).toBeUndefined();
+    expect(await readToEnd(bashOutput, taskId, exec)).toEqual({
+      output: 'finished\n',
+      status: '[status: completed, exit code: 0]',
+    });
+    expect(await notice(taskId).result()).toBe('delivered');
+  });
+
+  it('lets the owning session kill a moved task, which then ends with a notice saying so', async () => {
+    const { bash, bashKill } = tools(300);
+    const exec = agent('session-kill');
+    const { taskId } = moved(
+      text(await bash.execute({ command: 'echo up; sleep 60', description: 'Serve' }, exec)),
+    );
+    expect(text(await bashKill.execute({ task_id: taskId }, agent('someone-else')))).toBe(
+      `task ${taskId} belongs to another session`,
+    );
+    expect(text(await bashKill.execute({ task_id: taskId }, exec))).toBe(`killed background task ${taskId}`);
+    expect((await env.client.workflow.getHandle<typeof bashTask>(taskId).result()).signal).toBe('SIGTERM');
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections.filter((injection) => injection.content.includes(taskId))).toEqual([
+      {
+        sessionId: 'session-kill',
+        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.`,
+      },
+    ]);
+  });
+
+  it('answers a command that ends before the threshold as an ordinary foreground result', async () => {
+    const { bash } = tools(AUTO_BACKGROUND_AFTER_MS);
+    expect(
+      await bash.execute({ command: 'echo quick; exit 2', description: 'Quick' }, agent('session-quick')),
+    ).toEqual({
+      content: [{ type: 'text', text: 'quick\n[exit code: 2]' }],
+    });
+  });
+
+  it('still times out a command whose timeout fires before the threshold', async () => {
+    const { bash } = tools(5_000);
+    expect(
+      text(
+        await bash.execute(
+          { command: 'echo start; sleep 30', description: 'Slow', timeoutMs: 500 },
+          agent('s'),
+        ),
+      ),
+    ).toBe('start\n[timed out after 500ms]\n[killed by signal: SIGTERM]');
+  });
+
+  it('leaves every foreground run in the foreground when the option is off', async () => {
+    const { bash } = tools();
+    expect(
+      text(await bash.execute({ command: 'echo a; sleep 1; echo b', description: 'Two' }, agent('s'))),
+    ).toBe('a\nb\n');
+    expect(
+      text(
+        await bash.execute(
+          { command: 'echo start; sleep 30', description: 'Slow', timeoutMs: 700 },
+          agent('s'),
+        ),
+      ),
+    ).toBe('start\n[timed out after 700ms]\n[killed by signal: SIGTERM]');
+  });
+
+  it('refuses a non-positive autoBackgroundAfterMs', () => {
+    expect(() => tools(0)).toThrow('autoBackgroundAfterMs must be a positive number, got 0');
+  });
+});

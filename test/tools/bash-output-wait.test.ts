@@ -1,0 +1,211 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+
+const suite = useDevServerWithWorker();
+let tools: Record<string, Tool>;
+/** Tools whose bash_output waits at most CAP_MS. */
+let capped: Record<string, Tool>;
+const CAP_MS = 1_500;
+
+const toolsByName = (list: Tool[]) => Object.fromEntries(list.map((tool) => [tool.name, tool]));
+
+beforeAll(() => {
+  const options = { client: suite.env.client, taskQueue: suite.worker.taskQueue };
+  tools = toolsByName(createBashTools(options));
+  capped = toolsByName(createBashTools({ ...options, maxWaitMs: CAP_MS }));
+});
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
+const session = () => `session-${Math.random().toString(16).slice(2)}`;
+
+async function startBackground(command: string, exec: ToolExecContext = {}): Promise<string> {
+  const started = text(
+    await (tools.bash as Tool).execute(
+      { command, description: 'Run in background', run_in_background: true },
+      exec,
+    ),
+  );
+  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
+  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
+  return match[1];
+}
+
+const output = (args: Record<string, unknown>, exec: ToolExecContext = {}, using = tools) =>
+  (using.bash_output as Tool).execute(args, exec);
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const began = Date.now();
+  const value = await work();
+  return { value, ms: Date.now() - began };
+}
+
+describe('bash_output wait_ms', () => {
+  it('answers as soon as new output appears, well before the wait is up', async () => {
+    const taskId = await startBackground('sleep 1; echo late; sleep 60');
+    await output({ task_id: taskId });
+    const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }));
+    expect(text(value)).toBe('late\n[status: running]');
+    expect(ms).toBeLessThan(10_000);
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it('answers at once when unread output is waiting', async () => {
+    const taskId = await startBackground('echo ready; sleep 60');
+    await expect
+      .poll(async () => text(await output({ task_id: taskId, wait_ms: 60_000 })))
+      .not.toBe('(no new output)\n[status: running]');
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it("answers at the task's end when the end brings no output", async () => {
+    const taskId = await startBackground('sleep 1.5; exit 4');
+    const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }));
+    expect(text(value)).toBe('(no new output)\n[status: completed, exit code: 4]');
+    expect(ms).toBeGreaterThanOrEqual(1_000);
+    expect(ms).toBeLessThan(15_000);
+  });
+
+  it('waits no longer than the configured cap, then answers as usual', async () => {
+    const taskId = await startBackground('sleep 60');
+    const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }, {}, capped));
+    expect(text(value)).toBe('(no new output)\n[status: running]');
+    expect(ms).toBeGreaterThanOrEqual(CAP_MS);
+    expect(ms).toBeLessThan(CAP_MS + 8_000);
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it('stops waiting when the call is aborted, and reads nothing', async () => {
+    const taskId = await startBackground('sleep 2; echo after; sleep 60');
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 300);
+    const { value, ms } = await timed(() =>
+      output({ task_id: taskId, wait_ms: 60_000 }, { signal: abort.signal }),
+    );
+    expect(value).toEqual({
+      content: [
+        { type: 'text', text: `read of task ${taskId} aborted while waiting; its new output stays unread` },
+      ],
+      isError: true,
+    });
+    expect(ms).toBeLessThan(2_000);
+    expect(text(await output({ task_id: taskId, wait_ms: 60_000 }))).toBe('after\n[status: running]');
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it('keeps the fence and the unknown-id answer before it waits', async () => {
+    const taskId = await startBackground('sleep 60', agent('owner-a'));
+    expect(await output({ task_id: taskId, wait_ms: 60_000 }, agent('owner-b'))).toEqual({
+      content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
+      isError: true,
+    });
+    const unknown = 'bash-00000000-0000-4000-8000-000000000000';
+    expect(await output({ task_id: unknown, wait_ms: 60_000 })).toEqual({
+      content: [{ type: 'text', text: `unknown bash task ${unknown}` }],
+      isError: true,
+    });
+    expect(await output({ task_id: taskId, wait_ms: -5 }, agent('owner-a'))).toEqual({
+      content: [{ type: 'text', text: 'invalid wait_ms: expected a number of milliseconds, got -5' }],
+      isError: true,
+    });
+    await (tools.bash_kill as Tool).execute({ task_id: taskId }, agent('owner-a'));
+  });
+});
+
+describe('bash_output filter', () => {
+  it('shows only matching lines, counts the rest exactly, and a later read does not show them again', async () => {
+    const taskId = await startBackground(
+      'for i in $(seq 1 40); do if [ $((i % 10)) = 0 ]; then echo "FAIL $i"; else echo "ok $i"; fi; done; echo "FAIL err" >&2; printf tail',
+    );
+    await suite.env.client.workflow.getHandle(taskId).result();
+    expect(text(await output({ task_id: taskId, filter: '^FAIL' }))).toBe(
+      'FAIL 10\nFAIL 20\nFAIL 30\nFAIL 40\n[stderr]\nFAIL err\n[37 lines not matching the filter were left out; full output: (unavailable)]\n[status: completed, exit code: 0]',
+    );
+    expect(text(await output({ task_id: taskId }))).toBe(
+      '(no new output)\n[status: completed, exit code: 0]',
+    );
+  });
+
+  it('names the spill file of a running task, and says one line in the singular', async () => {
+    const taskId = await startBackground('echo keep; echo drop; sleep 60');
+    await expect
+      .poll(async () => text(await output({ task_id: taskId, filter: 'keep', wait_ms: 5_000 })), {
+        timeout: 15_000,
+      })
+      .toMatch(
+        /^keep\n\[1 line not matching the filter was left out; full output: \/\S+\.stdout\]\n\[status: running\]$/,
+      );
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it('answers an invalid expression with one line and moves nothing', async () => {
+    const taskId = await startBackground('echo kept');
+    await suite.env.client.workflow.getHandle(taskId).result();
+    expect(await output({ task_id: taskId, filter: '(unclosed' })).toEqual({
+      content: [
+        { type: 'text', text: 'invalid filter: Invalid regular expression: /(unclosed/: Unterminated group' },
+      ],
+      isError: true,
+    });
+    expect(await output({ task_id: taskId, filter: 'a\n(' })).toEqual({
+      content: [
+        { type: 'text', text: 'invalid filter: Invalid regular expression: /a\\u000a(/: Unterminated group' },
+      ],
+      isError: true,
+    });
+    expect(text(await output({ task_id: taskId }))).toBe('kept\n[status: completed, exit code: 0]');
+  });
+});
+
+describe('bash_list', () => {
+  const list = (args: unknown, exec: ToolExecContext) => (tools.bash_list as Tool).execute(args, exec);
+  const ROW = /^(bash-[0-9a-f-]{36}) +(\S+) +(\d+[smhd]) +(.*)$/;
+  const rows = (result: ToolResult) =>
+    text(result)
+      .split('\n')
+      .slice(1)
+      .map((line) => ROW.exec(line)?.slice(1, 5));
+
+  it("lists only the caller's tasks, running first, and the ended ones only with all", async () => {
+    const a = session();
+    const b = session();
+    expect(text(await list({}, agent(a)))).toBe('(no background tasks)');
+    const ended = await startBackground('echo done', agent(a));
+    await suite.env.client.workflow.getHandle(ended).result();
+    // A foreground run of the session is not a background task: never listed.
+    await (tools.bash as Tool).execute({ command: 'echo foreground', description: 'Foreground' }, agent(a));
+    const long = `sleep 60 # ${'x'.repeat(80)}`;
+    const running = await startBackground(long, agent(a));
+    const other = await startBackground('sleep 60', agent(b));
+
+    await expect
+      .poll(async () => rows(await list({}, agent(a))), { timeout: 10_000 })
+      .toEqual([[running, 'running', expect.stringMatching(/^\d+s$/), `${long.slice(0, 59)}…`]]);
+    expect(text(await list({}, agent(a))).split('\n')[0]).toMatch(/^ID +STATUS +AGE +COMMAND$/);
+    await expect
+      .poll(async () => rows(await list({ all: true }, agent(a))), { timeout: 10_000 })
+      .toEqual([
+        [running, 'running', expect.any(String), expect.any(String)],
+        [ended, 'completed', expect.any(String), 'echo done'],
+      ]);
+    await expect
+      .poll(async () => rows(await list({ all: true }, agent(b))), { timeout: 10_000 })
+      .toEqual([[other, 'running', expect.any(String), 'sleep 60']]);
+    // A caller with no agent session sees only tasks no session owns.
+    expect(text(await list({ all: true }, {}))).not.toContain(running);
+    await (tools.bash_kill as Tool).execute({ task_id: running }, agent(a));
+    await (tools.bash_kill as Tool).execute({ task_id: other }, agent(b));
+    await expect
+      .poll(async () => text(await list({}, agent(a))), { timeout: 10_000 })
+      .toBe('(no background tasks)');
+  });
+
+  it('answers bad arguments with one line', async () => {
+    expect(await list({ all: 'yes' }, agent('x'))).toEqual({
+      content: [{ type: 'text', text: 'invalid all: expected a boolean, got "yes"' }],
+      isError: true,
+    });
+  });
+});

@@ -939,17 +939,26 @@ static int inner_main(int argc, char **argv) {
   /* Not dumpable: the command (same uid, inside the sandbox) cannot open /proc/<us>/fd/3 to forge
    * its own end. exec resets this for the command. */
   prctl(PR_SET_DUMPABLE, 0);
-  for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);
+  /* Kill signals are held across the fork: the command gets one that comes early once its
+   * dispositions are the defaults (never one lost to an inherited SIG_IGN), and we ignore ours. */
+  sigset_t kills, none;
+  sigemptyset(&kills);
+  sigemptyset(&none);
+  for (size_t i = 0; i < N_KILL_SIGS; i++) sigaddset(&kills, kill_sigs[i]);
+  sigprocmask(SIG_BLOCK, &kills, NULL);
   pid_t child = fork();
   if (child < 0) die("fork: %s", strerror(errno));
   if (child == 0) {
     struct sigaction dfl = {.sa_handler = SIG_DFL};
     for (int sig = 1; sig < NSIG; sig++)
       if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execvp(argv[3], argv + 3);
     dprintf(2, "bash: %s: %s\n", argv[3], strerror(errno));
     _exit(127);
   }
+  for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);
+  sigprocmask(SIG_UNBLOCK, &kills, NULL);
   (void)!write(REPORT_FD, "R\n", 2); /* signals sent inside now reach the command */
   int status;
   while (waitpid(child, &status, 0) < 0)

@@ -855,19 +855,24 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
       }
       return status;
     }
-    struct pollfd fds[4];
+    struct pollfd fds[5];
     int nfds = 0;
     for (int i = 0; i < 2; i++) {
       if (relays[i].from >= 0) fds[nfds++] = (struct pollfd){.fd = relays[i].from, .events = POLLIN};
     }
     if (inner_status_fd >= 0 && !inner_ready()) fds[nfds++] = (struct pollfd){.fd = inner_status_fd, .events = POLLIN};
     /* Data in the FIFO, or room in a full stdin pipe, wakes us. */
+    /* Data in the FIFO, or room in a full stdin pipe, wakes us; so does the command closing its
+     * stdin (POLLERR on the pipe's write end), which ends the FIFO at once. */
+    int stdin_slot = -1;
     if (in.fifo >= 0) {
-      fds[nfds++] = in.blocked ? (struct pollfd){.fd = in.to, .events = POLLOUT}
-                               : (struct pollfd){.fd = in.fifo, .events = POLLIN};
+      if (!in.blocked) fds[nfds++] = (struct pollfd){.fd = in.fifo, .events = POLLIN};
+      stdin_slot = nfds;
+      fds[nfds++] = (struct pollfd){.fd = in.to, .events = in.blocked ? POLLOUT : 0};
     }
     struct timespec tick = {.tv_sec = 0, .tv_nsec = 20 * 1000000L};
-    ppoll(fds, (nfds_t)nfds, leader_done ? &tick : NULL, waiting_mask);
+    int ready = ppoll(fds, (nfds_t)nfds, leader_done ? &tick : NULL, waiting_mask);
+    if (ready > 0 && stdin_slot >= 0 && (fds[stdin_slot].revents & (POLLERR | POLLHUP))) close_stdin();
     for (int i = 0; i < 2; i++) pump(&relays[i]);
   }
 }

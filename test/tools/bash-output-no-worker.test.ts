@@ -47,7 +47,9 @@ describe('bash_output without a worker', () => {
     );
     const taskId = started.replace('started background task ', '');
     const tasks = new BashTasks({ client: env.client, taskQueue });
-    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(7);
+    await expect
+      .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 15_000 })
+      .toBe(7);
 
     await workerProcess?.crash();
 

@@ -5,21 +5,19 @@
  * command when cancelled by the move, as the real one does, and the background attempt that takes
  * over releases its own hold on the clock for the command's 3 hours.
  */
-import { randomUUID } from 'node:crypto';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import {
   AttemptFailureType,
-  type BashTaskInput,
   type CommandOutcome,
   type CommandSpec,
   type StopResult,
 } from '../../src/shared/task.js';
 import { type bashTask, moveToBackgroundUpdate } from '../../src/workflows/bash-task.js';
+import { heartbeatUntilCancelled, withStandInWorker } from '../helpers/stand-in-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 
 const HOUR_MS = 60 * 60_000;
@@ -43,41 +41,19 @@ const ended: CommandOutcome = {
 };
 
 /** Runs `body` with stand-in activities on a queue of its own; `attempts` records each command attempt's spec. */
-async function withStandIns<T>(
+function withStandIns<T>(
   body: (taskQueue: string, commandStarted: Promise<void>) => Promise<T>,
   attempts: CommandSpec[],
 ): Promise<T> {
-  const taskQueue = `move-${randomUUID()}`;
-  let started: () => void = () => undefined;
-  const commandStarted = new Promise<void>((resolve) => {
-    started = resolve;
-  });
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    maxHeartbeatThrottleInterval: 50,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: {
-      async resolveCommand(input: BashTaskInput): Promise<CommandSpec> {
-        return {
-          taskId: input.taskId,
-          command: input.command,
-          workdir: '/',
-          background: input.background,
-          taskQueue,
-          hostQueue: taskQueue,
-          hostId: 'stand-in',
-          lostAfterMs: 4 * HOUR_MS,
-          heartbeatTimeoutMs: 4 * HOUR_MS,
-          ...(input.background ? {} : { timeoutMs: input.timeoutMs }),
-        };
-      },
+  return withStandInWorker(
+    env,
+    {
+      spec: { lostAfterMs: 4 * HOUR_MS, heartbeatTimeoutMs: 4 * HOUR_MS },
       async stopCommand(): Promise<StopResult> {
         return { kind: 'ended', outcome: { ...ended, exitCode: null, signal: 'SIGTERM' } };
       },
-      async runCommand(spec: CommandSpec): Promise<CommandOutcome> {
+      async runCommand(spec, _taskQueue, started): Promise<CommandOutcome> {
         attempts.push(spec);
-        const context = Context.current();
         started();
         if (spec.command === 'true') return ended;
         if (spec.background && spec.command === 'sleep 10800') {
@@ -85,28 +61,17 @@ async function withStandIns<T>(
           await env.sleep(3 * HOUR_MS);
           return ended;
         }
-        for (;;) {
-          context.heartbeat();
-          const cancelled = await Promise.race([
-            context.cancelled.then(
-              () => false,
-              () => true,
-            ),
-            context.sleep(50).then(() => false),
-          ]);
-          if (cancelled && spec.background) return { ...ended, exitCode: null, signal: 'SIGTERM' };
-          if (cancelled) {
-            throw ApplicationFailure.create({
-              type: AttemptFailureType.released,
-              message: 'moved to the background',
-              nonRetryable: true,
-            });
-          }
-        }
+        await heartbeatUntilCancelled();
+        if (spec.background) return { ...ended, exitCode: null, signal: 'SIGTERM' };
+        throw ApplicationFailure.create({
+          type: AttemptFailureType.released,
+          message: 'moved to the background',
+          nonRetryable: true,
+        });
       },
     },
-  });
-  return worker.runUntil(body(taskQueue, commandStarted));
+    body,
+  );
 }
 
 describe('moveToBackground', () => {

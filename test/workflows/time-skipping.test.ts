@@ -22,8 +22,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { tailText } from '../../src/client/stream-text.js';
 import { NoticeOutcome } from '../../src/shared/notice.js';
@@ -32,13 +31,13 @@ import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { failedState, statusLine } from '../../src/shared/status-line.js';
 import {
   AttemptFailureType,
-  type BashTaskInput,
   type CommandOutcome,
   type CommandSpec,
   type StopResult,
 } from '../../src/shared/task.js';
 import { completionNotice } from '../../src/workflows/index.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { heartbeatUntilCancelled, withStandInWorker as withStandIns } from '../helpers/stand-in-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 
 const HOUR_MS = 60 * 60_000;
@@ -73,70 +72,37 @@ const outcome = (signal: string | null, stdout = ''): CommandOutcome => ({
 });
 
 /**
- * A worker with stand-in command activities on a queue of its own. `runCommand` releases its own
+ * Stand-in command activities (see test/helpers/stand-in-worker.ts): `runCommand` releases its own
  * hold on the server's clock for `skipMs` (an `env.sleep`), then heartbeats until it is cancelled (a
  * kill or the timeout) and reports SIGTERM. `body` gets the queue, and a promise of the command's
  * start.
  */
-async function withStandInWorker<T>(
+function withStandInWorker<T>(
   spec: Partial<CommandSpec>,
   skipMs: number,
   body: (taskQueue: string, commandStarted: Promise<void>) => Promise<T>,
 ): Promise<T> {
-  const taskQueue = `skip-${randomUUID()}`;
-  let started: () => void = () => undefined;
-  const commandStarted = new Promise<void>((resolve) => {
-    started = resolve;
-  });
-  const standIn = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    // A cancellation reaches an activity only in a heartbeat's answer; the SDK would otherwise send
-    // heartbeats at most once a minute (0.8 of the stand-in's hours-long heartbeat timeouts).
-    maxHeartbeatThrottleInterval: 50,
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    activities: {
-      async resolveCommand(input: BashTaskInput): Promise<CommandSpec> {
-        return {
-          taskId: input.taskId,
-          command: input.command,
-          workdir: '/',
-          background: input.background,
-          taskQueue,
-          hostQueue: taskQueue,
-          hostId: 'stand-in',
-          lostAfterMs: HOUR_MS,
-          ...(input.background ? {} : { timeoutMs: input.timeoutMs }),
-          ...spec,
-        };
-      },
-      async runCommand(command: CommandSpec): Promise<CommandOutcome> {
+  return withStandIns(
+    env,
+    {
+      spec: { lostAfterMs: HOUR_MS, ...spec },
+      async runCommand(command, taskQueue, started) {
         // Like a real worker that is not the task's host: refuse, start nothing.
         if (command.hostQueue !== taskQueue) {
           throw ApplicationFailure.retryable('not the host', AttemptFailureType.wrongHost);
         }
-        const context = Context.current();
-        context.heartbeat();
+        Context.current().heartbeat();
         started();
         await env.sleep(skipMs);
-        for (;;) {
-          context.heartbeat();
-          const cancelled = await Promise.race([
-            context.cancelled.then(
-              () => false,
-              () => true,
-            ),
-            context.sleep(50).then(() => false),
-          ]);
-          if (cancelled) return outcome('SIGTERM', 'working\n');
-        }
+        await heartbeatUntilCancelled();
+        return outcome('SIGTERM', 'working\n');
       },
       async stopCommand(): Promise<StopResult> {
         return { kind: 'ended', outcome: outcome('SIGTERM', 'working\n') };
       },
     },
-  });
-  return standIn.runUntil(body(taskQueue, commandStarted));
+    body,
+  );
 }
 
 /** Leaves this much wall time between a stand-in release's end and the timeout it covers. */

@@ -5,7 +5,7 @@
  * the command starts, so a `setsid` or double-forked process is still found, but only while the
  * supervisor lives). Found once at worker start, by making and removing a probe cgroup.
  */
-import { accessSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { accessSync, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The limits a task's supervisor enforces. 0 = no limit. */
@@ -181,7 +181,7 @@ function probe(
     const processes = wanted.processes > 0 && writes(dir, ['pids.max'], wanted.processes);
     const memory =
       wanted.memoryBytes > 0 && writes(dir, ['memory.max', 'memory.limit_in_bytes'], wanted.memoryBytes);
-    const killAll = exists(path.join(dir, 'cgroup.kill'));
+    const killAll = existsSync(path.join(dir, 'cgroup.kill'));
     return { processes, memory, killAll };
   } catch {
     return undefined;
@@ -214,7 +214,7 @@ function enableControllers(own: string, parent: string): void {
 function writes(dir: string, names: readonly string[], value: number): boolean {
   for (const name of names) {
     const file = path.join(dir, name);
-    if (!exists(file)) continue;
+    if (!existsSync(file)) continue;
     try {
       writeFileSync(file, String(value));
       return true;
@@ -223,13 +223,4 @@ function writes(dir: string, names: readonly string[], value: number): boolean {
     }
   }
   return false;
-}
-
-function exists(file: string): boolean {
-  try {
-    accessSync(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

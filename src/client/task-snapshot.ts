@@ -8,7 +8,13 @@ import {
 } from '@temporalio/client';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
-import type { BashTaskResult, CommandProgress, LimitsReached, StreamTail } from '../shared/task.js';
+import type {
+  BashTaskResult,
+  CommandOutcome,
+  CommandProgress,
+  LimitsReached,
+  StreamTail,
+} from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
@@ -75,9 +81,12 @@ async function runningSnapshot(
   client: Client,
   description: WorkflowExecutionDescription,
 ): Promise<SnapshotBody> {
-  const command = description.raw.pendingActivities?.find(
-    (activity) => activity.activityType?.name === 'runCommand',
-  );
+  const pending = description.raw.pendingActivities ?? [];
+  const command = pending.find((activity) => activity.activityType?.name === 'runCommand');
+  if (command === undefined && mayHaveRunCommand(description, pending)) {
+    const ended = await endedCommand(client, description);
+    if (ended !== undefined) return closingSnapshot(client, description, ended);
+  }
   const payload = command?.heartbeatDetails?.payloads?.[0];
   const progress = payload ? await decodePayload<CommandProgress>(client, payload) : undefined;
   return {
@@ -85,6 +94,77 @@ async function runningSnapshot(
     stdout: progress?.stdout ?? NO_OUTPUT,
     stderr: progress?.stderr ?? NO_OUTPUT,
     host: progress?.host,
+    final: false,
+  };
+}
+
+/** How long a read waits for a task whose command has ended to close (a few workflow tasks). */
+const CLOSING_WAIT_MS = 2_000;
+
+/**
+ * Fewest events a run has once a command activity has completed: its start, one workflow task,
+ * the resolve marker, and the activity's scheduling, start and completion.
+ */
+const EVENTS_AFTER_A_COMMAND = 8;
+
+/**
+ * Whether a running task with no command attempt pending may be between its command's end and its
+ * own close. A queued task (nothing done yet, or still choosing its host) is not: no history read.
+ */
+function mayHaveRunCommand(
+  description: WorkflowExecutionDescription,
+  pending: NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>,
+): boolean {
+  return (
+    description.historyLength >= EVENTS_AFTER_A_COMMAND &&
+    !pending.some((activity) => activity.activityType?.name === 'chooseHost')
+  );
+}
+
+/**
+ * The command's ended outcome, when an attempt completed but the workflow has not closed yet: it
+ * still signals its reader or starts its notice. The output is then in the completion, no longer in
+ * any heartbeat, and a read must not see it fall back to nothing.
+ */
+async function endedCommand(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<CommandOutcome | undefined> {
+  const history = await client.workflow.getHandle(description.workflowId, description.runId).fetchHistory();
+  const commandEvents = new Set<string>();
+  let completion: Payload | undefined;
+  for (const event of history.events ?? []) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'runCommand')
+      commandEvents.add(String(event.eventId));
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed && commandEvents.has(String(completed.scheduledEventId)))
+      completion = completed.result?.payloads?.[0] ?? completion;
+  }
+  return completion === undefined ? undefined : decodePayload<CommandOutcome>(client, completion);
+}
+
+/**
+ * A task whose command ended and whose workflow is closing: its result once it closes, which takes
+ * moments; until then (its workflow worker gone), the ended command's output with the task running.
+ */
+async function closingSnapshot(
+  client: Client,
+  description: WorkflowExecutionDescription,
+  ended: CommandOutcome,
+): Promise<SnapshotBody> {
+  const handle = client.workflow.getHandle(description.workflowId, description.runId);
+  const closed = await client
+    .withAbortSignal(AbortSignal.timeout(CLOSING_WAIT_MS), () => handle.result())
+    .then(
+      () => true,
+      (err: unknown) => err instanceof WorkflowFailedError,
+    );
+  if (closed) return closedSnapshot(client, description);
+  return {
+    state: { status: 'running' },
+    stdout: ended.stdout,
+    stderr: ended.stderr,
+    host: ended.host,
     final: false,
   };
 }

@@ -129,7 +129,8 @@ describe('bash_output filter', () => {
   });
 
   it('names the spill file of a running task, and says one line in the singular', async () => {
-    const taskId = await startBackground('echo keep; echo drop; sleep 60');
+    // One write: a read that came between two echoes would take `keep` alone, and the next one would miss it.
+    const taskId = await startBackground("printf 'keep\\ndrop\\n'; sleep 60");
     await expect
       .poll(async () => text(await output({ task_id: taskId, filter: 'keep', wait_ms: 5_000 })), {
         timeout: 15_000,

@@ -42,6 +42,7 @@ export {
   isTemporalUnreachableError,
   RunAbortedError,
   RunFailedError,
+  StdinWriteError,
   TemporalUnreachableError,
   UnknownTaskError,
 } from './errors.js';
@@ -71,6 +72,7 @@ export {
   searchAttributeNames,
   statusSearchAttribute,
 } from './shared/search-attributes.js';
+export type { StdinWrite, StdinWriteResult } from './shared/stdin.js';
 export type { BashTaskInput, BashTaskResult, CommandOutcome, StreamTail, TaskId } from './shared/task.js';
 export { TaskStatus } from './shared/task.js';
 export { DEFAULT_TASK_QUEUE } from './shared/task-queues.js';

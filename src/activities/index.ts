@@ -3,6 +3,7 @@ import type { ExecutorConfig } from './executor-config.js';
 import { createResolveCommand } from './resolve-command.js';
 import { type AttachedTasks, createRunCommand, type TaskRuns } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
+import { createWriteStdin } from './write-stdin.js';
 
 export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
 export { compileExecutorOptions } from './executor-config.js';
@@ -15,6 +16,7 @@ export function createCommandActivities(config: ExecutorConfig, runs: TaskRuns, 
     chooseHost: createChooseHost(config),
     runCommand: createRunCommand(config, runs, attached),
     stopCommand: createStopCommand(config),
+    writeStdin: createWriteStdin(config),
   };
 }
 

@@ -21,6 +21,7 @@ export function createResolveCommand(config: ExecutorConfig) {
         ? { hostQueue: config.hostQueue, hostId: config.hostId }
         : {}),
     };
+    if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;
     if (!input.background)
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
     return spec;

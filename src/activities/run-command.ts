@@ -138,6 +138,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         ...(config.sandbox && launcher ? { launcher, binary: config.sandbox.supervisor } : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
+        ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
       });
       if (report.kind === 'error') {
         throw ApplicationFailure.create({

@@ -4,8 +4,8 @@ import { SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { isSameProcess, readRecord } from './supervisor.js';
 
-/** A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` / `.attempt`. */
-const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt)$/;
+/** A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` / `.attempt` / `.stdin`. */
+const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin)$/;
 
 /**
  * Keeps the spill directory from growing without end: background runs keep their files (reads
@@ -49,7 +49,8 @@ export async function sweepSpillDir(
   const tasks = new Map<string, string[]>();
   for (const entry of entries) {
     const taskId = TASK_FILE.exec(entry.name)?.[1];
-    if (!entry.isFile() || taskId === undefined) continue;
+    // A stdin FIFO a killed supervisor left goes with its task's files.
+    if (!(entry.isFile() || entry.isFIFO()) || taskId === undefined) continue;
     tasks.set(taskId, [...(tasks.get(taskId) ?? []), path.join(dir, entry.name)]);
   }
   let totalBytes = 0;

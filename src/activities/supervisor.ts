@@ -26,6 +26,8 @@ export interface TaskFiles {
   exit: string;
   /** The running attempt's activity task token, so a restarted worker can end a stale attempt at once. */
   attempt: string;
+  /** The named pipe the supervisor feeds the command's stdin from, for a task that keeps it open. */
+  stdin: string;
 }
 
 /**
@@ -47,6 +49,7 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
     state: `${base}.state`,
     exit: `${base}.exit`,
     attempt: `${base}.attempt`,
+    stdin: `${base}.stdin`,
   };
 }
 
@@ -169,9 +172,13 @@ export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'c
 
 /**
  * Asks the supervisor to end the command: SIGTERM is forwarded to the command's process group,
- * SIGUSR1 makes it SIGKILL the group. Signals nothing unless the pid is still that supervisor.
+ * SIGUSR1 makes it SIGKILL the group; SIGUSR2 closes the command's stdin once what its FIFO holds
+ * went in. Signals nothing unless the pid is still that supervisor.
  */
-export function signalSupervisor(record: SupervisorRecord, signal: 'SIGTERM' | 'SIGUSR1'): boolean {
+export function signalSupervisor(
+  record: SupervisorRecord,
+  signal: 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2',
+): boolean {
   if (!isSameProcess(record, 'supervisor')) return false;
   try {
     process.kill(record.supervisorPid, signal);
@@ -265,6 +272,8 @@ export interface SupervisorSpawn {
   env: NodeJS.ProcessEnv;
   stdoutFd: number;
   stderrFd: number;
+  /** The command's stdin comes from `files.stdin`, a FIFO the supervisor makes (else /dev/null). */
+  keepStdinOpen?: boolean;
 }
 
 export type SpawnReport =
@@ -290,6 +299,7 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     '--grace-ms',
     String(KILL_GRACE_MS),
     ...(options.launcher ? ['--sandboxed'] : []),
+    ...(options.keepStdinOpen ? ['--stdin', files.stdin] : []),
   ];
   const binary = options.binary ?? supervisorPath();
   const program = options.launcher ? [...options.launcher, binary, '--inner', '--'] : [];

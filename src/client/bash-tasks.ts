@@ -21,6 +21,7 @@ import {
 } from '../errors.js';
 import { DEFAULT_NOTICE_WINDOW_MS, IDLE_HEARTBEAT_INTERVAL_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';
 import type { BashTaskInput, BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
@@ -30,6 +31,7 @@ import { type OutputRead, type ReaderOptions, readNewOutput, readPosition } from
 import { waitForNewOutput } from './output-wait.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
+import { writeTaskStdin } from './stdin-write.js';
 import { newTaskId } from './task-id.js';
 import { type TaskFilter, type TaskSummary, taskListQuery, toTaskSummary } from './task-list.js';
 import { isTaskWorkflow, snapshotFromDescription, type TaskSnapshot } from './task-snapshot.js';
@@ -58,6 +60,8 @@ export interface StartRequest {
   background: boolean;
   /** The agent session that owns the task; undefined for a task with no owner. */
   owner?: string;
+  /** A background run whose stdin stays open for `writeStdin`. */
+  keepStdinOpen?: boolean;
 }
 
 /** What a foreground call gets: the run's result, or the output so far of a run that moved to the background. */
@@ -123,6 +127,7 @@ export class BashTasks {
       ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
       ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
       ...(request.background ? this.noticeFor(request.owner) : {}),
+      ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
     };
     const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
     const typedSearchAttributes = [
@@ -390,6 +395,23 @@ export class BashTasks {
       { timeoutMs, ...(signal !== undefined ? { signal } : {}) },
     );
     if (outcome === 'aborted') throw new ReadAbortedError(taskId);
+  }
+
+  /**
+   * Writes to the stdin of a task started with `keepStdinOpen`, through its supervisor on its host,
+   * and answers what went in. Throws `StdinWriteError` (one line) when nothing could be written.
+   */
+  async writeStdin(
+    taskId: string,
+    callerSessionId: string | undefined,
+    write: StdinWrite,
+  ): Promise<StdinWriteResult> {
+    await this.describeOwned(taskId, callerSessionId);
+    try {
+      return await writeTaskStdin(this.client, taskId, write);
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
   }
 
   /** What the server holds of a task now (its status, the tails of its output); moves no read position. */

@@ -20,6 +20,7 @@ import {
 import type { TaskState } from '../shared/status-line.js';
 import type { LimitsReached, StreamTail } from '../shared/task.js';
 import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
+import { learnServerTime, serverNow } from './server-clock.js';
 import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -213,17 +214,6 @@ async function readerMemo(client: Client, taskId: string): Promise<ReaderMemo> {
     if (err instanceof WorkflowNotFoundError) return { position: START_OF_OUTPUT, recentClaims: [] };
     throw err;
   }
-}
-
-/** How far each server's clock is ahead of this host's, as its readers last saw it. */
-const serverClockOffsetMs = new WeakMap<Client, number>();
-
-function serverNow(client: Client): number {
-  return Date.now() + (serverClockOffsetMs.get(client) ?? 0);
-}
-
-function learnServerTime(client: Client, serverTimeMs: number): void {
-  serverClockOffsetMs.set(client, serverTimeMs - Date.now());
 }
 
 /** The workflow time an expired-claim refusal reports, or undefined for any other refusal. */

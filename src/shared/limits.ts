@@ -158,3 +158,16 @@ export const MAX_DESCRIPTION_BYTES = 4 * 1024;
 
 /** Longest workdir the `bash` tool accepts, in UTF-8 bytes: Linux's PATH_MAX (4096) with its NUL. */
 export const MAX_WORKDIR_BYTES = 4096 - 1;
+
+/** Bytes one `bash_input` call may write: what the stdin FIFO holds, so a reading command takes it at once. */
+export const MAX_INPUT_BYTES = 64 * 1024;
+
+/** How long a write to a task's stdin waits for a worker on the task's host to take it; past this it is refused unwritten. */
+export const STDIN_HOST_WAIT_MS = 5_000;
+
+/** How long the write itself may take on the host: waiting for room in a full stdin, and closing it. */
+export const STDIN_WRITE_MS = 5_000;
+
+/** A task takes stdin writes while its history is below both of these (Temporal's limits are 51,200 events and 50 MB). */
+export const STDIN_HISTORY_MAX_EVENTS = 20_000;
+export const STDIN_HISTORY_MAX_BYTES = 20 * 1024 * 1024;

@@ -64,6 +64,8 @@ export interface BashTaskInput {
   background: boolean;
   /** Set for a background task with an owning session whose agent host serves notices. */
   notice?: NoticeTarget;
+  /** A background task whose stdin stays open for `bash_input` (else stdin is /dev/null). */
+  keepStdinOpen?: boolean;
 }
 
 /** Where a background task's completion notice goes: the owning session, through its agent host's queue. */
@@ -98,6 +100,8 @@ export interface CommandSpec {
   heartbeatTimeoutMs?: number;
   /** An earlier attempt (the eager one) had started the command: never start it again. */
   commandStarted?: boolean;
+  /** The command's stdin is a pipe its supervisor feeds from the task's FIFO (see `writeStdin`). */
+  keepStdinOpen?: boolean;
 }
 
 /** The host a command runs on, as its worker names it. */

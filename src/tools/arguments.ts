@@ -5,6 +5,7 @@ import {
   MAX_COMMAND_BYTES,
   MAX_DESCRIPTION_BYTES,
   MAX_FILTER_BYTES,
+  MAX_INPUT_BYTES,
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
@@ -50,28 +51,44 @@ const nonBlankString = (what: string, maxBytes: number) =>
     return value.includes('\0') ? 'contains a NUL byte' : undefined;
   });
 
-export const bashArguments = z.strictObject({
-  command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
-    'The command to run with bash -c.',
-  ),
-  description: nonBlankString('a non-blank string', MAX_DESCRIPTION_BYTES).describe(
-    'One-line, active-voice summary of the command (5-10 words), for display only.',
-  ),
-  timeoutMs: z
-    .number({ error: (issue) => `expected a positive number, got ${describeValue(issue.input)}` })
-    .refine((value) => Number.isFinite(value) && value > 0, {
-      error: (issue) => `expected a positive number, got ${describeValue(issue.input)}`,
-    })
-    .optional()
-    .describe('Timeout in milliseconds; the worker applies its default and cap. Foreground only.'),
-  workdir: nonBlankString('a non-empty path', MAX_WORKDIR_BYTES)
-    .optional()
-    .describe("Working directory; a relative path is resolved against the session's cwd."),
-  run_in_background: z
-    .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
-    .optional()
-    .describe('Return a task id at once and run without a timeout; read output with bash_output.'),
-});
+export const bashArguments = z
+  .strictObject({
+    command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
+      'The command to run with bash -c.',
+    ),
+    description: nonBlankString('a non-blank string', MAX_DESCRIPTION_BYTES).describe(
+      'One-line, active-voice summary of the command (5-10 words), for display only.',
+    ),
+    timeoutMs: z
+      .number({ error: (issue) => `expected a positive number, got ${describeValue(issue.input)}` })
+      .refine((value) => Number.isFinite(value) && value > 0, {
+        error: (issue) => `expected a positive number, got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe('Timeout in milliseconds; the worker applies its default and cap. Foreground only.'),
+    workdir: nonBlankString('a non-empty path', MAX_WORKDIR_BYTES)
+      .optional()
+      .describe("Working directory; a relative path is resolved against the session's cwd."),
+    run_in_background: z
+      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe('Return a task id at once and run without a timeout; read output with bash_output.'),
+    keep_stdin_open: z
+      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe(
+        "Background runs only: keep the command's stdin open, so bash_input can write to it (an interactive program, a REPL). Default: stdin is empty.",
+      ),
+  })
+  .superRefine((call, context) => {
+    if (call.keep_stdin_open === true && call.run_in_background !== true)
+      context.addIssue({
+        code: 'custom',
+        path: ['keep_stdin_open'],
+        message: 'stdin stays open only for a background run; set run_in_background: true',
+        input: call.keep_stdin_open,
+      });
+  });
 export type BashArguments = z.infer<typeof bashArguments>;
 
 /** Parses a tool's arguments or throws one line naming each bad field. */
@@ -145,6 +162,40 @@ function regexProblem(source: string): string | undefined {
     );
   }
 }
+
+export const bashInputArguments = taskArguments
+  .extend({
+    text: z
+      .string({ error: (issue) => `expected a string, got ${describeValue(issue.input)}` })
+      .superRefine((value, context) => {
+        const bytes = Buffer.byteLength(value);
+        if (bytes > MAX_INPUT_BYTES)
+          context.addIssue({
+            code: 'custom',
+            message: `${bytes} bytes, over the ${MAX_INPUT_BYTES}-byte limit`,
+            input: value,
+          });
+      })
+      .describe(
+        "What to write to the task's stdin, exactly as given: end a line with \\n (most programs act on whole lines). May be empty with close: true.",
+      ),
+    close: z
+      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
+      .optional()
+      .describe(
+        'Close the stdin after the text (the command then reads end of file). Default: keep it open.',
+      ),
+  })
+  .superRefine((call, context) => {
+    if (call.text === '' && call.close !== true)
+      context.addIssue({
+        code: 'custom',
+        path: ['text'],
+        message: 'expected text to write (or close: true to only close the stdin), got ""',
+        input: call.text,
+      });
+  });
+export type BashInputArguments = z.infer<typeof bashInputArguments>;
 
 export const bashListArguments = z.strictObject({
   all: z

@@ -64,6 +64,7 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
             ...(workdir !== undefined ? { workdir } : {}),
             ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
             ...(sessionId !== undefined ? { owner: sessionId } : {}),
+            ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
           });
         const taskId =
           background && sessionId !== undefined && guards.quota !== undefined

@@ -5,6 +5,7 @@ import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import type { Approver, PermissionPolicy } from '../policy/types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import { createBashTool } from './bash.js';
+import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
 import { createBashOutputTool } from './bash-output.js';
@@ -88,5 +89,6 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     }) as Tool,
     createBashKillTool(tasks) as Tool,
     createBashListTool(tasks) as Tool,
+    createBashInputTool(tasks) as Tool,
   ];
 }

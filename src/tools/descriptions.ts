@@ -6,7 +6,7 @@ Each call runs in a fresh shell: no state (cd, variables, functions) carries ove
 
 The result is stdout, then a [stderr] section when the command wrote to stderr, or (no output) when it wrote nothing, followed by status lines: [timed out after Nms] when the timeout fired, [killed by signal: SIG] for a signal death, [exit code: N] for a non-zero exit. A non-zero exit is a normal result for you to act on. When a stream is longer than the result can hold, its end is kept and [output truncated; full output: <path>] names a file with all of it.
 
-Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, test suites, servers and anything long, set run_in_background: true: the call returns a task id at once and the command runs without a timeout. You will get a notice in your context when it finishes, but you are not woken up for it: check on it with bash_output, and list your tasks with bash_list.`;
+Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, test suites, servers and anything long, set run_in_background: true: the call returns a task id at once and the command runs without a timeout. You will get a notice in your context when it finishes, but you are not woken up for it: check on it with bash_output, and list your tasks with bash_list. A background command's stdin is empty unless you set keep_stdin_open: true; then write to it with bash_input.`;
 
 /** Appended to the `bash` description when foreground calls move to the background after `afterMs`. */
 export const autoBackgroundDescription = (afterMs: number) =>
@@ -23,3 +23,7 @@ Returns the output produced since your previous bash_output call for this task (
 Rather than calling again and again while a task runs, set wait_ms: a read with nothing new then waits up to that long (capped) for new output or the task's end, and answers as soon as either comes. To see only some lines (errors, a test summary), set filter to a regular expression: only whole lines that match are shown; the others are still read, a line says how many were left out, and the full output file keeps them all.`;
 
 export const bashListDescription = `List your background tasks (started with bash run_in_background: true): one line each with its id, status, age and command, running tasks first. Only running tasks by default; set all: true to include the ones that have ended. Says (no background tasks) when there are none.`;
+
+export const bashInputDescription = `Write to the stdin of a background task started with bash run_in_background: true and keep_stdin_open: true (an interactive program, a REPL, a prompt waiting for an answer).
+
+The text goes in exactly as given: end each line with \\n, as a program reading lines needs it. Set close: true to close the stdin after the text (the program then reads end of file); text may then be empty. Answers how many bytes were written; when the program is not reading, only what fits goes in, and the answer says so. Read what the program answers with bash_output (wait_ms helps).`;

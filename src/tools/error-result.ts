@@ -8,6 +8,7 @@ import {
   ReadAbortedError,
   RunAbortedError,
   RunFailedError,
+  StdinWriteError,
   UnknownTaskError,
 } from '../errors.js';
 import { type ToolResult, textResult } from './types.js';
@@ -15,7 +16,7 @@ import { type ToolResult, textResult } from './types.js';
 /**
  * The error result for the failures a tool expects (bad arguments, Temporal unreachable, a run
  * that ended without an outcome, an unknown or foreign task, a call the permission policy or the
- * background quota refused); anything else is a bug and surfaces.
+ * background quota refused, a write to stdin that came to nothing); anything else is a bug and surfaces.
  */
 export function errorResult(err: unknown): ToolResult {
   if (
@@ -28,7 +29,8 @@ export function errorResult(err: unknown): ToolResult {
     err instanceof ReadAbortedError ||
     err instanceof CommandDeniedError ||
     err instanceof CommandNotApprovedError ||
-    err instanceof BackgroundQuotaError
+    err instanceof BackgroundQuotaError ||
+    err instanceof StdinWriteError
   ) {
     return textResult(err.message, true);
   }

@@ -5,6 +5,7 @@
 import {
   type BashArguments,
   bashArguments,
+  bashInputArguments,
   bashListArguments,
   bashOutputArguments,
   taskArguments,
@@ -110,6 +111,21 @@ export function presentOutputCall(verb: string, args: unknown): CallView {
     kind: 'execute',
     rawInput: taskId,
     ...(details.length > 0 ? { content: [{ type: 'text', text: details.join('\n') }] } : {}),
+  };
+}
+
+/** A `bash_input` call: as any task call, with the text it writes (and whether it closes stdin) as content. */
+export function presentInputCall(verb: string, args: unknown): CallView {
+  const parsed = bashInputArguments.safeParse(args);
+  if (!parsed.success) return presentTaskCall('bash_input', verb, args);
+  const { task_id: taskId, text, close } = parsed.data;
+  const lines = [...(text !== '' ? [text] : []), ...(close === true ? ['(then closes its stdin)'] : [])];
+  return {
+    card: 'generic',
+    title: `${verb} ${taskId}`,
+    kind: 'execute',
+    rawInput: taskId,
+    content: [{ type: 'text', text: lines.join('\n') }],
   };
 }
 

@@ -3,7 +3,9 @@ import {
   ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
+  allHandlersFinished,
   CancellationScope,
+  condition,
   defineUpdate,
   getExternalWorkflowHandle,
   isCancellation,
@@ -54,6 +56,7 @@ import type {
 import { AttemptFailureType, RunFailureType, TaskStatus } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
 import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+import { handleStdinWrites } from './stdin-writes.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
@@ -80,6 +83,10 @@ interface Standing {
   cancelTimeout?: () => void;
   /** Lets go of the foreground attempt that runs now (the command keeps running), for one without a deadline. */
   release?: () => void;
+  /** The command's host, once chosen: where writes to its stdin go. */
+  host?: CommandHost;
+  /** The run has its outcome (the command ended, or it never will run). */
+  ended: boolean;
 }
 
 /** A foreground spec as a background one: no timeout, and a background task's spill files. */
@@ -165,7 +172,14 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     background: input.background,
     notice: input.notice,
     movable: !input.background,
+    ended: false,
   };
+  handleStdinWrites({
+    taskId: input.taskId,
+    keepStdinOpen: input.background && input.keepStdinOpen === true,
+    host: () => standing.host,
+    ended: () => standing.ended,
+  });
   setHandler(
     moveToBackgroundUpdate,
     (request) => {
@@ -192,6 +206,10 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     (error: unknown) => ({ ok: false as const, error }),
   );
   standing.movable = false;
+  standing.ended = true;
+  // A write to stdin in flight answers before the run closes (it is told the command ended); a
+  // killed run waits too (its cancellation must not cut the wait short).
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   if (standing.background) {
     const { notice } = standing;
     await Promise.all([
@@ -217,6 +235,7 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
     resolved.hostQueue !== undefined && resolved.hostId !== undefined
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
       : await chooseHostFor(current(), resolved.lostAfterMs, standing);
+  standing.host = host;
   return runOnHost(current(), host, resolved.lostAfterMs, standing);
 }
 

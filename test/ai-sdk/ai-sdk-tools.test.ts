@@ -148,6 +148,44 @@ describe('createAiSdkTools', () => {
     });
   });
 
+  it("answers a program's prompt with bash_input in a generateText loop", async () => {
+    let taskId = '';
+    const { model, received } = scriptedModel(async (results) => {
+      const [result] = results;
+      if (result === undefined) {
+        return call('bash', {
+          command: 'read -r -p "name? " name; echo "hello $name"',
+          description: 'Ask for a name',
+          run_in_background: true,
+          keep_stdin_open: true,
+        });
+      }
+      if (result.toolName === 'bash') {
+        taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(textOf(result))?.[1] ?? '';
+        return call('bash_input', { task_id: taskId, text: 'ada\n' });
+      }
+      if (result.toolName === 'bash_input') return call('bash_output', { task_id: taskId, wait_ms: 10_000 });
+      if (result.toolName === 'bash_output' && !textOf(result).includes('[status: completed')) {
+        await sleep(200);
+        return call('bash_output', { task_id: taskId, wait_ms: 10_000 });
+      }
+      return answer('greeted');
+    });
+    await generateText({ model, tools, prompt: 'greet ada', stopWhen: stepCountIs(60) });
+    const seen = received.flat();
+    expect(seen.find((item) => item.toolName === 'bash_input')).toEqual({
+      toolName: 'bash_input',
+      output: { type: 'text', value: `wrote 4 bytes to the stdin of task ${taskId}` },
+    });
+    const reads = seen
+      .filter((item) => item.toolName === 'bash_output')
+      .map(textOf)
+      .join('\n');
+    // `read -p` prompts on stderr.
+    expect(reads).toContain('hello ada\n');
+    expect(reads).toContain('[status: completed, exit code: 0]');
+  });
+
   it('aborting generateText stops a foreground run and kills its processes', async () => {
     const marker = Math.floor(Math.random() * 1000) + 8000;
     const abort = new AbortController();

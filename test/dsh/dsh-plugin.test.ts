@@ -231,6 +231,23 @@ describe('durable-bash/dsh', () => {
     );
   });
 
+  it("writes a background task's stdin with bash_input through the registry", async () => {
+    const agent = createAgent();
+    const started = await call(
+      'bash',
+      { command: 'head -n 1', description: 'Echo one line', run_in_background: true, keep_stdin_open: true },
+      agent,
+    );
+    const taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(started))?.[1] ?? '';
+    expect(text(await call('bash_input', { task_id: taskId, text: 'through dsh\n' }, agent))).toBe(
+      `wrote 12 bytes to the stdin of task ${taskId}`,
+    );
+    await suite.env.client.workflow.getHandle(taskId).result();
+    expect(text(await call('bash_output', { task_id: taskId }, agent))).toBe(
+      'through dsh\n[status: completed, exit code: 0]',
+    );
+  });
+
   it('drops a repeated notice id', async () => {
     const agent = createAgent();
     const sessions = createHarnessSessions(() => app.agents);

@@ -120,6 +120,36 @@ describe('a task whose worker crashed', () => {
     console.log(`re-attached task's first new output within ${Date.now() - restartedAt}ms of the restart`);
   });
 
+  it("keeps the command's stdin: a write while no worker is alive is refused and never lands, later ones go in", async () => {
+    const h = host();
+    const worker = await h.start();
+    const taskId = await h.tasks.start({
+      command: 'while read -r line; do echo "got $line"; done; echo eof',
+      description: 'Reads its stdin through a worker crash',
+      background: true,
+      keepStdinOpen: true,
+    });
+    expect(await h.tasks.writeStdin(taskId, undefined, { text: 'before\n', close: false })).toEqual({
+      kind: 'written',
+      bytes: 7,
+      closed: false,
+    });
+    await worker.crash();
+    // No worker runs the task's workflow: the write is refused unwritten, and stays so after the restart.
+    await expect(h.tasks.writeStdin(taskId, undefined, { text: 'lost\n', close: false })).rejects.toThrow(
+      `task ${taskId} did not take the write within 5000ms (no worker runs its workflow); nothing was written`,
+    );
+    await h.start();
+    expect(await h.tasks.writeStdin(taskId, undefined, { text: 'after\n', close: true })).toEqual({
+      kind: 'written',
+      bytes: 6,
+      closed: true,
+    });
+    const rest = await readToEnd(h.tasks, taskId);
+    expect(rest.stdout).toBe('got before\ngot after\neof\n');
+    expect(rest.status).toBe('[status: completed, exit code: 0]');
+  });
+
   it('runs the command exactly once when the worker dies the moment the supervisor claimed the task', async () => {
     const h = host();
     const worker = await h.start();

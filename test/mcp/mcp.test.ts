@@ -147,9 +147,18 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
   return (await client.callTool({ name, arguments: args })) as CallToolResult;
 }
 
-async function startBackground(client: Client, command: string): Promise<string> {
+async function startBackground(
+  client: Client,
+  command: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const started = text(
-    await call(client, 'bash', { command, description: 'Run in background', run_in_background: true }),
+    await call(client, 'bash', {
+      command,
+      description: 'Run in background',
+      run_in_background: true,
+      ...extra,
+    }),
   );
   const match = /started background task (bash-[0-9a-f-]{36})/.exec(started);
   if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
@@ -274,6 +283,30 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     const taskId = await startBackground(client, 'sleep 600');
     expect(text(await call(client, 'bash_list', {}))).toContain(taskId);
     await call(client, 'bash_kill', { task_id: taskId });
+  });
+
+  it("writes a program's stdin with bash_input, before and after a restart of the MCP server", async () => {
+    const id = session();
+    const first = await connect(id);
+    const taskId = await startBackground(
+      first.client,
+      'while read -r line; do echo "got $line"; done; echo eof',
+      {
+        keep_stdin_open: true,
+      },
+    );
+    expect(await call(first.client, 'bash_input', { task_id: taskId, text: 'a\n' })).toEqual({
+      content: [{ type: 'text', text: `wrote 2 bytes to the stdin of task ${taskId}` }],
+    });
+    expect(await readUntil(first.client, taskId, /got a/)).toContain('got a');
+    first.kill();
+    const second = await connect(id);
+    expect(text(await call(second.client, 'bash_input', { task_id: taskId, text: 'b\n', close: true }))).toBe(
+      `wrote 2 bytes to the stdin of task ${taskId} and closed it`,
+    );
+    expect(await readUntil(second.client, taskId, /eof\n\[status: completed, exit code: 0\]/)).toContain(
+      'got b',
+    );
   });
 
   it('moves a long foreground call to the background after --auto-background', async () => {

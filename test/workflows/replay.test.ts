@@ -18,7 +18,9 @@ import { describe, expect, inject, it } from 'vitest';
  * (the eager attempt failed, the host queue's attempt re-attached) and that was then killed.
  * `moved-to-background` is a foreground run that the `moveToBackground` update moved (patch
  * `move-to-background`): its timer cancelled, its foreground attempt released, a background attempt
- * re-attached, and a completion notice at its end.
+ * re-attached, and a completion notice at its end. `stdin-written-and-closed` is a background run
+ * started with `keepStdinOpen` that took two `writeStdin` updates (each a write activity on its
+ * host's queue), the second closing its stdin.
  */
 const fixtures = [
   'background-completed',
@@ -38,6 +40,7 @@ const fixtures = [
   'eager-first-attempt-completed',
   'eager-first-attempt-reattached-then-killed',
   'moved-to-background',
+  'stdin-written-and-closed',
 ] as const;
 
 /**

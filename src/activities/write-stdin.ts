@@ -1,0 +1,94 @@
+import { constants } from 'node:fs';
+import fs, { type FileHandle } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
+import type { ExecutorConfig } from './executor-config.js';
+import { readRecord, signalSupervisor, type TaskFiles, taskFiles } from './supervisor.js';
+
+/** How long a write waits for room in a full stdin, or for a command that is being spawned. */
+const STDIN_WAIT_MS = 3_000;
+
+/** How often it looks again meanwhile. */
+const STDIN_RETRY_MS = 25;
+
+/**
+ * Writes to a running command's stdin on its host: into the FIFO its supervisor feeds the command
+ * from, without ever blocking (the supervisor holds the FIFO open, so this survives any worker's
+ * restart). Answers how many bytes went in; a full stdin (the command is not reading) takes what
+ * fits. A close asks the supervisor (SIGUSR2) to close stdin once the FIFO is drained. Never
+ * retried: a second attempt could write the text twice.
+ */
+export function createWriteStdin(config: ExecutorConfig) {
+  return async function writeStdin(request: StdinWriteTask): Promise<StdinWriteResult> {
+    const files = taskFiles(config.spillDir, request.taskId);
+    const deadline = Date.now() + STDIN_WAIT_MS;
+    const fifo = await openFifo(files, deadline);
+    if (typeof fifo === 'string') return { kind: fifo };
+    const text = Buffer.from(request.text);
+    let written = 0;
+    try {
+      while (written < text.length) {
+        const step = await fifo.write(text, written, text.length - written).then(
+          ({ bytesWritten }) => bytesWritten,
+          (err: NodeJS.ErrnoException) => {
+            // EAGAIN: full. EPIPE: the supervisor let go of the FIFO meanwhile (stdin closed, or the end).
+            if (err.code === 'EAGAIN') return 0;
+            if (err.code === 'EPIPE') return -1;
+            throw err;
+          },
+        );
+        if (step < 0)
+          return written === 0 ? { kind: 'closed' } : { kind: 'partial', bytes: written, total: text.length };
+        written += step;
+        if (step === 0) {
+          if (Date.now() >= deadline) return { kind: 'partial', bytes: written, total: text.length };
+          await sleep(STDIN_RETRY_MS);
+        }
+      }
+    } finally {
+      await fifo.close();
+    }
+    if (request.close) {
+      const record = await readRecord(files.state);
+      if (record !== undefined) signalSupervisor(record, 'SIGUSR2');
+    }
+    return { kind: 'written', bytes: written, closed: request.close };
+  };
+}
+
+/**
+ * Opens the task's stdin FIFO for a non-blocking write, or says why there is none: the command
+ * ended, its stdin was closed, or it has not started yet (waited for until `deadline`). The
+ * supervisor makes the FIFO before it names the command in its record.
+ */
+async function openFifo(
+  files: TaskFiles,
+  deadline: number,
+): Promise<FileHandle | 'ended' | 'closed' | 'not-started'> {
+  for (;;) {
+    const handle = await fs
+      .open(files.stdin, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+      .catch((err: NodeJS.ErrnoException) => {
+        // ENXIO: no reader, so no supervisor holds it (killed): nothing will ever read it.
+        if (err.code === 'ENXIO') return 'closed' as const;
+        if (err.code === 'ENOENT') return undefined;
+        throw err;
+      });
+    if (handle === 'closed') return handle;
+    if (handle !== undefined) {
+      if ((await handle.stat()).isFIFO()) return handle;
+      await handle.close();
+      throw new Error(`${files.stdin} is not a named pipe; refusing to write to it`);
+    }
+    const exited = await fs.access(files.exit).then(
+      () => true,
+      () => false,
+    );
+    if (exited) return 'ended';
+    const record = await readRecord(files.state);
+    if (record?.tombstone) return 'ended';
+    if (record !== undefined && record.pid > 0) return 'closed';
+    if (Date.now() >= deadline) return 'not-started';
+    await sleep(STDIN_RETRY_MS);
+  }
+}

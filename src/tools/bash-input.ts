@@ -1,0 +1,53 @@
+import type { BashTasks } from '../client/bash-tasks.js';
+import { StdinWriteError } from '../errors.js';
+import { STDIN_HOST_WAIT_MS } from '../shared/limits.js';
+import type { StdinWriteResult } from '../shared/stdin.js';
+import { type BashInputArguments, bashInputArguments } from './arguments.js';
+import { bashInputDescription } from './descriptions.js';
+import { presentInputCall } from './present.js';
+import { createTaskTool } from './task-tool.js';
+import type { Tool } from './types.js';
+
+const INPUT_VERB = 'Send input to background task';
+
+const bytes = (count: number) => `${count} byte${count === 1 ? '' : 's'}`;
+
+/** The line the model sees for what the host did, or the refusal it throws (nothing was written). */
+export function inputText(taskId: string, result: StdinWriteResult, close: boolean): string {
+  switch (result.kind) {
+    case 'written':
+      if (result.bytes === 0) return `closed the stdin of task ${taskId}`;
+      return `wrote ${bytes(result.bytes)} to the stdin of task ${taskId}${result.closed ? ' and closed it' : ''}`;
+    case 'partial':
+      return `wrote ${result.bytes} of ${bytes(result.total)} to the stdin of task ${taskId}: the command is not reading it, and the rest did not fit${close ? '; its stdin stays open' : ''}`;
+    case 'closed':
+      throw new StdinWriteError(`the stdin of task ${taskId} is closed; nothing was written`);
+    case 'ended':
+      throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
+    case 'not-started':
+      throw new StdinWriteError(`task ${taskId} has not started its command yet; nothing was written`);
+    case 'no-host':
+      throw new StdinWriteError(
+        `no worker on the host of task ${taskId} took the write within ${STDIN_HOST_WAIT_MS}ms; nothing was written`,
+      );
+  }
+}
+
+/** The `bash_input` tool: writes to the stdin of a background task started with `keep_stdin_open`. */
+export function createBashInputTool(tasks: BashTasks): Tool<BashInputArguments> {
+  return createTaskTool({
+    name: 'bash_input',
+    description: bashInputDescription,
+    verb: INPUT_VERB,
+    parameters: bashInputArguments,
+    presentCall: (args) => presentInputCall(INPUT_VERB, args),
+    run: async (taskId, callerSessionId, args) => {
+      const close = args.close === true;
+      return inputText(
+        taskId,
+        await tasks.writeStdin(taskId, callerSessionId, { text: args.text, close }),
+        close,
+      );
+    },
+  });
+}

@@ -1,0 +1,97 @@
+import { TimeoutType } from '@temporalio/common';
+import {
+  ActivityFailure,
+  condition,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CommandActivities } from '../activities/index.js';
+import { STDIN_HISTORY_MAX_BYTES, STDIN_HISTORY_MAX_EVENTS, STDIN_WRITE_MS } from '../shared/limits.js';
+import { STDIN_WRITE_EXPIRED, type StdinWriteRequest, type StdinWriteResult } from '../shared/stdin.js';
+import type { CommandHost, TaskId } from '../shared/task.js';
+
+/**
+ * Writes to the stdin of a task started with `keepStdinOpen` (`bash_input`), through a worker on
+ * the command's host; answers what the host did. Refused (nothing written) for a task without an
+ * open stdin, one whose command ended, and a request that arrives past its expiry.
+ */
+export const writeStdinUpdate = defineUpdate<StdinWriteResult, [StdinWriteRequest]>('writeStdin');
+
+/** What a write needs to know of the run: its host once chosen, and whether its command ended. */
+export interface StdinTarget {
+  taskId: TaskId;
+  keepStdinOpen: boolean;
+  host(): CommandHost | undefined;
+  ended(): boolean;
+}
+
+/** The text a write is refused with when the task's stdin was never open. */
+export const stdinNotOpen = (taskId: TaskId) =>
+  `task ${taskId} was not started with keep_stdin_open; its stdin is /dev/null`;
+
+/**
+ * Takes writes one at a time, in the order the workflow accepted them, so texts never interleave.
+ * A write waits for the host only until its expiry: one no worker there took by then was not written.
+ */
+export function handleStdinWrites(target: StdinTarget): void {
+  let previous: Promise<unknown> = Promise.resolve();
+  setHandler(
+    writeStdinUpdate,
+    (request) => {
+      const turn = previous.then(() => write(target, request));
+      previous = turn.catch(() => undefined);
+      return turn;
+    },
+    {
+      validator: (request) => {
+        if (!target.keepStdinOpen) throw new Error(stdinNotOpen(target.taskId));
+        if (target.ended()) throw new Error(`task ${target.taskId} has ended; nothing was written`);
+        // Each write is in the history (about 8 events and its text): keep the run well inside
+        // Temporal's history limits (51,200 events, 50 MB).
+        const { historyLength, historySize } = workflowInfo();
+        if (historyLength > STDIN_HISTORY_MAX_EVENTS || historySize > STDIN_HISTORY_MAX_BYTES)
+          throw new Error(
+            `task ${target.taskId} has taken all the input its history may hold; nothing was written`,
+          );
+        // The caller's clock may be off: it learns the server's from this refusal and tries again.
+        if (Date.now() >= request.expiresAtMs) throw new Error(`${STDIN_WRITE_EXPIRED}${Date.now()}`);
+      },
+    },
+  );
+}
+
+async function write(target: StdinTarget, request: StdinWriteRequest): Promise<StdinWriteResult> {
+  const hostChosen = await condition(
+    () => target.host() !== undefined || target.ended(),
+    Math.max(1, request.expiresAtMs - Date.now()),
+  );
+  const host = target.host();
+  if (target.ended()) return { kind: 'ended' };
+  const left = request.expiresAtMs - Date.now();
+  if (!hostChosen || host === undefined || left <= 0) return { kind: 'no-host' };
+  const { writeStdin } = proxyActivities<CommandActivities>({
+    taskQueue: host.hostQueue,
+    // Taken by a worker there before the expiry, or never: a caller that stopped waiting never
+    // sees the text land later. Never retried: a second attempt could write it twice.
+    scheduleToStartTimeout: left,
+    startToCloseTimeout: STDIN_WRITE_MS,
+    retry: { maximumAttempts: 1 },
+  });
+  try {
+    return await writeStdin({ taskId: target.taskId, text: request.text, close: request.close });
+  } catch (err) {
+    if (isScheduleToStartTimeout(err)) return { kind: 'no-host' };
+    throw err;
+  }
+}
+
+function isScheduleToStartTimeout(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
+}

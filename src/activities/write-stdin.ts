@@ -48,12 +48,17 @@ export function createWriteStdin(config: ExecutorConfig) {
     } finally {
       await fifo.close();
     }
-    if (request.close) {
-      const record = await readRecord(files.state);
-      if (record !== undefined) signalSupervisor(record, 'SIGUSR2');
-    }
-    return { kind: 'written', bytes: written, closed: request.close };
+    // The supervisor closes it once what the FIFO holds has gone in (the command may still read it).
+    const closed = request.close && (await closeStdin(files));
+    if (request.close && !closed && written === 0) return { kind: 'ended' };
+    return { kind: 'written', bytes: written, closed };
   };
+}
+
+/** Asks the task's supervisor to close the command's stdin; false when no supervisor is there to ask. */
+async function closeStdin(files: TaskFiles): Promise<boolean> {
+  const record = await readRecord(files.state);
+  return record !== undefined && signalSupervisor(record, 'SIGUSR2');
 }
 
 /**

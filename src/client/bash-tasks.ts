@@ -31,6 +31,7 @@ import { type OutputRead, type ReaderOptions, readNewOutput, readPosition } from
 import { waitForNewOutput } from './output-wait.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
+import { serverNow } from './server-clock.js';
 import { writeTaskStdin } from './stdin-write.js';
 import { newTaskId } from './task-id.js';
 import { type TaskFilter, type TaskSummary, taskListQuery, toTaskSummary } from './task-list.js';
@@ -281,15 +282,17 @@ export class BashTasks {
    */
   async moveToBackground(taskId: TaskId, owner: string | undefined): Promise<boolean> {
     const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
+    // Past this the workflow refuses the move, so a move it takes later cannot happen unseen.
+    const expiresAtMs = serverNow(this.client) + MOVE_TIMEOUT_MS;
+    const gaveUp = AbortSignal.timeout(MOVE_TIMEOUT_MS);
     try {
-      await this.client.withDeadline(Date.now() + MOVE_TIMEOUT_MS, () =>
-        handle.executeUpdate(moveToBackgroundUpdate, { args: [this.noticeFor(owner)] }),
+      await this.client.withAbortSignal(gaveUp, () =>
+        handle.executeUpdate(moveToBackgroundUpdate, { args: [{ ...this.noticeFor(owner), expiresAtMs }] }),
       );
       return true;
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return false;
-      const cause = err instanceof ServiceError ? err.cause : err;
-      if (isGrpcDeadlineError(cause)) return false;
+      if (gaveUp.aborted) return false;
       throw this.unreachable(err) ?? err;
     }
   }

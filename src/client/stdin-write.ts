@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
-  isGrpcDeadlineError,
-  ServiceError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type WorkflowUpdateHandle,
@@ -17,10 +15,15 @@ import { learnServerTime, serverNow } from './server-clock.js';
 /** Time kept past the host's own bounds for the answer to travel back. */
 const ANSWER_MARGIN_MS = 2_000;
 
+/** The longest a write's answer takes once the workflow took it: the host's wait, the write, the way back. */
+const ANSWER_WAIT_MS = STDIN_HOST_WAIT_MS + STDIN_WRITE_MS + ANSWER_MARGIN_MS;
+
 /**
  * Sends a write to a task's stdin through its workflow and returns what the host did. The request
  * expires on the server's clock: once the workflow has not taken it by then, it never will, so
- * "nothing was written" is certain. Refusals throw `StdinWriteError` with the line the model sees.
+ * "nothing was written" is certain. A refusal for a clock that is off teaches this host the
+ * server's time, and the write is sent once more. Other refusals throw `StdinWriteError` with the
+ * line the model sees.
  */
 export async function writeTaskStdin(
   client: Client,
@@ -29,12 +32,11 @@ export async function writeTaskStdin(
 ): Promise<StdinWriteResult> {
   const handle = client.workflow.getHandle(taskId);
   for (let attempt = 0; ; attempt++) {
-    const acceptBy = Date.now() + STDIN_HOST_WAIT_MS;
-    const answerBy = acceptBy + STDIN_WRITE_MS + ANSWER_MARGIN_MS;
     const request = { ...write, expiresAtMs: serverNow(client) + STDIN_HOST_WAIT_MS };
+    const notTaken = AbortSignal.timeout(STDIN_HOST_WAIT_MS + ANSWER_MARGIN_MS);
     let update: WorkflowUpdateHandle<StdinWriteResult>;
     try {
-      update = await client.withDeadline(acceptBy + ANSWER_MARGIN_MS, () =>
+      update = await client.withAbortSignal(notTaken, () =>
         handle.startUpdate(writeStdinUpdate, {
           args: [request],
           updateId: randomUUID(),
@@ -42,49 +44,49 @@ export async function writeTaskStdin(
         }),
       );
     } catch (err) {
-      const serverTime = expiredAt(err);
-      if (serverTime !== undefined && attempt === 0) {
-        learnServerTime(client, serverTime);
-        continue;
-      }
-      if (err instanceof WorkflowUpdateFailedError) throw new StdinWriteError(refusal(err));
       if (err instanceof WorkflowNotFoundError)
         throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
-      if (isDeadline(err))
+      if (notTaken.aborted)
         throw new StdinWriteError(
           `task ${taskId} did not take the write within ${STDIN_HOST_WAIT_MS}ms (no worker runs its workflow); nothing was written`,
         );
       throw err;
     }
+    const noAnswer = AbortSignal.timeout(ANSWER_WAIT_MS);
     try {
-      return await client.withDeadline(answerBy, () => update.result());
+      return await client.withAbortSignal(noAnswer, () => update.result());
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw new StdinWriteError(refusal(err));
-      if (isDeadline(err))
+      if (err instanceof WorkflowUpdateFailedError) {
+        // A refused update wrote nothing, so sending it again is safe.
+        const serverTime = expiredAt(err);
+        if (serverTime !== undefined && attempt === 0) {
+          learnServerTime(client, serverTime);
+          continue;
+        }
+        throw new StdinWriteError(serverTime !== undefined ? clockRefusal(taskId) : refusal(err));
+      }
+      if (noAnswer.aborted)
         throw new StdinWriteError(
-          `the write to task ${taskId} got no answer within ${STDIN_HOST_WAIT_MS + STDIN_WRITE_MS + ANSWER_MARGIN_MS}ms; it may have been written`,
+          `the write to task ${taskId} got no answer within ${ANSWER_WAIT_MS}ms; it may have been written`,
         );
       throw err;
     }
   }
 }
 
-/** The refusal's own line (the workflow's validator or the write's failure). */
+const clockRefusal = (taskId: string) =>
+  `task ${taskId} refused the write twice for this host's clock; nothing was written`;
+
+/** The refusal's own line (the workflow's validator, or the write's failure). */
 function refusal(err: WorkflowUpdateFailedError): string {
   const message = err.cause instanceof Error ? err.cause.message : err.message;
   return message.split('\n', 1)[0] ?? message;
 }
 
-/** The workflow time an expired write's refusal reports, or undefined for any other error. */
-function expiredAt(err: unknown): number | undefined {
-  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+/** The workflow time a refusal for the caller's clock reports, or undefined for any other refusal. */
+function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
   const message = err.cause instanceof Error ? err.cause.message : '';
   if (!message.startsWith(STDIN_WRITE_EXPIRED)) return undefined;
   const time = Number(message.slice(STDIN_WRITE_EXPIRED.length));
   return Number.isFinite(time) ? time : undefined;
-}
-
-/** The call's own deadline passed: the server answered nothing in time (it was reachable a moment ago). */
-function isDeadline(err: unknown): boolean {
-  return isGrpcDeadlineError(err instanceof ServiceError ? err.cause : err);
 }

@@ -66,18 +66,29 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
     await client?.connection.close();
     throw error;
   }
-  const running = worker.run();
-  for (const tool of createBashTools({
-    client,
-    taskQueue: config.taskQueue,
-    agentTaskQueue,
-    ...(config.noticeWindowMs !== undefined ? { noticeWindowMs: config.noticeWindowMs } : {}),
-    ...(config.maxBackgroundTasksPerSession !== undefined
-      ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
-      : {}),
-  })) {
-    ctx.tools.register(toToolDefinition(tool));
+  try {
+    // Registered before the worker runs: a harness that already has a `bash` (its own tool-bash)
+    // refuses the name, and the plugin then fails to load with nothing left open.
+    for (const tool of createBashTools({
+      client,
+      taskQueue: config.taskQueue,
+      agentTaskQueue,
+      ...(config.noticeWindowMs !== undefined ? { noticeWindowMs: config.noticeWindowMs } : {}),
+      ...(config.maxBackgroundTasksPerSession !== undefined
+        ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
+        : {}),
+    })) {
+      ctx.tools.register(toToolDefinition(tool));
+    }
+  } catch (error) {
+    await connection.close();
+    await client.connection.close();
+    throw error;
   }
+  // A worker that fails is reported, never an unhandled rejection that would end the harness.
+  const running = worker.run().catch((error: unknown) => {
+    console.error(`durable-bash/dsh: the agent worker on ${agentTaskQueue} stopped: ${String(error)}`);
+  });
   const [openClient, openConnection, runningWorker] = [client, connection, worker];
   return async () => {
     if (runningWorker.getState() === 'RUNNING') runningWorker.shutdown();

@@ -27,7 +27,9 @@ export type StdinWriteResult =
   /** The command has not started yet (its host has not spawned it): nothing was written. */
   | { kind: 'not-started' }
   /** No worker on the command's host took the write before its expiry: nothing was written. */
-  | { kind: 'no-host' };
+  | { kind: 'no-host' }
+  /** Earlier writes held the stdin (a command not reading) until this one expired: nothing was written. */
+  | { kind: 'expired'; waitedMs: number };
 
 /** What the host's activity gets: the task and the write. */
 export interface StdinWriteTask extends StdinWrite {

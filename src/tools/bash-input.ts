@@ -26,6 +26,10 @@ export function inputText(taskId: string, result: StdinWriteResult, close: boole
       throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
     case 'not-started':
       throw new StdinWriteError(`task ${taskId} has not started its command yet; nothing was written`);
+    case 'expired':
+      throw new StdinWriteError(
+        `the write to task ${taskId} waited ${result.waitedMs}ms behind earlier writes to a stdin that is not being read; nothing was written`,
+      );
     case 'no-host':
       throw new StdinWriteError(
         `no worker on the host of task ${taskId} took the write within ${STDIN_HOST_WAIT_MS}ms; nothing was written`,

@@ -61,6 +61,11 @@ import { handleStdinWrites } from './stdin-writes.js';
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
   notice?: NoticeTarget;
+  /**
+   * On the server's clock: a move the workflow takes later than this is refused, since the caller
+   * has stopped waiting for it (its call goes on in the foreground). Absent from older callers.
+   */
+  expiresAtMs?: number;
 }
 
 /**
@@ -193,11 +198,13 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
       upsertMemo({ background: true });
     },
     {
-      validator: (_request) => {
+      validator: (request) => {
         if (!standing.movable)
           throw new Error(
             `task ${input.taskId} cannot move to the background: it is not running in the foreground`,
           );
+        if (request.expiresAtMs !== undefined && Date.now() >= request.expiresAtMs)
+          throw new Error(`task ${input.taskId} took the move to the background too late`);
       },
     },
   );
@@ -315,6 +322,8 @@ async function runOnHost(
     );
   let stopping: Promise<StopResult> | undefined;
   const stop = () => {
+    // A run being killed or timed out can no longer move to the background.
+    standing.movable = false;
     stopping ??= CancellationScope.nonCancellable(() => stopCommand(spec));
     command.cancel();
   };

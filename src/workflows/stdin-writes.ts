@@ -1,6 +1,8 @@
 import { TimeoutType } from '@temporalio/common';
 import {
   ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
   condition,
   defineUpdate,
   proxyActivities,
@@ -9,7 +11,12 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
-import { STDIN_HISTORY_MAX_BYTES, STDIN_HISTORY_MAX_EVENTS, STDIN_WRITE_MS } from '../shared/limits.js';
+import {
+  STDIN_HISTORY_MAX_BYTES,
+  STDIN_HISTORY_MAX_EVENTS,
+  STDIN_HOST_WAIT_MS,
+  STDIN_WRITE_MS,
+} from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWriteRequest, type StdinWriteResult } from '../shared/stdin.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 
@@ -32,6 +39,9 @@ export interface StdinTarget {
 export const stdinNotOpen = (taskId: TaskId) =>
   `task ${taskId} was not started with keep_stdin_open; its stdin is /dev/null`;
 
+/** How far past the host wait an expiry may lie before the caller's clock counts as ahead of the server's. */
+const CLOCK_SLACK_MS = 1_000;
+
 /**
  * Takes writes one at a time, in the order the workflow accepted them, so texts never interleave.
  * A write waits for the host only until its expiry: one no worker there took by then was not written.
@@ -41,7 +51,8 @@ export function handleStdinWrites(target: StdinTarget): void {
   setHandler(
     writeStdinUpdate,
     (request) => {
-      const turn = previous.then(() => write(target, request));
+      // A kill must not cut a write short: it ends quickly, and answers `ended` if it had to wait.
+      const turn = previous.then(() => CancellationScope.nonCancellable(() => write(target, request)));
       previous = turn.catch(() => undefined);
       return turn;
     },
@@ -56,22 +67,28 @@ export function handleStdinWrites(target: StdinTarget): void {
           throw new Error(
             `task ${target.taskId} has taken all the input its history may hold; nothing was written`,
           );
-        // The caller's clock may be off: it learns the server's from this refusal and tries again.
-        if (Date.now() >= request.expiresAtMs) throw new Error(`${STDIN_WRITE_EXPIRED}${Date.now()}`);
+        // Past its expiry, or expiring later than a caller could wait: the caller's clock is off.
+        // It learns the server's from this refusal and sends the write again.
+        const left = request.expiresAtMs - Date.now();
+        if (left <= 0 || left > STDIN_HOST_WAIT_MS + CLOCK_SLACK_MS)
+          throw new Error(`${STDIN_WRITE_EXPIRED}${Date.now()}`);
       },
     },
   );
 }
 
 async function write(target: StdinTarget, request: StdinWriteRequest): Promise<StdinWriteResult> {
+  const waitedFor = Date.now();
   const hostChosen = await condition(
     () => target.host() !== undefined || target.ended(),
     Math.max(1, request.expiresAtMs - Date.now()),
   );
   const host = target.host();
   if (target.ended()) return { kind: 'ended' };
+  if (!hostChosen || host === undefined) return { kind: 'no-host' };
   const left = request.expiresAtMs - Date.now();
-  if (!hostChosen || host === undefined || left <= 0) return { kind: 'no-host' };
+  // The host was there, but earlier writes held the stdin until this one's time ran out.
+  if (left <= 0) return { kind: 'expired', waitedMs: Date.now() - waitedFor };
   const { writeStdin } = proxyActivities<CommandActivities>({
     taskQueue: host.hostQueue,
     // Taken by a worker there before the expiry, or never: a caller that stopped waiting never
@@ -83,15 +100,25 @@ async function write(target: StdinTarget, request: StdinWriteRequest): Promise<S
   try {
     return await writeStdin({ taskId: target.taskId, text: request.text, close: request.close });
   } catch (err) {
-    if (isScheduleToStartTimeout(err)) return { kind: 'no-host' };
-    throw err;
+    if (timedOut(err, TimeoutType.SCHEDULE_TO_START)) return { kind: 'no-host' };
+    // It may have written part of the text before it failed or its worker was lost.
+    throw ApplicationFailure.create({
+      message: `the write to task ${target.taskId} failed: ${rootCause(err)}; it may have been written`,
+      nonRetryable: true,
+    });
   }
 }
 
-function isScheduleToStartTimeout(err: unknown): boolean {
+function timedOut(err: unknown, type: TimeoutType): boolean {
   return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+    err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === type
   );
+}
+
+/** The innermost failure's message, on one line. */
+function rootCause(err: unknown): string {
+  let cause = err;
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return message.split('\n', 1)[0] ?? message;
 }

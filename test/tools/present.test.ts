@@ -168,12 +168,13 @@ describe('the task tools as createBashTools makes them', () => {
     });
   });
 
-  it('come in the order bash, bash_output, bash_kill, bash_list', () => {
+  it('come in the order bash, bash_output, bash_kill, bash_list, bash_input', () => {
     expect(tools.map((candidate) => candidate.name)).toEqual([
       'bash',
       'bash_output',
       'bash_kill',
       'bash_list',
+      'bash_input',
     ]);
   });
 

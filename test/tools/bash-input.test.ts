@@ -1,5 +1,6 @@
 /** `bash_input` and `keep_stdin_open`: stdin through the command's supervisor, against a real dev server and worker. */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { learnServerTime, serverNow } from '../../src/client/server-clock.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
@@ -137,6 +138,22 @@ describe('bash_input', () => {
     expect(await readUntil(taskId, /\[status: completed, exit code: 0\]/, agent('stdin-owner'))).toMatch(
       /^mine\n/,
     );
+  });
+
+  it("takes a write from a host whose clock is off either way: the refusal teaches it the server's time", async () => {
+    const taskId = await startBackground('while read -r line; do echo "got $line"; done', {
+      keep_stdin_open: true,
+    });
+    for (const skewMs of [-20_000, 20_000]) {
+      // As if this host's clock were 20 s ahead of the server's, then 20 s behind.
+      learnServerTime(suite.env.client, Date.now() + skewMs);
+      expect(text(await call('bash_input', { task_id: taskId, text: `${skewMs}\n` }))).toBe(
+        `wrote ${String(skewMs).length + 1} bytes to the stdin of task ${taskId}`,
+      );
+      expect(Math.abs(serverNow(suite.env.client) - Date.now())).toBeLessThan(5_000);
+    }
+    expect(await readUntil(taskId, /got 20000\n/)).toMatch(/got -20000\n(\[status: running\]\n)?got 20000\n/);
+    await call('bash_input', { task_id: taskId, text: '', close: true });
   });
 
   it('presents its call as a card naming the task', () => {

@@ -367,12 +367,22 @@ export class BashTasks {
   /**
    * The output since the previous read of this task, by any process (`bash_output`), and where the
    * task stands. Never waits on a worker for more than a few seconds: without one, it answers with
-   * what the server holds and leaves the read position where it was.
+   * what the server holds and leaves the read position where it was. With `wholeLines`, a running
+   * task's unfinished last line stays for a later read.
    */
-  async read(taskId: string, callerSessionId: string | undefined): Promise<OutputRead> {
+  async read(
+    taskId: string,
+    callerSessionId: string | undefined,
+    options: { wholeLines?: boolean } = {},
+  ): Promise<OutputRead> {
     const snapshot = await this.snapshot(taskId, callerSessionId);
     try {
-      return await readNewOutput(this.client, snapshot, { taskQueue: this.taskQueue, ...this.readerOptions });
+      return await readNewOutput(
+        this.client,
+        snapshot,
+        { taskQueue: this.taskQueue, ...this.readerOptions },
+        options.wholeLines === true,
+      );
     } catch (err) {
       throw this.unreachable(err) ?? err;
     }
@@ -388,6 +398,7 @@ export class BashTasks {
     callerSessionId: string | undefined,
     timeoutMs: number,
     signal?: AbortSignal,
+    options: { wholeLines?: boolean } = {},
   ): Promise<void> {
     const outcome = await waitForNewOutput(
       () => this.snapshot(taskId, callerSessionId),
@@ -395,7 +406,7 @@ export class BashTasks {
         readPosition(this.client, taskId).catch((err: unknown) =>
           Promise.reject(this.unreachable(err) ?? err),
         ),
-      { timeoutMs, ...(signal !== undefined ? { signal } : {}) },
+      { timeoutMs, wholeLines: options.wholeLines === true, ...(signal !== undefined ? { signal } : {}) },
     );
     if (outcome === 'aborted') throw new ReadAbortedError(taskId);
   }

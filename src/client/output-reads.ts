@@ -69,19 +69,18 @@ export interface ReaderOptions {
 
 /**
  * Takes the output between a task's read position and what `snapshot` holds, moving the position
- * past it. Bytes of an unfinished character stay for the next read while the task runs.
+ * past it. Bytes of an unfinished character stay for the next read while the task runs, and with
+ * `wholeLines` (a filtered read) so does an unfinished line.
  */
 export async function readNewOutput(
   client: Client,
   snapshot: TaskSnapshot,
   options: ReaderOptions,
+  wholeLines = false,
 ): Promise<OutputRead> {
   const stdout = tailBytes(snapshot.stdout);
   const stderr = tailBytes(snapshot.stderr);
-  const upTo: ReadPosition = {
-    stdout: snapshot.stdout.bytes - (snapshot.final ? 0 : unfinishedCharLength(stdout)),
-    stderr: snapshot.stderr.bytes - (snapshot.final ? 0 : unfinishedCharLength(stderr)),
-  };
+  const upTo = readableUpTo(snapshot, wholeLines);
   const { from, claimed } = await claim(client, snapshot.taskId, upTo, snapshot.final, options);
   return {
     state: snapshot.state,
@@ -91,6 +90,28 @@ export async function readNewOutput(
     unclaimed: !claimed,
     ...(snapshot.limits ? { limits: snapshot.limits } : {}),
   };
+}
+
+/**
+ * How far a read of `snapshot` may take each stream: all of a finished task's output; of a running
+ * one's, not the bytes of an unfinished character, and with `wholeLines` (a filtered read) not an
+ * unfinished line either, which a later read then sees (and filters) whole. A line longer than the
+ * tail held is taken as it is.
+ */
+export function readableUpTo(snapshot: TaskSnapshot, wholeLines: boolean): ReadPosition {
+  const readTo = (stream: StreamTail) => {
+    if (snapshot.final) return stream.bytes;
+    const tail = tailBytes(stream);
+    const tailStart = stream.bytes - tail.length;
+    if (wholeLines) {
+      const lastNewline = tail.lastIndexOf(0x0a);
+      if (lastNewline >= 0) return tailStart + lastNewline + 1;
+      // No line ends in what is held: all of it is one unfinished line, unless it began before.
+      if (tailStart === 0) return 0;
+    }
+    return stream.bytes - unfinishedCharLength(tail);
+  };
+  return { stdout: readTo(snapshot.stdout), stderr: readTo(snapshot.stderr) };
 }
 
 /** The bytes `[from, upTo)` of a stream whose tail holds its last `tail.length` bytes. */

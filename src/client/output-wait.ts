@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WAIT_POLL_INTERVAL_MS } from '../shared/limits.js';
 import type { ReadPosition } from '../shared/read-position.js';
+import { readableUpTo } from './output-reads.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** Why a wait for output ended. */
@@ -12,6 +13,8 @@ export interface WaitOptions {
   signal?: AbortSignal;
   /** @default WAIT_POLL_INTERVAL_MS */
   intervalMs?: number;
+  /** Only whole lines count as new output (a filtered read leaves an unfinished one for later). */
+  wholeLines?: boolean;
 }
 
 /**
@@ -34,7 +37,8 @@ export async function waitForNewOutput(
     const now = await snapshot();
     if (now.final) return 'ended';
     from ??= await position();
-    if (now.stdout.bytes > from.stdout || now.stderr.bytes > from.stderr) return 'output';
+    const upTo = readableUpTo(now, options.wholeLines === true);
+    if (upTo.stdout > from.stdout || upTo.stderr > from.stderr) return 'output';
     const left = deadline - Date.now();
     if (left <= 0) return 'timeout';
     const slept = await sleep(Math.min(intervalMs, left), true, signal ? { signal } : {}).catch(() => false);

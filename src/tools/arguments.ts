@@ -144,7 +144,7 @@ export const bashOutputArguments = taskArguments.extend({
   })
     .optional()
     .describe(
-      'A JavaScript regular expression: show only the new lines that match it. The other lines are still consumed; the answer says how many were left out.',
+      'A JavaScript regular expression: show only the new whole lines that match it (a line still being written waits for a later read). The other lines are still consumed; the answer says how many were left out.',
     ),
 });
 export type BashOutputArguments = z.infer<typeof bashOutputArguments>;

@@ -34,9 +34,12 @@ export function createBashOutputTool(
     presentCall: (args) => presentOutputCall(OUTPUT_VERB, args),
     run: async (taskId, callerSessionId, args, exec) => {
       const waitMs = Math.min(args.wait_ms ?? 0, maxWaitMs);
-      if (waitMs > 0) await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal);
       const filter = args.filter === undefined ? undefined : new RegExp(args.filter);
-      return renderOutputRead(await tasks.read(taskId, callerSessionId), os.hostname(), filter);
+      // A filter sees whole lines: a line still being written is left for a later read.
+      const lines = { wholeLines: filter !== undefined };
+      if (waitMs > 0) await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal, lines);
+      const read = await tasks.read(taskId, callerSessionId, lines);
+      return renderOutputRead(read, os.hostname(), filter);
     },
   });
 }

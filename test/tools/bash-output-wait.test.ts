@@ -133,11 +133,27 @@ describe('bash_output filter', () => {
     const taskId = await startBackground("printf 'keep\\ndrop\\n'; sleep 60");
     await expect
       .poll(async () => text(await output({ task_id: taskId, filter: 'keep', wait_ms: 5_000 })), {
-        timeout: 15_000,
+        // Generous: under a loaded CI a command's first heartbeat can take many seconds.
+        timeout: 40_000,
       })
       .toMatch(
         /^keep\n\[1 line not matching the filter was left out; full output: \/\S+\.stdout\]\n\[status: running\]$/,
       );
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
+  it('leaves a line still being written for a later read, and a wait does not end on it', async () => {
+    const taskId = await startBackground(
+      "printf 'keep partial'; sleep 3; printf ' line\\nother\\n'; sleep 60",
+    );
+    const { value: first, ms } = await timed(() =>
+      output({ task_id: taskId, filter: 'keep', wait_ms: 1_500 }),
+    );
+    expect(text(first)).toBe('(no new output)\n[status: running]');
+    expect(ms).toBeGreaterThanOrEqual(1_400);
+    expect(text(await output({ task_id: taskId, filter: 'keep', wait_ms: 20_000 }))).toMatch(
+      /^keep partial line\n\[1 line not matching the filter was left out; full output: \/\S+\.stdout\]\n\[status: running\]$/,
+    );
     await (tools.bash_kill as Tool).execute({ task_id: taskId });
   });
 

@@ -133,6 +133,12 @@ export const MAX_FILTER_BYTES = 1024;
 /** Most tasks one `bash_list` call shows (the most recent first after the running ones). */
 export const LIST_LIMIT = 100;
 
+/**
+ * Most of a session's tasks one `bash_list` call looks through for its background ones: foreground
+ * runs are tasks too, and a session that ran many of them must not hide its background tasks.
+ */
+export const LIST_SCAN_LIMIT = 1_000;
+
 /** Default cap on the background tasks one agent session may run at once (`createBashTools`). */
 export const DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION = 20;
 

@@ -1,7 +1,7 @@
 import type { BashTasks } from '../client/bash-tasks.js';
 import type { TaskFilter, TaskSummary } from '../client/task-list.js';
 import { taskTable } from '../client/task-table.js';
-import { LIST_LIMIT } from '../shared/limits.js';
+import { LIST_LIMIT, LIST_SCAN_LIMIT } from '../shared/limits.js';
 import { type BashListArguments, bashListArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashListDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
@@ -30,13 +30,12 @@ export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
         const sessionId = exec.agent?.sessionId;
         const filter: TaskFilter =
           sessionId === undefined ? { unowned: true, running } : { owner: sessionId, running };
-        const listed = await tasks.list(filter, LIST_LIMIT);
-        return textResult(
-          renderTaskList(
-            listed.filter((task) => task.background !== false),
-            new Date(),
-          ),
+        const background = (await tasks.list(filter, LIST_SCAN_LIMIT)).filter(
+          (task) => task.background !== false,
         );
+        const shown = renderTaskList(background.slice(0, LIST_LIMIT), new Date());
+        const more = background.length - LIST_LIMIT;
+        return textResult(more > 0 ? `${shown}\n[${more} more tasks not shown]` : shown);
       } catch (err) {
         return errorResult(err);
       }

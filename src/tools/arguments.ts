@@ -51,6 +51,13 @@ const nonBlankString = (what: string, maxBytes: number) =>
     return value.includes('\0') ? 'contains a NUL byte' : undefined;
   });
 
+/** An optional boolean field, with the one message every boolean field gives for another value. */
+const optionalBoolean = (description: string) =>
+  z
+    .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
+    .optional()
+    .describe(description);
+
 export const bashArguments = z
   .strictObject({
     command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
@@ -69,16 +76,12 @@ export const bashArguments = z
     workdir: nonBlankString('a non-empty path', MAX_WORKDIR_BYTES)
       .optional()
       .describe("Working directory; a relative path is resolved against the session's cwd."),
-    run_in_background: z
-      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
-      .optional()
-      .describe('Return a task id at once and run without a timeout; read output with bash_output.'),
-    keep_stdin_open: z
-      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
-      .optional()
-      .describe(
-        "Background runs only: keep the command's stdin open, so bash_input can write to it (an interactive program, a REPL). Default: stdin is empty.",
-      ),
+    run_in_background: optionalBoolean(
+      'Return a task id at once and run without a timeout; read output with bash_output.',
+    ),
+    keep_stdin_open: optionalBoolean(
+      "Background runs only: keep the command's stdin open, so bash_input can write to it (an interactive program, a REPL). Default: stdin is empty.",
+    ),
   })
   .superRefine((call, context) => {
     if (call.keep_stdin_open === true && call.run_in_background !== true)
@@ -179,12 +182,9 @@ export const bashInputArguments = taskArguments
       .describe(
         "What to write to the task's stdin, exactly as given: end a line with \\n (most programs act on whole lines). May be empty with close: true.",
       ),
-    close: z
-      .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
-      .optional()
-      .describe(
-        'Close the stdin after the text (the command then reads end of file). Default: keep it open.',
-      ),
+    close: optionalBoolean(
+      'Close the stdin after the text (the command then reads end of file). Default: keep it open.',
+    ),
   })
   .superRefine((call, context) => {
     if (call.text === '' && call.close !== true)
@@ -198,9 +198,6 @@ export const bashInputArguments = taskArguments
 export type BashInputArguments = z.infer<typeof bashInputArguments>;
 
 export const bashListArguments = z.strictObject({
-  all: z
-    .boolean({ error: (issue) => `expected a boolean, got ${describeValue(issue.input)}` })
-    .optional()
-    .describe('Also list the tasks that have ended. Default: only running tasks.'),
+  all: optionalBoolean('Also list the tasks that have ended. Default: only running tasks.'),
 });
 export type BashListArguments = z.infer<typeof bashListArguments>;

@@ -36,7 +36,8 @@ const sessions = new FakeSessions();
 
 beforeAll(async () => {
   env = await createDevServerEnv();
-  commandWorker = await startBashWorker(env, { defaultTimeoutMs: 2000, maxTimeoutMs: 10_000 });
+  // Timeouts well past the 300-500 ms thresholds: under a loaded CI the move must still come first.
+  commandWorker = await startBashWorker(env, { defaultTimeoutMs: 4000, maxTimeoutMs: 10_000 });
   const worker = await createAgentWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
@@ -145,13 +146,13 @@ describe('bash with autoBackgroundAfterMs', () => {
     const started = Date.now();
     const result = text(
       await bash.execute(
-        { command: 'echo start; sleep 2.5; echo finished', description: 'Slow', timeoutMs: 1000 },
+        { command: 'echo start; sleep 4; echo finished', description: 'Slow', timeoutMs: 2500 },
         exec,
       ),
     );
     const { output, taskId } = moved(result);
     expect(output).toBe('start\n');
-    expect(Date.now() - started).toBeLessThan(2500);
+    expect(Date.now() - started).toBeLessThan(4000);
     const end = await env.client.workflow.getHandle<typeof bashTask>(taskId).result();
     expect(end.exitCode).toBe(0);
     expect(end.signal).toBeNull();

@@ -7,7 +7,7 @@ import type { OutputRead, StreamRead } from '../client/output-reads.js';
 import { tailText } from '../client/stream-text.js';
 import { statusLine } from '../shared/status-line.js';
 import type { BashTaskResult, LimitsReached, StreamTail } from '../shared/task.js';
-import { keepMatchingLines } from './line-filter.js';
+import { FILTER_TIME_LIMIT_MS, keepMatchingLines } from './line-filter.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -24,6 +24,8 @@ export const markers = {
   dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
   movedToBackground: (ms: number, taskId: string) =>
     `[still running after ${ms}ms; moved to background task ${taskId}. Read its output with bash_output.]`,
+  filterTimedOut: (source: string) =>
+    `[the filter /${source}/ took over ${FILTER_TIME_LIMIT_MS}ms and was not applied: every line is shown]`,
   leftOut: (lines: number, paths: string) =>
     `[${lines} ${lines === 1 ? 'line' : 'lines'} not matching the filter ${lines === 1 ? 'was' : 'were'} left out; full output: ${paths}]`,
   outputCapped: (stream: string, bytes: number) =>
@@ -80,6 +82,8 @@ export function renderOutputRead(read: OutputRead, readerHost: string, filter?: 
   if (stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${stderr.text}`);
   const leftOut = stdout.leftOut + stderr.leftOut;
   if (text === '' && leftOut === 0) text = NO_NEW_OUTPUT;
+  if ((stdout.timedOut || stderr.timedOut) && filter !== undefined)
+    text = joinLines(text, markers.filterTimedOut(filter.source));
   if (leftOut > 0) {
     const filtered = [
       ...(stdout.leftOut > 0 ? [read.stdout] : []),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OutputRead } from '../../src/client/output-reads.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
+import { keepMatchingLines } from '../../src/tools/line-filter.js';
 import { parseRunText } from '../../src/tools/present.js';
 import { renderOutputRead, renderRun } from '../../src/tools/render.js';
 
@@ -115,5 +116,20 @@ describe('renderOutputRead', () => {
     expect(renderOutputRead(read({ stdout: { text: 'x\n', droppedBytes: 0 }, unclaimed: true }), HOST)).toBe(
       'x\n[status: running]\n[task worker unavailable: this is the output the server holds; the read position did not move, so it will be shown again]',
     );
+  });
+
+  it('stops a filter that backtracks without end, and shows every line instead, saying so', () => {
+    const line = `${'a'.repeat(40)}\n`;
+    const started = Date.now();
+    expect(keepMatchingLines(`ok\n${line}`, /(a+)+b/, 50)).toEqual({
+      text: `ok\n${line}`,
+      leftOut: 0,
+      timedOut: true,
+    });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(renderOutputRead(read({ stdout: { text: line, droppedBytes: 0 } }), HOST, /(a+)+b/)).toBe(
+      `${line}[the filter /(a+)+b/ took over 1000ms and was not applied: every line is shown]\n[status: running]`,
+    );
+    expect(keepMatchingLines('x\ny\n', /y/)).toEqual({ text: 'y\n', leftOut: 1 });
   });
 });

@@ -21,6 +21,7 @@ import { startWorkerProcess, type WorkerProcess } from '../test/helpers/worker-p
 
 const SAMPLES = 100;
 const KILL_SAMPLES = 30;
+const INPUT_SAMPLES = 30;
 const CONCURRENT_TASKS = 1_000;
 const GIB = 1024 ** 3;
 const MIB = 1024 ** 2;
@@ -79,9 +80,18 @@ function directSpawn(command: string): Promise<void> {
   });
 }
 
-async function startBackground(command: string, using = tools): Promise<string> {
+async function startBackground(
+  command: string,
+  using = tools,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const started = text(
-    await (using.bash as Tool).execute({ command, description: 'Benchmark', run_in_background: true }),
+    await (using.bash as Tool).execute({
+      command,
+      description: 'Benchmark',
+      run_in_background: true,
+      ...extra,
+    }),
   );
   return started.replace('started background task ', '');
 }
@@ -184,6 +194,39 @@ describe('DESIGN.md §4 budgets', () => {
       result: `p50 ${ms(percentile(latencies, 50))}, p95 ${ms(p95)}, max ${ms(Math.max(...latencies))} (100 lines)`,
       budget: 'p95 <= 500 ms',
       within: p95 <= 500,
+    });
+  });
+
+  it('bash_input to the program, and its answer back through a waiting bash_output', async () => {
+    const taskId = await startBackground('while read -r line; do echo "got $line"; done', tools, {
+      keep_stdin_open: true,
+    });
+    await (tools.bash_input as Tool).execute({ task_id: taskId, text: 'warm-up\n' });
+    await (tools.bash_output as Tool).execute({ task_id: taskId, wait_ms: 10_000 });
+    const writes: number[] = [];
+    const roundTrips: number[] = [];
+    for (let i = 0; i < INPUT_SAMPLES; i++) {
+      const began = performance.now();
+      const wrote = text(await (tools.bash_input as Tool).execute({ task_id: taskId, text: `${i}\n` }));
+      writes.push(performance.now() - began);
+      expect(wrote).toBe(`wrote ${String(i).length + 1} bytes to the stdin of task ${taskId}`);
+      let seen = '';
+      while (!seen.includes(`got ${i}\n`))
+        seen += text(await (tools.bash_output as Tool).execute({ task_id: taskId, wait_ms: 10_000 }));
+      roundTrips.push(performance.now() - began);
+    }
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+    rows.push({
+      measure: '`bash_input` call -> answered (bytes written on the host)',
+      result: `p50 ${ms(percentile(writes, 50))}, p95 ${ms(percentile(writes, 95))} (${INPUT_SAMPLES} writes)`,
+      budget: '',
+      within: undefined,
+    });
+    rows.push({
+      measure: "`bash_input` -> the program's answer returned by `bash_output` with `wait_ms`",
+      result: `p50 ${ms(percentile(roundTrips, 50))}, p95 ${ms(percentile(roundTrips, 95))} (${INPUT_SAMPLES} round trips)`,
+      budget: '',
+      within: undefined,
     });
   });
 

@@ -5,6 +5,7 @@ import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOptio
 import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './codec-server.js';
 import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
+import { type InputFlags, runInput } from './input.js';
 import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
 import { type McpFlags, runMcp, withMcpOptions } from './mcp.js';
@@ -72,6 +73,10 @@ withCodecOption(
         .option('--timeout-ms <ms>', 'timeout in milliseconds (the worker applies its cap)', positiveInt)
         .option('--workdir <dir>', 'working directory for the command')
         .option('--background', 'start it as a background task and print its id')
+        .option(
+          '--keep-stdin-open',
+          "with --background: keep the command's stdin open for `durable-bash input`",
+        )
         .argument('<command...>', 'the command, after --'),
     ),
     'the session a --background task belongs to',
@@ -123,6 +128,23 @@ withCodecOption(
   ),
 ).action(async (taskId: string, flags: KillFlags) => {
   process.exitCode = await runKill(taskId, flags);
+});
+
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('input')
+        .description('write a line to the stdin of a task started with --keep-stdin-open')
+        .option('--close', "close the task's stdin after the text (alone: only close it)")
+        .option('--no-newline', 'write the text without a newline after it')
+        .argument('<task-id>', 'the task, as run --background printed it')
+        .argument('[text...]', 'the text, after --; the words are joined by spaces'),
+    ),
+    'the session the task belongs to',
+  ),
+).action(async (taskId: string, words: string[], flags: InputFlags) => {
+  process.exitCode = await runInput(taskId, words, flags);
 });
 
 withCodecOption(

@@ -8,6 +8,8 @@ export interface RunFlags extends ServerOptions {
   timeoutMs?: number;
   workdir?: string;
   background?: boolean;
+  /** With `background`: the command's stdin stays open for `durable-bash input`. */
+  keepStdinOpen?: boolean;
   /** The session a background run belongs to (see identity.ts). */
   owner: string;
 }
@@ -29,6 +31,7 @@ export function runCommand(words: string[], flags: RunFlags): Promise<number> {
           // A relative --workdir means relative to where the user typed it.
           ...(flags.workdir !== undefined ? { workdir: path.resolve(flags.workdir) } : {}),
           ...(flags.background ? { run_in_background: true } : {}),
+          ...(flags.keepStdinOpen ? { keep_stdin_open: true } : {}),
         },
         { signal, ...(flags.background ? { agent: { sessionId: flags.owner } } : {}) },
       ),

@@ -29,8 +29,8 @@ async function cli(...args: string[]) {
   }
 }
 
-async function startBackground(owner: string, command: string): Promise<string> {
-  const started = await cli('run', '--owner', owner, '--background', '--', command);
+async function startBackground(owner: string, command: string, ...flags: string[]): Promise<string> {
+  const started = await cli('run', '--owner', owner, '--background', ...flags, '--', command);
   const match = /^started background task (bash-[0-9a-f-]{36})\n$/.exec(started.stdout);
   if (!match?.[1]) throw new Error(`unexpected output: ${JSON.stringify(started)}`);
   return match[1];
@@ -120,5 +120,36 @@ describe('durable-bash run --background, ps, logs, kill', () => {
       stderr: 'durable-bash: unknown bash task bash-unknown\n',
     });
     await suite.env.client.workflow.getHandle(taskId).cancel();
+  });
+
+  it('writes lines to the stdin of a task started with --keep-stdin-open, then closes it', async () => {
+    const owner = `input-${randomUUID()}`;
+    const taskId = await startBackground(
+      owner,
+      'while read -r line; do echo "got $line"; done; echo "rest: $line"',
+      '--keep-stdin-open',
+    );
+    expect(await cli('input', '--owner', owner, taskId, '--', 'six', 'times', 'seven')).toEqual({
+      code: 0,
+      stdout: `wrote 16 bytes to the stdin of task ${taskId}\n`,
+      stderr: '',
+    });
+    expect(await cli('input', '--owner', owner, '--no-newline', '--close', taskId, '--', 'last')).toEqual({
+      code: 0,
+      stdout: `wrote 4 bytes to the stdin of task ${taskId} and closed it\n`,
+      stderr: '',
+    });
+    await finished(taskId);
+    // A last line with no newline is what `read` leaves in its variable at end of file.
+    expect(await cli('logs', '--owner', owner, taskId)).toEqual({
+      code: 0,
+      stdout: 'got six times seven\nrest: last\n',
+      stderr: '[status: completed, exit code: 0]\n',
+    });
+    expect(await cli('input', '--owner', owner, taskId, '--', 'late')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `task ${taskId} has ended; nothing was written\n`,
+    });
   });
 });

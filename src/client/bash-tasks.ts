@@ -73,6 +73,9 @@ export type ForegroundOutcome =
 /** How long a foreground call waits for the workflow to take (or refuse) its move to the background. */
 const MOVE_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
 
+/** Time between a move's expiry and the end of the caller's wait, for the answer to come back. */
+const MOVE_ANSWER_MARGIN_MS = 2_000;
+
 /** How long the read after a move waits for the re-attached attempt's first heartbeat. */
 const MOVED_READ_WAIT_MS = 1_000;
 
@@ -282,8 +285,9 @@ export class BashTasks {
    */
   async moveToBackground(taskId: TaskId, owner: string | undefined): Promise<boolean> {
     const handle = this.client.workflow.getHandle<typeof bashTask>(taskId);
-    // Past this the workflow refuses the move, so a move it takes later cannot happen unseen.
-    const expiresAtMs = serverNow(this.client) + MOVE_TIMEOUT_MS;
+    // The workflow refuses a move it takes after this, well before this call stops waiting; a
+    // workflow task that took it in time but answered late is found in the memo the move writes.
+    const expiresAtMs = serverNow(this.client) + MOVE_TIMEOUT_MS - MOVE_ANSWER_MARGIN_MS;
     const gaveUp = AbortSignal.timeout(MOVE_TIMEOUT_MS);
     try {
       await this.client.withAbortSignal(gaveUp, () =>
@@ -292,7 +296,12 @@ export class BashTasks {
       return true;
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return false;
-      if (gaveUp.aborted) return false;
+      if (gaveUp.aborted) {
+        const description = await this.client
+          .withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => handle.describe())
+          .catch(() => undefined);
+        return description?.memo?.background === true;
+      }
       throw this.unreachable(err) ?? err;
     }
   }

@@ -69,7 +69,11 @@ export async function writeTaskStdin(
         throw new StdinWriteError(
           `the write to task ${taskId} got no answer within ${ANSWER_WAIT_MS}ms; it may have been written`,
         );
-      throw err;
+      // The workflow took the write, then its answer was lost (the run terminated from outside, the
+      // server unreachable): the host may have written it.
+      throw new StdinWriteError(
+        `the write to task ${taskId} got no answer (${firstLine(err)}); it may have been written`,
+      );
     }
   }
 }
@@ -89,4 +93,9 @@ function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
   if (!message.startsWith(STDIN_WRITE_EXPIRED)) return undefined;
   const time = Number(message.slice(STDIN_WRITE_EXPIRED.length));
   return Number.isFinite(time) ? time : undefined;
+}
+
+function firstLine(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split('\n', 1)[0] ?? message;
 }

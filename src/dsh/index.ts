@@ -52,23 +52,12 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
   let client: Client | undefined;
   let connection: NativeConnection | undefined;
   let worker: Worker | undefined;
+  const registrations: Array<() => void> = [];
   try {
     client = await connectClient(connectionConfig);
-    connection = await connectNativeConnection(connectionConfig);
-    worker = await createAgentWorker({
-      connection,
-      namespace: connectionConfig.namespace,
-      taskQueue: agentTaskQueue,
-      agents: createHarnessSessions(() => ctx.agents, { followup: config.followup }),
-    });
-  } catch (error) {
-    await connection?.close();
-    await client?.connection.close();
-    throw error;
-  }
-  try {
-    // Registered before the worker runs: a harness that already has a `bash` (its own tool-bash)
-    // refuses the name, and the plugin then fails to load with nothing left open.
+    // Registered before any worker or native connection exists: a harness that already has a
+    // `bash` (its own tool-bash) refuses the name, and the plugin then fails to load with that
+    // error and nothing left open.
     for (const tool of createBashTools({
       client,
       taskQueue: config.taskQueue,
@@ -78,11 +67,19 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
         ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
         : {}),
     })) {
-      ctx.tools.register(toToolDefinition(tool));
+      registrations.push(ctx.tools.register(toToolDefinition(tool)));
     }
+    connection = await connectNativeConnection(connectionConfig);
+    worker = await createAgentWorker({
+      connection,
+      namespace: connectionConfig.namespace,
+      taskQueue: agentTaskQueue,
+      agents: createHarnessSessions(() => ctx.agents, { followup: config.followup }),
+    });
   } catch (error) {
-    await connection.close();
-    await client.connection.close();
+    for (const unregister of registrations.reverse()) unregister();
+    await connection?.close().catch(() => undefined);
+    await client?.connection.close().catch(() => undefined);
     throw error;
   }
   // A worker that fails is reported, never an unhandled rejection that would end the harness.

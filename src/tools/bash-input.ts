@@ -17,6 +17,8 @@ export function inputText(taskId: string, result: StdinWriteResult, close: boole
   switch (result.kind) {
     case 'written':
       if (result.bytes === 0) return `closed the stdin of task ${taskId}`;
+      if (close && !result.closed)
+        return `wrote ${bytes(result.bytes)} to the stdin of task ${taskId}; its stdin could not be closed (its command is ending)`;
       return `wrote ${bytes(result.bytes)} to the stdin of task ${taskId}${result.closed ? ' and closed it' : ''}`;
     case 'partial':
       return `wrote ${result.bytes} of ${bytes(result.total)} to the stdin of task ${taskId}: the command is not reading it, and the rest did not fit${close ? '; its stdin stays open' : ''}`;

@@ -30,12 +30,14 @@ export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
         const sessionId = exec.agent?.sessionId;
         const filter: TaskFilter =
           sessionId === undefined ? { unowned: true, running } : { owner: sessionId, running };
-        const background = (await tasks.list(filter, LIST_SCAN_LIMIT)).filter(
-          (task) => task.background !== false,
-        );
+        const scanned = await tasks.list(filter, LIST_SCAN_LIMIT);
+        const background = scanned.filter((task) => task.background !== false);
         const shown = renderTaskList(background.slice(0, LIST_LIMIT), new Date());
         const more = background.length - LIST_LIMIT;
-        return textResult(more > 0 ? `${shown}\n[${more} more tasks not shown]` : shown);
+        // The scan stopped at its limit: older tasks exist that were not even looked at.
+        const atLeast = scanned.length >= LIST_SCAN_LIMIT ? 'at least ' : '';
+        if (more > 0) return textResult(`${shown}\n[${atLeast}${more} more tasks not shown]`);
+        return textResult(shown);
       } catch (err) {
         return errorResult(err);
       }

@@ -14,8 +14,8 @@ export const FILTER_TIME_LIMIT_MS = 1_000;
 export interface FilteredText {
   text: string;
   leftOut: number;
-  /** The filter ran out of time: `text` is the whole stream. */
-  timedOut?: boolean;
+  /** Why the filter was not applied (`text` is then the whole stream): it ran out of time, or failed. */
+  notApplied?: { timedOut: true } | { timedOut: false; message: string };
 }
 
 // Run in a context of its own so that its time limit can stop a regular expression mid-match.
@@ -34,8 +34,11 @@ export function keepMatchingLines(
   let kept: string[];
   try {
     kept = matchLines.runInContext(vm.createContext({ lines, filter }), { timeout: timeLimitMs }) as string[];
-  } catch {
-    return { text, leftOut: 0, timedOut: true };
+  } catch (err) {
+    // Out of time, or out of stack on a huge line: nothing is lost, every line is shown.
+    const timedOut = (err as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
+    const message = String(err instanceof Error ? err.message : err).split('\n', 1)[0] ?? '';
+    return { text, leftOut: 0, notApplied: timedOut ? { timedOut } : { timedOut, message } };
   }
   return { text: kept.join(''), leftOut: lines.length - kept.length };
 }

@@ -24,6 +24,8 @@ export const markers = {
   dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
   movedToBackground: (ms: number, taskId: string) =>
     `[still running after ${ms}ms; moved to background task ${taskId}. Read its output with bash_output.]`,
+  filterFailed: (source: string, message: string) =>
+    `[the filter /${source}/ failed (${message}) and was not applied: every line is shown]`,
   filterTimedOut: (source: string) =>
     `[the filter /${source}/ took over ${FILTER_TIME_LIMIT_MS}ms and was not applied: every line is shown]`,
   leftOut: (lines: number, paths: string) =>
@@ -82,8 +84,14 @@ export function renderOutputRead(read: OutputRead, readerHost: string, filter?: 
   if (stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${stderr.text}`);
   const leftOut = stdout.leftOut + stderr.leftOut;
   if (text === '' && leftOut === 0) text = NO_NEW_OUTPUT;
-  if ((stdout.timedOut || stderr.timedOut) && filter !== undefined)
-    text = joinLines(text, markers.filterTimedOut(filter.source));
+  const notApplied = stdout.notApplied ?? stderr.notApplied;
+  if (notApplied !== undefined && filter !== undefined)
+    text = joinLines(
+      text,
+      notApplied.timedOut
+        ? markers.filterTimedOut(filter.source)
+        : markers.filterFailed(filter.source, notApplied.message),
+    );
   if (leftOut > 0) {
     const filtered = [
       ...(stdout.leftOut > 0 ? [read.stdout] : []),

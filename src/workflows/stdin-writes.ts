@@ -42,6 +42,9 @@ export const stdinNotOpen = (taskId: TaskId) =>
 /** How far past the host wait an expiry may lie before the caller's clock counts as ahead of the server's. */
 const CLOCK_SLACK_MS = 1_000;
 
+/** The least time before its expiry a write must still have when the workflow takes it. */
+const STDIN_MIN_LEFT_MS = 1_000;
+
 /**
  * Takes writes one at a time, in the order the workflow accepted them, so texts never interleave.
  * A write waits for the host only until its expiry: one no worker there took by then was not written.
@@ -52,7 +55,10 @@ export function handleStdinWrites(target: StdinTarget): void {
     writeStdinUpdate,
     (request) => {
       // A kill must not cut a write short: it ends quickly, and answers `ended` if it had to wait.
-      const turn = previous.then(() => CancellationScope.nonCancellable(() => write(target, request)));
+      const acceptedAt = Date.now();
+      const turn = previous.then(() =>
+        CancellationScope.nonCancellable(() => write(target, request, acceptedAt)),
+      );
       previous = turn.catch(() => undefined);
       return turn;
     },
@@ -69,16 +75,21 @@ export function handleStdinWrites(target: StdinTarget): void {
           );
         // Past its expiry, or expiring later than a caller could wait: the caller's clock is off.
         // It learns the server's from this refusal and sends the write again.
+        // Too little time left is refused the same way: the write would reach its host after the
+        // caller stopped waiting for it.
         const left = request.expiresAtMs - Date.now();
-        if (left <= 0 || left > STDIN_HOST_WAIT_MS + CLOCK_SLACK_MS)
+        if (left < STDIN_MIN_LEFT_MS || left > STDIN_HOST_WAIT_MS + CLOCK_SLACK_MS)
           throw new Error(`${STDIN_WRITE_EXPIRED}${Date.now()}`);
       },
     },
   );
 }
 
-async function write(target: StdinTarget, request: StdinWriteRequest): Promise<StdinWriteResult> {
-  const waitedFor = Date.now();
+async function write(
+  target: StdinTarget,
+  request: StdinWriteRequest,
+  acceptedAt: number,
+): Promise<StdinWriteResult> {
   const hostChosen = await condition(
     () => target.host() !== undefined || target.ended(),
     Math.max(1, request.expiresAtMs - Date.now()),
@@ -88,7 +99,7 @@ async function write(target: StdinTarget, request: StdinWriteRequest): Promise<S
   if (!hostChosen || host === undefined) return { kind: 'no-host' };
   const left = request.expiresAtMs - Date.now();
   // The host was there, but earlier writes held the stdin until this one's time ran out.
-  if (left <= 0) return { kind: 'expired', waitedMs: Date.now() - waitedFor };
+  if (left <= 0) return { kind: 'expired', waitedMs: Date.now() - acceptedAt };
   const { writeStdin } = proxyActivities<CommandActivities>({
     taskQueue: host.hostQueue,
     // Taken by a worker there before the expiry, or never: a caller that stopped waiting never

@@ -154,6 +154,20 @@ describe('durable-bash/dsh', () => {
     });
   });
 
+  it("fails to load beside another bash tool with the registry's own error, and leaves its tools out", async () => {
+    const before = app.tools.schemas().length;
+    const error = await durableBash.apply(app as never, pluginConfig() as never).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(String(error)).toMatch(/^Error: tool "bash" is already registered/);
+    // Its partial registrations were undone; the loaded plugin's tools still answer.
+    expect(app.tools.schemas().length).toBe(before);
+    expect(text(await call('bash', { command: 'echo still', description: 'Print' }, createAgent()))).toBe(
+      'still\n',
+    );
+  });
+
   it('runs a foreground call through the registry and returns the exact text', async () => {
     const agent = createAgent();
     const args = { command: 'echo hi; echo err >&2; exit 3', description: 'Print and fail' };

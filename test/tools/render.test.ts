@@ -124,7 +124,7 @@ describe('renderOutputRead', () => {
     expect(keepMatchingLines(`ok\n${line}`, /(a+)+b/, 50)).toEqual({
       text: `ok\n${line}`,
       leftOut: 0,
-      timedOut: true,
+      notApplied: { timedOut: true },
     });
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(renderOutputRead(read({ stdout: { text: line, droppedBytes: 0 } }), HOST, /(a+)+b/)).toBe(

@@ -10,6 +10,7 @@ import { StdinWriteError } from '../errors.js';
 import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
+import { firstLine } from './connect.js';
 import { learnServerTime, serverNow } from './server-clock.js';
 
 /** Time kept past the host's own bounds for the answer to travel back. */
@@ -83,8 +84,7 @@ const clockRefusal = (taskId: string) =>
 
 /** The refusal's own line (the workflow's validator, or the write's failure). */
 function refusal(err: WorkflowUpdateFailedError): string {
-  const message = err.cause instanceof Error ? err.cause.message : err.message;
-  return message.split('\n', 1)[0] ?? message;
+  return firstLine(err.cause instanceof Error ? err.cause : err);
 }
 
 /** The workflow time a refusal for the caller's clock reports, or undefined for any other refusal. */
@@ -93,9 +93,4 @@ function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
   if (!message.startsWith(STDIN_WRITE_EXPIRED)) return undefined;
   const time = Number(message.slice(STDIN_WRITE_EXPIRED.length));
   return Number.isFinite(time) ? time : undefined;
-}
-
-function firstLine(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.split('\n', 1)[0] ?? message;
 }

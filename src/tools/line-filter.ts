@@ -6,6 +6,7 @@
  * shows every line instead, so nothing is lost and the tools' process never hangs.
  */
 import vm from 'node:vm';
+import { firstLine } from '../client/connect.js';
 
 /** The longest one stream's filtering may take. */
 export const FILTER_TIME_LIMIT_MS = 1_000;
@@ -37,8 +38,7 @@ export function keepMatchingLines(
   } catch (err) {
     // Out of time, or out of stack on a huge line: nothing is lost, every line is shown.
     const timedOut = (err as { code?: unknown }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT';
-    const message = String(err instanceof Error ? err.message : err).split('\n', 1)[0] ?? '';
-    return { text, leftOut: 0, notApplied: timedOut ? { timedOut } : { timedOut, message } };
+    return { text, leftOut: 0, notApplied: timedOut ? { timedOut } : { timedOut, message: firstLine(err) } };
   }
   return { text: kept.join(''), leftOut: lines.length - kept.length };
 }

@@ -1,9 +1,12 @@
+// `bash_output` while no worker is alive: each test crashes its own worker process (a real
+// `durable-bash worker`) with a task running, and reads with only the server to ask.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { WORKER_UNAVAILABLE } from '../../src/tools/render.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { processesMatching } from '../helpers/processes.js';
@@ -11,47 +14,58 @@ import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 let env: TestWorkflowEnvironment;
-// The worker runs in its own process, so the test can kill it the way a crash would.
-let workerProcess: WorkerProcess | undefined;
+const workerProcesses: WorkerProcess[] = [];
 let restarted: RunningWorker | undefined;
-const taskQueue = `test-${randomUUID()}`;
-const marker = 7000 + Math.floor(Math.random() * 1000);
+const markers: number[] = [];
 
 beforeAll(async () => {
   env = await createDevServerEnv();
-  workerProcess = await startWorkerProcess(env, taskQueue);
 });
 
 afterAll(async () => {
-  await workerProcess?.crash();
+  await Promise.all(workerProcesses.map((worker) => worker.crash()));
   await restarted?.stop();
-  // A failed test may leave the command running; end it here.
-  if (processesMatching(new RegExp(`^sleep ${marker}$`)).length > 0)
-    execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
+  // A command outlives its crashed worker (its supervisor does), and a failed test may leave one.
+  for (const marker of markers)
+    if (processesMatching(new RegExp(`^sleep ${marker}$`)).length > 0)
+      execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
   await env?.teardown();
 });
 
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
+/**
+ * A worker process on a queue of its own, and a background task on it that printed `before` (the
+ * server holds it) and sleeps; the test crashes the worker when it wants.
+ */
+async function sleeperOnWorkerProcess() {
+  const taskQueue = `test-${randomUUID()}`;
+  const marker = 7000 + Math.floor(Math.random() * 2000);
+  markers.push(marker);
+  const worker = await startWorkerProcess(env, taskQueue);
+  workerProcesses.push(worker);
+  const tools = createBashTools({ client: env.client, taskQueue });
+  const tool = (name: string) => tools.find((candidate) => candidate.name === name) as Tool;
+  const started = text(
+    await tool('bash').execute({
+      command: `echo before; sleep ${marker}`,
+      description: 'Sleep',
+      run_in_background: true,
+    }),
+  );
+  const taskId = started.replace('started background task ', '');
+  const tasks = new BashTasks({ client: env.client, taskQueue });
+  await expect
+    .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 15_000 })
+    .toBe(7);
+  return { taskQueue, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
+}
+
 describe('bash_output without a worker', () => {
   it('answers within seconds with what the server holds, moves no read position, and and reads on once a worker is back', async () => {
-    const tools = createBashTools({ client: env.client, taskQueue });
-    const bash = tools.find((tool) => tool.name === 'bash') as Tool;
-    const bashOutput = tools.find((tool) => tool.name === 'bash_output') as Tool;
-    const started = text(
-      await bash.execute({
-        command: `echo before; sleep ${marker}`,
-        description: 'Sleep',
-        run_in_background: true,
-      }),
-    );
-    const taskId = started.replace('started background task ', '');
-    const tasks = new BashTasks({ client: env.client, taskQueue });
-    await expect
-      .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 15_000 })
-      .toBe(7);
+    const { taskQueue, marker, worker, tasks, taskId, bashOutput } = await sleeperOnWorkerProcess();
 
-    await workerProcess?.crash();
+    await worker.crash();
 
     const began = Date.now();
     const expected =
@@ -72,5 +86,18 @@ describe('bash_output without a worker', () => {
       '(no new output)\n[status: killed by SIGTERM]',
     );
     expect(processesMatching(new RegExp(`^sleep ${marker}$`))).toEqual([]);
+  });
+
+  it('with wait_ms, waits its full time on what the server reports, then answers as a read with no worker', async () => {
+    const { worker, taskId, bashOutput } = await sleeperOnWorkerProcess();
+    // Read what there is while the worker lives, so nothing is left unread.
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('before\n[status: running]');
+
+    await worker.crash();
+    const begun = Date.now();
+    const read = text(await bashOutput.execute({ task_id: taskId, wait_ms: 2_000 }));
+    const elapsed = Date.now() - begun;
+    expect(read).toBe(`(no new output)\n[status: running]\n${WORKER_UNAVAILABLE}`);
+    expect(elapsed).toBeGreaterThanOrEqual(2_000);
   });
 });

@@ -1,23 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { BashTasks } from '../../src/client/bash-tasks.js';
-import type { OutputRead } from '../../src/client/output-reads.js';
 import { createBashTool } from '../../src/tools/bash.js';
 import { bashDescription } from '../../src/tools/descriptions.js';
 import { presentBashResult } from '../../src/tools/present.js';
 import { renderMovedRun, WORKER_UNAVAILABLE } from '../../src/tools/render.js';
+import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
 
-const HOST = 'host-a';
 const TASK = 'bash-00000000-0000-4000-8000-000000000000';
 const MOVED = `[still running after 500ms; moved to background task ${TASK}. Read its output with bash_output.]`;
-
-const read = (overrides: Partial<OutputRead> = {}): OutputRead => ({
-  state: { status: 'running' },
-  stdout: { text: '', droppedBytes: 0 },
-  stderr: { text: '', droppedBytes: 0 },
-  host: HOST,
-  unclaimed: false,
-  ...overrides,
-});
 
 describe('renderMovedRun', () => {
   it('shows the output so far, a [stderr] section, then the move line', () => {

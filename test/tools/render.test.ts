@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { OutputRead } from '../../src/client/output-reads.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
 import { keepMatchingLines } from '../../src/tools/line-filter.js';
 import { parseRunText } from '../../src/tools/present.js';
 import { renderOutputRead, renderRun } from '../../src/tools/render.js';
+import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
 
-const HOST = 'host-a';
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 function result(overrides: Partial<BashTaskResult> = {}): BashTaskResult {
@@ -69,15 +68,6 @@ describe('parseRunText inverts renderRun', () => {
 });
 
 describe('renderOutputRead', () => {
-  const read = (overrides: Partial<OutputRead> = {}): OutputRead => ({
-    state: { status: 'running' },
-    stdout: { text: '', droppedBytes: 0 },
-    stderr: { text: '', droppedBytes: 0 },
-    host: HOST,
-    unclaimed: false,
-    ...overrides,
-  });
-
   it('shows new stdout, a [stderr] section, then the status line', () => {
     expect(
       renderOutputRead(

@@ -42,17 +42,22 @@ async function hangingUpServer(hangUpAfterMs: number) {
   };
 }
 
+/** Connection settings for TLS to `address`, trusting the test CA. */
+function tlsConfig(address: string) {
+  return resolveConnectionConfig({
+    env: {
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCertPath,
+      TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
+    },
+  });
+}
+
 describe('connectExplained', () => {
   it('keeps a connection the SDK made even when its own handshake is refused later', async () => {
     const server = await hangingUpServer(100);
     try {
-      const config = resolveConnectionConfig({
-        env: {
-          TEMPORAL_ADDRESS: server.address,
-          TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCertPath,
-          TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
-        },
-      });
+      const config = tlsConfig(server.address);
       const connection = { close: vi.fn(async () => undefined) };
       expect(await connectExplained(config, 5_000, async () => connection)).toBe(connection);
       await vi.waitUntil(() => server.hungUp.length === 1);
@@ -68,13 +73,7 @@ describe('connectExplained', () => {
   it('refuses in one line, and closes the attempt, when the hang-up comes before the SDK connects', async () => {
     const server = await hangingUpServer(0);
     try {
-      const config = resolveConnectionConfig({
-        env: {
-          TEMPORAL_ADDRESS: server.address,
-          TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.caCertPath,
-          TEMPORAL_TLS_SERVER_NAME: SERVER_NAME,
-        },
-      });
+      const config = tlsConfig(server.address);
       const connection = { close: vi.fn(async () => undefined) };
       let connect: (value: typeof connection) => void = () => undefined;
       const attempt = new Promise<typeof connection>((resolve) => {

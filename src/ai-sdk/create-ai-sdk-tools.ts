@@ -5,7 +5,7 @@
 import { type Tool as AiSdkTool, type JSONSchema7, jsonSchema, tool } from 'ai';
 import { describeValue } from '../tools/arguments.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../tools/types.js';
+import { resultText, type Tool, type ToolExecContext, type ToolResult } from '../tools/types.js';
 
 /** The agent session the tools act for, when the call's `experimental_context` names none. */
 export interface AiSdkSession {
@@ -105,8 +105,4 @@ function sessionOf(defaults: AiSdkSession, context: unknown): ToolExecContext['a
 function checkedString(field: string, value: unknown): string {
   if (typeof value === 'string' && value !== '') return value;
   throw new TypeError(`invalid ${field}: expected a non-empty string, got ${describeValue(value)}`);
-}
-
-function resultText(result: ToolResult): string {
-  return result.content.map((block) => block.text).join('');
 }

@@ -11,7 +11,7 @@ import type {
   ToolDefinition,
 } from '@deepseek-ai/dsh-tools';
 import { TOOL_ABORTED } from '@deepseek-ai/dsh-tools';
-import type { CallView, Tool, ToolExecContext, ToolResult } from '../tools/types.js';
+import { type CallView, resultText, type Tool, type ToolExecContext } from '../tools/types.js';
 
 /**
  * The canonical value of every durable-bash tool call in the harness: the exact text the model
@@ -89,8 +89,6 @@ export function toHarnessCallView(view: CallView): ToolCallView {
   if (view.card === 'generic' && view.kind === 'think') return { ...view, kind: 'other' };
   return view as ToolCallView;
 }
-
-const resultText = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 /**
  * The harness definition of one durable-bash tool. A normal result is the value `{ text }`; an

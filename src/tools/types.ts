@@ -50,6 +50,11 @@ export interface Tool<Args = unknown> {
   presentResult(args: unknown, result: ToolResult): ResultView;
 }
 
+/** The text a tool result gives the model: its text blocks, joined. */
+export function resultText(result: ToolResult): string {
+  return result.content.map((block) => block.text).join('');
+}
+
 export function textResult(text: string, isError = false): ToolResult {
   return isError
     ? { content: [{ type: 'text', text }], isError: true }

@@ -152,14 +152,11 @@ async function closingSnapshot(
   description: WorkflowExecutionDescription,
   ended: CommandOutcome,
 ): Promise<SnapshotBody> {
-  const handle = client.workflow.getHandle(description.workflowId, description.runId);
-  const closed = await client
-    .withAbortSignal(AbortSignal.timeout(CLOSING_WAIT_MS), () => handle.result())
-    .then(
-      () => true,
-      (err: unknown) => err instanceof WorkflowFailedError,
-    );
-  if (closed) return closedSnapshot(client, description);
+  try {
+    return await closedSnapshot(client, description, AbortSignal.timeout(CLOSING_WAIT_MS));
+  } catch {
+    // Not closed in time (or the wait failed): what the ended command's completion holds.
+  }
   return {
     state: { status: 'running' },
     stdout: ended.stdout,
@@ -169,13 +166,17 @@ async function closingSnapshot(
   };
 }
 
+/** A closed task's snapshot from its result; with `signal`, waiting for a closing one until it aborts. */
 async function closedSnapshot(
   client: Client,
   description: WorkflowExecutionDescription,
+  signal?: AbortSignal,
 ): Promise<SnapshotBody> {
   const handle = client.workflow.getHandle<typeof bashTask>(description.workflowId, description.runId);
   try {
-    const result: BashTaskResult = await handle.result();
+    const result: BashTaskResult = await (signal
+      ? client.withAbortSignal(signal, () => handle.result())
+      : handle.result());
     return {
       state: finishedState(result),
       stdout: result.stdout,

@@ -80,7 +80,7 @@ export async function readNewOutput(
 ): Promise<OutputRead> {
   const stdout = tailBytes(snapshot.stdout);
   const stderr = tailBytes(snapshot.stderr);
-  const upTo = readableUpTo(snapshot, wholeLines);
+  const upTo = readableUpTo(snapshot, wholeLines, { stdout, stderr });
   const { from, claimed } = await claim(client, snapshot.taskId, upTo, snapshot.final, options);
   return {
     state: snapshot.state,
@@ -98,10 +98,13 @@ export async function readNewOutput(
  * unfinished line either, which a later read then sees (and filters) whole. A line longer than the
  * tail held is taken as it is.
  */
-export function readableUpTo(snapshot: TaskSnapshot, wholeLines: boolean): ReadPosition {
-  const readTo = (stream: StreamTail) => {
+export function readableUpTo(
+  snapshot: TaskSnapshot,
+  wholeLines: boolean,
+  tails = { stdout: tailBytes(snapshot.stdout), stderr: tailBytes(snapshot.stderr) },
+): ReadPosition {
+  const readTo = (stream: StreamTail, tail: Buffer) => {
     if (snapshot.final) return stream.bytes;
-    const tail = tailBytes(stream);
     const tailStart = stream.bytes - tail.length;
     if (wholeLines) {
       const lastNewline = tail.lastIndexOf(0x0a);
@@ -111,7 +114,7 @@ export function readableUpTo(snapshot: TaskSnapshot, wholeLines: boolean): ReadP
     }
     return stream.bytes - unfinishedCharLength(tail);
   };
-  return { stdout: readTo(snapshot.stdout), stderr: readTo(snapshot.stderr) };
+  return { stdout: readTo(snapshot.stdout, tails.stdout), stderr: readTo(snapshot.stderr, tails.stderr) };
 }
 
 /** The bytes `[from, upTo)` of a stream whose tail holds its last `tail.length` bytes. */

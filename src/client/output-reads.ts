@@ -20,7 +20,7 @@ import {
 import type { TaskState } from '../shared/status-line.js';
 import type { LimitsReached, StreamTail } from '../shared/task.js';
 import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
-import { learnServerTime, serverNow } from './server-clock.js';
+import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -166,7 +166,7 @@ async function claim(
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // Refused as expired: this host's clock is behind the server's. Learn by how much, retry.
-        const serverTimeMs = expiredAt(err);
+        const serverTimeMs = refusedAtServerTime(err, CLAIM_EXPIRED);
         if (serverTimeMs === undefined) throw err;
         learnServerTime(client, serverTimeMs);
         continue;
@@ -238,12 +238,4 @@ async function readerMemo(client: Client, taskId: string): Promise<ReaderMemo> {
     if (err instanceof WorkflowNotFoundError) return { position: START_OF_OUTPUT, recentClaims: [] };
     throw err;
   }
-}
-
-/** The workflow time an expired-claim refusal reports, or undefined for any other refusal. */
-function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
-  const message = err.cause instanceof Error ? err.cause.message : '';
-  if (!message.startsWith(CLAIM_EXPIRED)) return undefined;
-  const time = Number(message.slice(CLAIM_EXPIRED.length));
-  return Number.isFinite(time) ? time : undefined;
 }

@@ -11,7 +11,7 @@ import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
 import { firstLine } from './connect.js';
-import { learnServerTime, serverNow } from './server-clock.js';
+import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 
 /** Time kept past the host's own bounds for the answer to travel back. */
 const ANSWER_MARGIN_MS = 2_000;
@@ -59,7 +59,7 @@ export async function writeTaskStdin(
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // A refused update wrote nothing, so sending it again is safe.
-        const serverTime = expiredAt(err);
+        const serverTime = refusedAtServerTime(err, STDIN_WRITE_EXPIRED);
         if (serverTime !== undefined && attempt === 0) {
           learnServerTime(client, serverTime);
           continue;
@@ -85,12 +85,4 @@ const clockRefusal = (taskId: string) =>
 /** The refusal's own line (the workflow's validator, or the write's failure). */
 function refusal(err: WorkflowUpdateFailedError): string {
   return firstLine(err.cause instanceof Error ? err.cause : err);
-}
-
-/** The workflow time a refusal for the caller's clock reports, or undefined for any other refusal. */
-function expiredAt(err: WorkflowUpdateFailedError): number | undefined {
-  const message = err.cause instanceof Error ? err.cause.message : '';
-  if (!message.startsWith(STDIN_WRITE_EXPIRED)) return undefined;
-  const time = Number(message.slice(STDIN_WRITE_EXPIRED.length));
-  return Number.isFinite(time) ? time : undefined;
 }

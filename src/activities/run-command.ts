@@ -169,7 +169,11 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       let cancelSigkill: (() => void) | undefined;
       let keepSigkill = false;
       const kill = () => {
-        cancelSigkill ??= endGroup(record);
+        cancelSigkill ??= endGroup(record, (state) =>
+          context.log.warn(`task ${spec.taskId}: its supervisor did not end the command; killed it`, {
+            state,
+          }),
+        );
       };
       const stopHeartbeats = await startProgressHeartbeats(context, {
         pid: record.pid,

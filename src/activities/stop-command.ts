@@ -1,3 +1,4 @@
+import { Context } from '@temporalio/activity';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
 import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
@@ -29,7 +30,12 @@ export function createStopCommand(config: ExecutorConfig) {
     const { record } = started;
     let { end } = started;
     if (end === undefined) {
-      const cancelSigkill = endGroup(record);
+      const { log } = Context.current();
+      const cancelSigkill = endGroup(record, (state) =>
+        log.warn(`task ${spec.taskId}: its supervisor did not end the command; killed it`, {
+          state,
+        }),
+      );
       try {
         end = await waitForEnd(files, record, undefined, AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS));
       } finally {

@@ -188,14 +188,61 @@ export function signalSupervisor(
   }
 }
 
+/** How long after its SIGKILL a supervisor may take to record the end before it is killed itself. */
+export const FORCED_END_AFTER_MS = 6_000;
+
 /**
  * Ends the command's group through its supervisor: SIGTERM now, SIGKILL (SIGUSR1) after the grace.
- * Returns what cancels the SIGKILL once the end is known.
+ * A supervisor that still runs FORCED_END_AFTER_MS later has stopped doing its job: the task's
+ * cgroups, its group and the supervisor itself are SIGKILLed, so that a kill always ends (the task
+ * is then lost, its exit status unknown), and `onForced` hears what the processes were doing.
+ * Returns what cancels the timers once the end is known.
  */
-export function endGroup(record: SupervisorRecord): () => void {
+export function endGroup(record: SupervisorRecord, onForced?: (state: string) => void): () => void {
   signalSupervisor(record, 'SIGTERM');
   const grace = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
-  return () => clearTimeout(grace);
+  const force = setTimeout(() => {
+    if (!isSameProcess(record, 'supervisor')) return;
+    onForced?.(processStates(record));
+    killOrphanedGroup(record);
+    try {
+      process.kill(record.supervisorPid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }, KILL_GRACE_MS + FORCED_END_AFTER_MS);
+  return () => {
+    clearTimeout(grace);
+    clearTimeout(force);
+  };
+}
+
+/** What a task's supervisor and the processes in its cgroups are doing: `pid name state (wchan)`, for a log. */
+function processStates(record: SupervisorRecord): string {
+  const pids = new Set([record.supervisorPid]);
+  for (const dir of record.cgroups ?? []) {
+    try {
+      for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
+        pids.add(Number(pid));
+    } catch {
+      // No such cgroup.
+    }
+  }
+  return [...pids]
+    .map((pid) => {
+      const read = (file: string) => {
+        try {
+          return readFileSync(`/proc/${pid}/${file}`, 'utf8').trim();
+        } catch {
+          return '?';
+        }
+      };
+      const stat = read('stat');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+      return `${pid} ${name} ${state} (${read('wchan')})`;
+    })
+    .join(', ');
 }
 
 /**

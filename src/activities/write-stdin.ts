@@ -74,12 +74,11 @@ async function openFifo(
     const handle = await fs
       .open(files.stdin, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
       .catch((err: NodeJS.ErrnoException) => {
-        // ENXIO: no reader, so no supervisor holds it (killed): nothing will ever read it.
-        if (err.code === 'ENXIO') return 'closed' as const;
-        if (err.code === 'ENOENT') return undefined;
+        // ENXIO: no reader holds it. Either the supervisor has made it and is about to open it (it
+        // names the command in its record only after), or it let go of it: the record says which.
+        if (err.code === 'ENOENT' || err.code === 'ENXIO') return undefined;
         throw err;
       });
-    if (handle === 'closed') return handle;
     if (handle !== undefined) {
       if ((await handle.stat()).isFIFO()) return handle;
       await handle.close();

@@ -233,6 +233,30 @@ describe('a task whose worker crashed', () => {
     // Nothing runs that no one could report.
     await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
   });
+  it('is still ended by a kill when its supervisor stopped answering: the command, then the supervisor', async () => {
+    const h = host();
+    await h.start();
+    const tag = 8000 + Math.floor(Math.random() * 1000);
+    const taskId = await h.tasks.start({
+      command: `echo started; sleep ${tag}`,
+      description: 'Its supervisor is stopped',
+      background: true,
+    });
+    let read = '';
+    await expect
+      .poll(async () => (read += (await h.tasks.read(taskId, undefined)).stdout.text))
+      .toBe('started\n');
+    const record = JSON.parse(readFileSync(taskFiles(h.spillDir, taskId).state, 'utf8')) as SupervisorRecord;
+    process.kill(record.supervisorPid, 'SIGSTOP'); // Signals now wait; SIGKILL still ends it.
+    expect(await h.tasks.kill(taskId, undefined)).toBe('killed');
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: '',
+      status: '[status: lost: its supervisor was killed; the exit status is unknown]',
+    });
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+    expect(isSameProcess(record, 'supervisor')).toBe(false);
+  });
+
   it('ends lost, never runs again, when its records on the host are gone', async () => {
     const h = host();
     const worker = await h.start();

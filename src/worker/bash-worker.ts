@@ -1,6 +1,11 @@
 import { existsSync } from 'node:fs';
 import { Client, type DataConverter } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import {
+  type NativeConnection,
+  Worker,
+  type WorkerStatus,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
 import {
   type AttachedTasks,
   compileExecutorOptions,
@@ -113,6 +118,11 @@ export class BashWorker {
 
   getState(): WorkerState {
     return this.queueWorker.getState();
+  }
+
+  /** Both queues' workers: what they poll and hold in flight (an activity a shutdown waits for shows here). */
+  getStatus(): { queue: WorkerStatus; host: WorkerStatus } {
+    return { queue: this.queueWorker.getStatus(), host: this.hostWorker.getStatus() };
   }
 }
 

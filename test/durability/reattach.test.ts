@@ -3,7 +3,7 @@
  * and start again with the same host identity and spill directory, against a real dev server.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import { isSameProcess, type SupervisorRecord, taskFiles } from '../../src/activ
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
 import type { TaskId } from '../../src/shared/task.js';
+import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -31,19 +32,11 @@ afterEach(async () => {
 
 afterAll(async () => {
   // A failed test may leave a command behind: end every supervisor of this file's hosts.
-  for (const dir of spillDirs) endSupervisors(dir);
+  for (const dir of spillDirs) endLeftCommands(dir);
   await env?.teardown();
 });
 
 const spillDirs: string[] = [];
-
-function endSupervisors(spillDir: string): void {
-  for (const name of readdirSync(spillDir).filter((file) => file.endsWith('.state'))) {
-    const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8')) as SupervisorRecord;
-    if (record.tombstone || !isSameProcess(record, 'supervisor')) continue;
-    process.kill(record.supervisorPid, 'SIGUSR1'); // It SIGKILLs the command's group, then records the end.
-  }
-}
 
 /** A host: its identity, spill directory and task queue; its worker can crash and come back. */
 function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) {

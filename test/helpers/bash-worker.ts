@@ -1,11 +1,13 @@
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
+import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
 
@@ -27,17 +29,25 @@ function sandboxFromEnv(): ExecutorOptions {
   return { sandbox: 'bwrap', defaultWorkdir: mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sandboxed-')) };
 }
 
-/** Starts a command worker on a fresh task queue, with the run's shared workflow bundle. */
+/**
+ * Starts a command worker on a fresh task queue, with the run's shared workflow bundle. Unless the
+ * test names one, the worker gets a spill directory of its own, and whatever command it leaves
+ * running (a test that failed half-way) is ended when it stops.
+ */
 export async function startBashWorker(
   env: TestWorkflowEnvironment,
   executor: ExecutorOptions = {},
   taskQueue = `test-${randomUUID()}`,
 ): Promise<RunningWorker> {
+  const ownSpillDir =
+    executor.spillDir === undefined
+      ? mkdtempSync(path.join(os.tmpdir(), 'durable-bash-test-spill-'))
+      : undefined;
   const worker = await createBashWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    executor: { ...sandboxFromEnv(), ...executor },
+    executor: { ...sandboxFromEnv(), ...(ownSpillDir ? { spillDir: ownSpillDir } : {}), ...executor },
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const running = worker.run();
@@ -46,9 +56,46 @@ export async function startBashWorker(
     taskQueue,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      // A shutdown waits for every activity in flight: say which, and what the commands do, if it hangs.
+      const slow = setTimeout(() => reportSlowStop(worker, taskQueue), SLOW_STOP_MS);
+      try {
+        await running;
+      } finally {
+        clearTimeout(slow);
+        if (ownSpillDir) endLeftCommands(ownSpillDir);
+      }
     },
   };
+}
+
+const SLOW_STOP_MS = 30_000;
+
+function reportSlowStop(worker: BashWorker, taskQueue: string): void {
+  const ps = spawnSync('ps', ['-eo', 'pid,ppid,etimes,stat,wchan:24,args', '--forest'], { encoding: 'utf8' });
+  const processes = ps.stdout
+    .split('\n')
+    .filter((line) => /durable-bash|bwrap|bash -c/.test(line))
+    .join('\n');
+  console.error(
+    `worker of ${taskQueue} still stopping after ${SLOW_STOP_MS}ms: ${JSON.stringify(worker.getStatus())}\n${processes}`,
+  );
+}
+
+/** SIGKILLs (through its supervisor) every command still running from a spill directory. */
+export function endLeftCommands(spillDir: string): void {
+  for (const name of readdirSync(spillDir).filter((file) => file.endsWith('.state'))) {
+    const record = readJsonFile<SupervisorRecord>(path.join(spillDir, name));
+    if (record === undefined || record.tombstone || !isSameProcess(record, 'supervisor')) continue;
+    process.kill(record.supervisorPid, 'SIGUSR1'); // It SIGKILLs the command's group, then records the end.
+  }
+}
+
+function readJsonFile<T>(file: string): T | undefined {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as T;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface DevServerWithWorker {

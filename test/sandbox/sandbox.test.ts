@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskFiles } from '../../src/activities/supervisor.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
@@ -95,6 +96,16 @@ describe('the bwrap sandbox', () => {
       background: true,
       workdir,
     });
+    // The kill comes once the supervisor has launched the sandbox (its record names the launcher),
+    // while bwrap is still setting up: it waits for the command inside, then reaches it. (A kill
+    // before the launch is a tombstone: the task ends killed before the command started.)
+    const state = taskFiles(path.join(root, 'spill'), taskId).state;
+    await expect
+      .poll(() => (existsSync(state) ? JSON.parse(readFileSync(state, 'utf8')).pid : 0), {
+        interval: 5,
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
     expect(await tasks.kill(taskId, undefined)).toBe('killed');
     const result = await tasks.result(taskId);
     expect(result.signal).toBe('SIGTERM');

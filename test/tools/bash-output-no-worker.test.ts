@@ -2,6 +2,9 @@
 // `durable-bash worker`) with a task running, and reads with only the server to ask.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
@@ -42,7 +45,9 @@ async function sleeperOnWorkerProcess() {
   const taskQueue = `test-${randomUUID()}`;
   const marker = 7000 + Math.floor(Math.random() * 2000);
   markers.push(marker);
-  const worker = await startWorkerProcess(env, taskQueue);
+  // Its own host: a worker started later on this spill directory is the same host, and re-attaches.
+  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-no-worker-'));
+  const worker = await startWorkerProcess(env, taskQueue, ['--spill-dir', spillDir]);
   workerProcesses.push(worker);
   const tools = createBashTools({ client: env.client, taskQueue });
   const tool = (name: string) => tools.find((candidate) => candidate.name === name) as Tool;
@@ -58,12 +63,12 @@ async function sleeperOnWorkerProcess() {
   await expect
     .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 15_000 })
     .toBe(7);
-  return { taskQueue, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
+  return { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
 }
 
 describe('bash_output without a worker', () => {
   it('answers within seconds with what the server holds, moves no read position, and and reads on once a worker is back', async () => {
-    const { taskQueue, marker, worker, tasks, taskId, bashOutput } = await sleeperOnWorkerProcess();
+    const { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput } = await sleeperOnWorkerProcess();
 
     await worker.crash();
 
@@ -78,7 +83,7 @@ describe('bash_output without a worker', () => {
 
     // A worker is back on the same host and re-attaches to the command: the claims that waited
     // expired unapplied, and the output is read once.
-    restarted = await startBashWorker(env, {}, taskQueue);
+    restarted = await startBashWorker(env, { spillDir }, taskQueue);
     expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('before\n[status: running]');
     expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('(no new output)\n[status: running]');
     expect(await tasks.kill(taskId, undefined)).toBe('killed');

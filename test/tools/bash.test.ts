@@ -229,18 +229,21 @@ describe('bash arguments', () => {
 
 describe('bash abort and reachability', () => {
   it('aborting the call stops the run and kills its process group', async () => {
-    const marker = `durable-bash-abort-${Date.now()}`;
+    // Durations no other test uses, so only this command's sleeps count.
+    const tag = 300_000 + Math.floor(Math.random() * 90_000);
+    const sleeps = new RegExp(`^sleep (${tag}|${tag + 1})$`);
+    const explain = () => `sleeps: ${JSON.stringify(processesMatching(/^sleep /))}`;
     const abort = new AbortController();
     const pending = bash.execute(
-      { command: `sleep 300 & sleep 301 & echo ${marker} >/dev/null; wait`, description: 'Sleep' },
+      { command: `sleep ${tag} & sleep ${tag + 1} & wait`, description: 'Sleep' },
       { signal: abort.signal },
     );
-    await waitFor(() => processesMatching(/^sleep 30[01]$/).length === 2);
+    await waitFor(() => processesMatching(sleeps).length === 2, 30_000, 50, explain);
     abort.abort();
     const result = await pending;
     expect(result.isError).toBe(true);
     expect(text(result)).toMatch(/^command aborted; task bash-[0-9a-f-]{36} was stopped$/);
-    await waitFor(() => processesMatching(/^sleep 30[01]$/).length === 0);
+    await waitFor(() => processesMatching(sleeps).length === 0, 10_000, 50, explain);
   });
 
   it('answers with an error within a bounded time when Temporal is unreachable', async () => {

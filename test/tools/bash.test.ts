@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -233,12 +233,15 @@ describe('bash abort and reachability', () => {
     const tag = 300_000 + Math.floor(Math.random() * 90_000);
     const sleeps = new RegExp(`^sleep (${tag}|${tag + 1})$`);
     const explain = () => `sleeps: ${JSON.stringify(processesMatching(/^sleep /))}`;
+    // The command says when both sleeps run with a file, not through ps: ps can stall for seconds
+    // on a process in memory reclaim (the containment tests' memory hog), past the 2 s timeout.
+    const started = path.join(defaultWorkdir, `started-${tag}`);
     const abort = new AbortController();
     const pending = bash.execute(
-      { command: `sleep ${tag} & sleep ${tag + 1} & wait`, description: 'Sleep' },
+      { command: `sleep ${tag} & sleep ${tag + 1} & touch ${started}; wait`, description: 'Sleep' },
       { signal: abort.signal },
     );
-    await waitFor(() => processesMatching(sleeps).length === 2, 30_000, 50, explain);
+    await waitFor(() => existsSync(started), 30_000, 20);
     abort.abort();
     const result = await pending;
     expect(result.isError).toBe(true);

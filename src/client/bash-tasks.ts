@@ -211,9 +211,15 @@ export class BashTasks {
    */
   async foregroundResult(
     taskId: TaskId,
-    options: { signal?: AbortSignal; autoBackgroundAfterMs?: number; owner?: string } = {},
+    options: {
+      signal?: AbortSignal;
+      autoBackgroundAfterMs?: number;
+      owner?: string;
+      /** Makes the move, or not (false): the owner's background quota. */
+      admitMove?: (move: () => Promise<boolean>) => Promise<boolean>;
+    } = {},
   ): Promise<ForegroundOutcome> {
-    const { signal, autoBackgroundAfterMs, owner } = options;
+    const { signal, autoBackgroundAfterMs, owner, admitMove = (move) => move() } = options;
     if (autoBackgroundAfterMs === undefined)
       return { kind: 'ended', result: await this.result(taskId, signal) };
     const stopWaiting = new AbortController();
@@ -232,7 +238,7 @@ export class BashTasks {
       clearTimeout(timer);
     }
     const before = await this.describeOwned(taskId, owner);
-    if (!(await this.moveToBackground(taskId, owner))) return ended;
+    if (!(await admitMove(() => this.moveToBackground(taskId, owner)))) return ended;
     stopWaiting.abort(new Error('moved to the background'));
     // Settled before the read: it can no longer cancel the run, which is not this call's any more.
     await ended.catch(() => undefined);

@@ -32,7 +32,7 @@ export interface BashToolOptions extends BashGuards {
  * starts one workflow per run, and renders what the model sees.
  */
 export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): Tool<BashArguments> {
-  const { autoBackgroundAfterMs } = guards;
+  const { autoBackgroundAfterMs, quota } = guards;
   if (
     autoBackgroundAfterMs !== undefined &&
     !(Number.isFinite(autoBackgroundAfterMs) && autoBackgroundAfterMs > 0)
@@ -67,14 +67,17 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
             ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
           });
         const taskId =
-          background && sessionId !== undefined && guards.quota !== undefined
-            ? await guards.quota.start(sessionId, start)
+          background && sessionId !== undefined && quota !== undefined
+            ? await quota.start(sessionId, start)
             : await start();
         if (background) return textResult(backgroundStarted(taskId));
         const ended = await tasks.foregroundResult(taskId, {
           ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
           ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
           ...(sessionId !== undefined ? { owner: sessionId } : {}),
+          ...(sessionId !== undefined && quota !== undefined
+            ? { admitMove: (move: () => Promise<boolean>) => quota.move(sessionId, taskId, move) }
+            : {}),
         });
         if (ended.kind === 'moved') {
           return textResult(renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname()));

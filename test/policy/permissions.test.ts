@@ -233,6 +233,45 @@ describe('the background task quota', () => {
     expect(text(await bash(limited, 'true', agent('ended'), true))).toMatch(/^started background task /);
   });
 
+  it("does not count the session's foreground runs", async () => {
+    const limited = tools({ maxBackgroundTasksPerSession: 1 });
+    const foreground = bash(limited, 'sleep 3; echo foreground', agent('with-foreground'));
+    await expect
+      .poll(async () => (await workflowsOf('with-foreground')).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(text(await bash(limited, 'sleep 60', agent('with-foreground'), true))).toMatch(
+      /^started background task /,
+    );
+    expect(text(await foreground)).toBe('foreground\n');
+    await killAll(limited, 'with-foreground');
+  });
+
+  it('keeps a long foreground run in the foreground while the session is at its limit, and moves it below', async () => {
+    const limited = tools({ maxBackgroundTasksPerSession: 1, autoBackgroundAfterMs: 300 });
+    const background = text(await bash(limited, 'sleep 60', agent('at-limit'), true));
+    expect(background).toMatch(/^started background task /);
+    // At the limit: the run is not moved, and the call answers with its end.
+    expect(text(await bash(limited, 'sleep 1.5; echo stayed', agent('at-limit')))).toBe('stayed\n');
+    await (limited.bash_kill as Tool).execute(
+      { task_id: background.replace('started background task ', '') },
+      agent('at-limit'),
+    );
+    // Below it: moved, and then it counts, so a background start is refused.
+    expect(text(await bash(limited, 'sleep 60', agent('at-limit')))).toMatch(
+      /^\(no output\)\n\[still running after 300ms; moved to background task bash-[0-9a-f-]{36}\. Read its output with bash_output\.\]$/,
+    );
+    expect(await bash(limited, 'sleep 60', agent('at-limit'), true)).toEqual({
+      content: [
+        {
+          type: 'text',
+          text: 'too many background tasks: this session already runs 1 (the limit is 1); wait for one to end or kill one with bash_kill',
+        },
+      ],
+      isError: true,
+    });
+    await killAll(limited, 'at-limit');
+  });
+
   it('refuses a limit that is not a positive integer', () => {
     expect(() => tools({ maxBackgroundTasksPerSession: 0 })).toThrow(
       'maxBackgroundTasksPerSession must be a positive integer or Infinity, got 0',

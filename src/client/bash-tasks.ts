@@ -28,7 +28,7 @@ import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
 import { type OutputRead, type ReaderOptions, readNewOutput, readPosition } from './output-reads.js';
-import { waitForNewOutput } from './output-wait.js';
+import { type WaitOptions, waitForNewOutput } from './output-wait.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
 import { serverNow } from './server-clock.js';
@@ -413,7 +413,7 @@ export class BashTasks {
     callerSessionId: string | undefined,
     timeoutMs: number,
     signal?: AbortSignal,
-    options: { wholeLines?: boolean } = {},
+    options: Pick<WaitOptions, 'wholeLines' | 'wanted'> = {},
   ): Promise<void> {
     const outcome = await waitForNewOutput(
       () => this.snapshot(taskId, callerSessionId),
@@ -421,7 +421,7 @@ export class BashTasks {
         readPosition(this.client, taskId).catch((err: unknown) =>
           Promise.reject(this.unreachable(err) ?? err),
         ),
-      { timeoutMs, wholeLines: options.wholeLines === true, ...(signal !== undefined ? { signal } : {}) },
+      { ...options, timeoutMs, ...(signal !== undefined ? { signal } : {}) },
     );
     if (outcome === 'aborted') throw new ReadAbortedError(taskId);
   }

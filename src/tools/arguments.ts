@@ -138,7 +138,7 @@ export const bashOutputArguments = taskArguments.extend({
     })
     .optional()
     .describe(
-      'While the task runs and has no new output, wait up to this long for some (or for its end) before answering; capped by the tools. Default 0: answer at once.',
+      'While the task runs and has no new output (with a filter: no new matching line), wait up to this long for some (or for its end) before answering; capped by the tools. Default 0: answer at once.',
     ),
   filter: requiredString('a regular expression', (value) => {
     const bytes = Buffer.byteLength(value);

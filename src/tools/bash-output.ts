@@ -3,6 +3,7 @@ import type { BashTasks } from '../client/bash-tasks.js';
 import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
 import { type BashOutputArguments, bashOutputArguments } from './arguments.js';
 import { bashOutputDescription } from './descriptions.js';
+import { keepMatchingLines } from './line-filter.js';
 import { presentOutputCall } from './present.js';
 import { renderOutputRead } from './render.js';
 import { createTaskTool } from './task-tool.js';
@@ -18,7 +19,8 @@ export interface BashOutputOptions {
 /**
  * The `bash_output` tool: what a background task printed since the last read, behind the ownership
  * fence. With `wait_ms`, a read of a running task with nothing new first waits (see
- * `BashTasks.waitForOutput`); with `filter`, only matching lines are shown, and all are read.
+ * `BashTasks.waitForOutput`, for a matching line when filtered); with `filter`, only matching lines
+ * are shown, and all are read.
  */
 export function createBashOutputTool(
   tasks: BashTasks,
@@ -37,7 +39,14 @@ export function createBashOutputTool(
       const filter = args.filter === undefined ? undefined : new RegExp(args.filter);
       // A filter sees whole lines: a line still being written is left for a later read.
       const lines = { wholeLines: filter !== undefined };
-      if (waitMs > 0) await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal, lines);
+      if (waitMs > 0) {
+        // With a filter, the wait is for a line it matches (or one it cannot be applied to).
+        const wanted = filter && ((text: string) => keepMatchingLines(text, filter).text !== '');
+        await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal, {
+          ...lines,
+          ...(wanted ? { wanted } : {}),
+        });
+      }
       const read = await tasks.read(taskId, callerSessionId, lines);
       return renderOutputRead(read, os.hostname(), filter);
     },

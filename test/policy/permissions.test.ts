@@ -236,9 +236,7 @@ describe('the background task quota', () => {
   it("does not count the session's foreground runs", async () => {
     const limited = tools({ maxBackgroundTasksPerSession: 1 });
     const foreground = bash(limited, 'sleep 3; echo foreground', agent('with-foreground'));
-    await expect
-      .poll(async () => (await workflowsOf('with-foreground')).length, { timeout: 10_000 })
-      .toBe(1);
+    await expect.poll(async () => (await workflowsOf('with-foreground')).length, { timeout: 10_000 }).toBe(1);
     expect(text(await bash(limited, 'sleep 60', agent('with-foreground'), true))).toMatch(
       /^started background task /,
     );

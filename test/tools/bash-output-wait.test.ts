@@ -157,6 +157,19 @@ describe('bash_output filter', () => {
     await (tools.bash_kill as Tool).execute({ task_id: taskId });
   });
 
+  it('waits for a matching line: lines the filter leaves out do not end the wait, and are counted', async () => {
+    const taskId = await startBackground(
+      'echo noise; sleep 1; echo more noise; sleep 1.5; echo MATCH; sleep 60',
+    );
+    const { value, ms } = await timed(() => output({ task_id: taskId, filter: 'MATCH', wait_ms: 30_000 }));
+    expect(text(value)).toMatch(
+      /^MATCH\n\[2 lines not matching the filter were left out; full output: \/\S+\.stdout\]\n\[status: running\]$/,
+    );
+    // The command prints MATCH 2.5 s after it starts, and it starts after this read began.
+    expect(ms).toBeGreaterThanOrEqual(2_000);
+    await (tools.bash_kill as Tool).execute({ task_id: taskId });
+  });
+
   it('answers an invalid expression with one line and moves nothing', async () => {
     const taskId = await startBackground('echo kept');
     await suite.env.client.workflow.getHandle(taskId).result();

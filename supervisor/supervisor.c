@@ -498,6 +498,7 @@ struct relay {
   long long written;
   int capped; /* the cap was reached and the pipe closed: the command's later writes fail */
   int copy;   /* splice(2) is refused for this file: copy through a buffer */
+  int failed; /* errno of a write the spill file refused (a full disk): the pipe was closed */
 };
 
 static void close_relay(struct relay *r) {
@@ -537,7 +538,8 @@ static void pump(struct relay *r) {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) return;
-    close_relay(r); /* EOF, or the spill file cannot take more (a full disk): stop reading */
+    if (n < 0) r->failed = errno; /* the spill file cannot take more (a full disk): stop reading */
+    close_relay(r);
     return;
   }
 }
@@ -637,6 +639,7 @@ static void block_signals(sigset_t *waiting_mask) {
   sigdelset(waiting_mask, SIGCHLD);
   sigdelset(waiting_mask, SIGUSR2);
   signal(SIGPIPE, SIG_IGN); /* a dead worker on fd 3 is only EPIPE */
+  signal(SIGXFSZ, SIG_IGN); /* a spill file past an inherited file size limit is only EFBIG */
   struct sigaction flag = {.sa_handler = on_signal};
   sigfillset(&flag.sa_mask);
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigaction(kill_sigs[i], &flag, NULL);
@@ -890,6 +893,17 @@ static int write_end(const char *exit_file, int status, int exec_errno, const st
                             relays[0].capped ? "\"stdout\"" : "",
                             relays[0].capped && relays[1].capped ? "," : "",
                             relays[1].capped ? "\"stderr\"" : "", opt.output_max);
+  }
+  if (relays[0].failed || relays[1].failed) {
+    len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"outputFailed\":{");
+    for (int i = 0, first = 1; i < 2; i++) {
+      if (!relays[i].failed) continue;
+      json_escape(strerror(relays[i].failed), escaped, sizeof escaped);
+      len += (size_t)snprintf(extra + len, sizeof extra - len, "%s\"%s\":\"%s\"", first ? "" : ",",
+                              relays[i].name, escaped);
+      first = 0;
+    }
+    len += (size_t)snprintf(extra + len, sizeof extra - len, "}");
   }
   if (oom_kills > 0)
     len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"oomKills\":%lld,\"memoryMax\":%lld", oom_kills,

@@ -165,6 +165,7 @@ function limitsOf(end: EndRecord): { limits?: LimitsReached } {
   const limits: LimitsReached = {};
   if (end.outputCapped?.length && end.outputMax)
     limits.output = { streams: end.outputCapped, bytes: end.outputMax };
+  if (end.outputFailed && Object.keys(end.outputFailed).length > 0) limits.outputFailed = end.outputFailed;
   if (end.oomKills && end.memoryMax) limits.memory = { bytes: end.memoryMax, kills: end.oomKills };
   if (end.pidsMaxHits && end.pidsMax) limits.processes = { limit: end.pidsMax };
   return Object.keys(limits).length > 0 ? { limits } : {};

@@ -80,6 +80,8 @@ export interface EndRecord {
   /** Streams whose spill file stopped at `outputMax` bytes (the command's later writes failed). */
   outputCapped?: Array<'stdout' | 'stderr'>;
   outputMax?: number;
+  /** Streams whose spill file refused a write (a full disk), with the error: the command's later writes failed. */
+  outputFailed?: { stdout?: string; stderr?: string };
   /** Processes of the task the kernel killed at its `memoryMax` limit. */
   oomKills?: number;
   memoryMax?: number;

@@ -147,6 +147,8 @@ export interface CommandOutcome {
 export interface LimitsReached {
   /** Streams whose spill file stopped at `bytes` (the command's later writes to them failed). */
   output?: { streams: Array<'stdout' | 'stderr'>; bytes: number };
+  /** Streams whose spill file refused a write (a full disk), with the error (the command's later writes to them failed). */
+  outputFailed?: { stdout?: string; stderr?: string };
   /** The kernel killed processes of the task at its memory limit. */
   memory?: { bytes: number; kills: number };
   /** Forks failed at the task's process limit. */

@@ -32,6 +32,8 @@ export const markers = {
     `[${lines} ${lines === 1 ? 'line' : 'lines'} not matching the filter ${lines === 1 ? 'was' : 'were'} left out; full output: ${paths}]`,
   outputCapped: (stream: string, bytes: number) =>
     `[${stream} stopped at the task's limit of ${bytes} bytes; later writes to it failed]`,
+  outputFailed: (stream: string, error: string) =>
+    `[${stream} could not be saved: its spill file refused a write (${error}); later writes to it failed]`,
   outOfMemory: (bytes: number) =>
     `[out of memory: the kernel killed a process of the task at its limit of ${bytes} bytes]`,
   processLimit: (limit: number) => `[process limit reached: forks failed at the task's limit of ${limit}]`,
@@ -44,6 +46,10 @@ export function limitLines(limits: LimitsReached | undefined): string[] {
     ...(limits.output?.streams ?? []).map((stream) =>
       markers.outputCapped(stream, limits.output?.bytes ?? 0),
     ),
+    ...(['stdout', 'stderr'] as const).flatMap((stream) => {
+      const error = limits.outputFailed?.[stream];
+      return error === undefined ? [] : [markers.outputFailed(stream, error)];
+    }),
     ...(limits.memory ? [markers.outOfMemory(limits.memory.bytes)] : []),
     ...(limits.processes ? [markers.processLimit(limits.processes.limit)] : []),
   ];

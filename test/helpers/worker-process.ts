@@ -16,19 +16,23 @@ export interface WorkerProcess {
   crash(): Promise<void>;
 }
 
-/** Starts `durable-bash worker` in its own process and resolves once it polls `taskQueue`. */
+/**
+ * Starts `durable-bash worker` in its own process and resolves once it polls `taskQueue`. With
+ * `fileSizeLimitKiB`, the worker (and so every supervisor it starts) runs under that RLIMIT_FSIZE,
+ * as on a disk that fills up.
+ */
 export async function startWorkerProcess(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   extraArgs: string[] = [],
+  options: { fileSizeLimitKiB?: number } = {},
 ): Promise<WorkerProcess> {
-  const child = spawn(
-    'node',
-    [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue, ...extraArgs],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const worker = [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue, ...extraArgs];
+  const [file, args] =
+    options.fileSizeLimitKiB === undefined
+      ? ['node', worker]
+      : ['bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB}; exec "$0" "$@"`, 'node', ...worker]];
+  const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let banner = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     banner += chunk.toString();

@@ -131,14 +131,18 @@ describe('bash_output filter', () => {
   it('names the spill file of a running task, and says one line in the singular', async () => {
     // One write: a read that came between two echoes would take `keep` alone, and the next one would miss it.
     const taskId = await startBackground("printf 'keep\\ndrop\\n'; sleep 60");
-    await expect
-      .poll(async () => text(await output({ task_id: taskId, filter: 'keep', wait_ms: 5_000 })), {
-        // Generous: under a loaded CI a command's first heartbeat can take many seconds.
-        timeout: 40_000,
-      })
-      .toMatch(
+    // Every answer, in order, so that a failure shows how the output came.
+    const answers: string[] = [];
+    // Generous: under a loaded CI a command's first heartbeat can take many seconds.
+    const until = Date.now() + 40_000;
+    while (Date.now() < until && !answers.some((answer) => !answer.startsWith('(no new output)'))) {
+      answers.push(text(await output({ task_id: taskId, filter: 'keep', wait_ms: 5_000 })));
+    }
+    expect(answers.filter((answer) => !answer.startsWith('(no new output)\n[status: running]'))).toEqual([
+      expect.stringMatching(
         /^keep\n\[1 line not matching the filter was left out; full output: \/\S+\.stdout\]\n\[status: running\]$/,
-      );
+      ),
+    ]);
     await (tools.bash_kill as Tool).execute({ task_id: taskId });
   });
 

@@ -129,8 +129,9 @@ describe('bash_output filter', () => {
   });
 
   it('names the spill file of a running task, and says one line in the singular', async () => {
-    // One write: a read that came between two echoes would take `keep` alone, and the next one would miss it.
-    const taskId = await startBackground("printf 'keep\\ndrop\\n'; sleep 60");
+    // One write: a read that came between two writes would take `keep` alone, and the next one would
+    // miss it. (bash's own printf writes line by line; coreutils' writes a pipe's buffer at exit.)
+    const taskId = await startBackground("/usr/bin/printf 'keep\\ndrop\\n'; sleep 60");
     // Every answer, in order, so that a failure shows how the output came.
     const answers: string[] = [];
     // Generous: under a loaded CI a command's first heartbeat can take many seconds.
@@ -148,7 +149,7 @@ describe('bash_output filter', () => {
 
   it('leaves a line still being written for a later read, and a wait does not end on it', async () => {
     const taskId = await startBackground(
-      "printf 'keep partial'; sleep 3; printf ' line\\nother\\n'; sleep 60",
+      "printf 'keep partial'; sleep 3; /usr/bin/printf ' line\\nother\\n'; sleep 60",
     );
     const { value: first, ms } = await timed(() =>
       output({ task_id: taskId, filter: 'keep', wait_ms: 1_500 }),

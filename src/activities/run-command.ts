@@ -29,6 +29,7 @@ import {
   spawnSupervisor,
   type TaskFiles,
   taskFiles,
+  warnForcedEnd,
 } from './supervisor.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
@@ -169,11 +170,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       let cancelSigkill: (() => void) | undefined;
       let keepSigkill = false;
       const kill = () => {
-        cancelSigkill ??= endGroup(record, (state) =>
-          context.log.warn(`task ${spec.taskId}: its supervisor did not end the command; killed it`, {
-            state,
-          }),
-        );
+        cancelSigkill ??= endGroup(record, warnForcedEnd(context.log, spec.taskId));
       };
       const stopHeartbeats = await startProgressHeartbeats(context, {
         pid: record.pid,

@@ -4,7 +4,7 @@ import type { CommandSpec, StopResult } from '../shared/task.js';
 import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { endGroup, readRecord, taskFiles, writeTombstone } from './supervisor.js';
+import { endGroup, readRecord, taskFiles, warnForcedEnd, writeTombstone } from './supervisor.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;
@@ -30,12 +30,7 @@ export function createStopCommand(config: ExecutorConfig) {
     const { record } = started;
     let { end } = started;
     if (end === undefined) {
-      const { log } = Context.current();
-      const cancelSigkill = endGroup(record, (state) =>
-        log.warn(`task ${spec.taskId}: its supervisor did not end the command; killed it`, {
-          state,
-        }),
-      );
+      const cancelSigkill = endGroup(record, warnForcedEnd(Context.current().log, spec.taskId));
       try {
         end = await waitForEnd(files, record, undefined, AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS));
       } finally {

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Logger } from '@temporalio/common';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import { RunFailureType } from '../shared/task.js';
 import { isTaskIdShape, MAX_TASK_ID_LENGTH } from '../shared/task-id.js';
@@ -150,8 +151,11 @@ export function currentBootId(): string {
   return cachedBootId;
 }
 
-/** A process's start time (field 22 of /proc/<pid>/stat), or undefined if it is gone or a zombie. */
-export function processStart(pid: number): number | undefined {
+/**
+ * A process's /proc/<pid>/stat: its command name, and the fields after it (`fields[0]` is the state,
+ * field 3 of the file), or undefined if it is gone.
+ */
+function procStat(pid: number): { name: string; fields: string[] } | undefined {
   let stat: string;
   try {
     stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -159,8 +163,14 @@ export function processStart(pid: number): number | undefined {
     return undefined;
   }
   // The command name (field 2) may hold spaces and parentheses: parse after the last ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  if (fields[0] === 'Z' || fields[0] === 'X') return undefined;
+  const nameEnd = stat.lastIndexOf(')');
+  return { name: stat.slice(stat.indexOf('(') + 1, nameEnd), fields: stat.slice(nameEnd + 2).split(' ') };
+}
+
+/** A process's start time (field 22 of /proc/<pid>/stat), or undefined if it is gone or a zombie. */
+export function processStart(pid: number): number | undefined {
+  const fields = procStat(pid)?.fields;
+  if (fields === undefined || fields[0] === 'Z' || fields[0] === 'X') return undefined;
   return Number(fields[19]);
 }
 
@@ -219,32 +229,36 @@ export function endGroup(record: SupervisorRecord, onForced?: (state: string) =>
   };
 }
 
+/** The `onForced` of `endGroup` that logs the forced end of a task's command as a warning. */
+export function warnForcedEnd(log: Pick<Logger, 'warn'>, taskId: string): (state: string) => void {
+  return (state) => log.warn(`task ${taskId}: its supervisor did not end the command; killed it`, { state });
+}
+
 /** What a task's supervisor and the processes in its cgroups are doing: `pid name state (wchan)`, for a log. */
 function processStates(record: SupervisorRecord): string {
   const pids = new Set([record.supervisorPid]);
-  for (const dir of record.cgroups ?? []) {
-    try {
-      for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean))
-        pids.add(Number(pid));
-    } catch {
-      // No such cgroup.
-    }
-  }
+  for (const dir of record.cgroups ?? []) for (const pid of cgroupMembers(dir) ?? []) pids.add(pid);
   return [...pids]
     .map((pid) => {
-      const read = (file: string) => {
-        try {
-          return readFileSync(`/proc/${pid}/${file}`, 'utf8').trim();
-        } catch {
-          return '?';
-        }
-      };
-      const stat = read('stat');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-      return `${pid} ${name} ${state} (${read('wchan')})`;
+      const stat = procStat(pid);
+      let wchan = '?';
+      try {
+        wchan = readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+      } catch {
+        // Gone meanwhile.
+      }
+      return `${pid} ${stat?.name ?? '?'} ${stat?.fields[0] ?? '?'} (${wchan})`;
     })
     .join(', ');
+}
+
+/** The pids in a cgroup, or undefined when there is no such cgroup. */
+function cgroupMembers(dir: string): number[] | undefined {
+  try {
+    return readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -268,16 +282,14 @@ function killCgroup(dir: string): void {
   try {
     writeFileSync(path.join(dir, 'cgroup.kill'), '1');
   } catch {
-    try {
-      for (const pid of readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          // Gone meanwhile.
-        }
+    const members = cgroupMembers(dir);
+    if (members === undefined) return; // No such cgroup: nothing to end.
+    for (const pid of members) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
       }
-    } catch {
-      return; // No such cgroup: nothing to end.
     }
   }
   // Removed once empty; a later scan tries again if processes were still exiting.

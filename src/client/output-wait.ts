@@ -25,9 +25,9 @@ export interface WaitOptions {
 
 /**
  * Waits, by asking the server every `intervalMs`, until a task holds output past its read position
- * (that `wanted` wants, when given) or has ended, `timeoutMs` has passed, or `signal` aborts. Needs no worker: both the task's
- * progress and the read position are what the server holds. The position is taken once; a read by
- * someone else meanwhile can only end the wait early.
+ * (output `wanted` wants, when given) or has ended, `timeoutMs` has passed, or `signal` aborts.
+ * Needs no worker: both the task's progress and the read position are what the server holds. The
+ * position is taken once; a read by someone else meanwhile can only end the wait early.
  */
 export async function waitForNewOutput(
   snapshot: () => Promise<TaskSnapshot>,

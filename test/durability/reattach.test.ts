@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import Long from 'long';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { isSameProcess, type SupervisorRecord, taskFiles } from '../../src/activities/supervisor.js';
+import { isSameProcess, readRecord, taskFiles } from '../../src/activities/supervisor.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
 import type { TaskId } from '../../src/shared/task.js';
@@ -32,7 +32,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   // A failed test may leave a command behind: end every supervisor of this file's hosts.
-  for (const dir of spillDirs) endLeftCommands(dir);
+  for (const dir of spillDirs) await endLeftCommands(dir);
   await env?.teardown();
 });
 
@@ -207,17 +207,24 @@ describe('a task whose worker crashed', () => {
     });
   });
 
-  it('ends lost with its reason when its supervisor is killed, never with a made-up exit code', async () => {
+  /** A host with a worker, and a background task on it that printed `started` and sleeps `tag` seconds. */
+  async function sleeperOnHost(description: string) {
     const h = host();
     await h.start();
     const tag = 8000 + Math.floor(Math.random() * 1000);
     const taskId = await h.tasks.start({
       command: `echo started; sleep ${tag}`,
-      description: 'Its supervisor is killed',
+      description,
       background: true,
     });
     await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
-    const record = JSON.parse(readFileSync(taskFiles(h.spillDir, taskId).state, 'utf8'));
+    const record = await readRecord(taskFiles(h.spillDir, taskId).state);
+    if (record === undefined) throw new Error(`task ${taskId} has no state record`);
+    return { h, tag, taskId, record };
+  }
+
+  it('ends lost with its reason when its supervisor is killed, never with a made-up exit code', async () => {
+    const { h, tag, taskId, record } = await sleeperOnHost('Its supervisor is killed');
     process.kill(record.supervisorPid, 'SIGKILL');
     expect(await readToEnd(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
@@ -226,20 +233,10 @@ describe('a task whose worker crashed', () => {
     // Nothing runs that no one could report.
     await expect.poll(() => processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
   });
+
   it('is still ended by a kill when its supervisor stopped answering: the command, then the supervisor', async () => {
-    const h = host();
-    await h.start();
-    const tag = 8000 + Math.floor(Math.random() * 1000);
-    const taskId = await h.tasks.start({
-      command: `echo started; sleep ${tag}`,
-      description: 'Its supervisor is stopped',
-      background: true,
-    });
-    let read = '';
-    await expect
-      .poll(async () => (read += (await h.tasks.read(taskId, undefined)).stdout.text))
-      .toBe('started\n');
-    const record = JSON.parse(readFileSync(taskFiles(h.spillDir, taskId).state, 'utf8')) as SupervisorRecord;
+    const { h, tag, taskId, record } = await sleeperOnHost('Its supervisor is stopped');
+    expect((await h.tasks.read(taskId, undefined)).stdout.text).toBe('started\n');
     process.kill(record.supervisorPid, 'SIGSTOP'); // Signals now wait; SIGKILL still ends it.
     expect(await h.tasks.kill(taskId, undefined)).toBe('killed');
     expect(await readToEnd(h.tasks, taskId)).toEqual({

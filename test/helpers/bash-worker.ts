@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
-import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor.js';
+import { isSameProcess, readRecord } from '../../src/activities/supervisor.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
 
@@ -62,7 +62,7 @@ export async function startBashWorker(
         await running;
       } finally {
         clearTimeout(slow);
-        if (ownSpillDir) endLeftCommands(ownSpillDir);
+        if (ownSpillDir) await endLeftCommands(ownSpillDir);
       }
     },
   };
@@ -82,19 +82,11 @@ function reportSlowStop(worker: BashWorker, taskQueue: string): void {
 }
 
 /** SIGKILLs (through its supervisor) every command still running from a spill directory. */
-export function endLeftCommands(spillDir: string): void {
+export async function endLeftCommands(spillDir: string): Promise<void> {
   for (const name of readdirSync(spillDir).filter((file) => file.endsWith('.state'))) {
-    const record = readJsonFile<SupervisorRecord>(path.join(spillDir, name));
+    const record = await readRecord(path.join(spillDir, name));
     if (record === undefined || record.tombstone || !isSameProcess(record, 'supervisor')) continue;
     process.kill(record.supervisorPid, 'SIGUSR1'); // It SIGKILLs the command's group, then records the end.
-  }
-}
-
-function readJsonFile<T>(file: string): T | undefined {
-  try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
-  } catch {
-    return undefined;
   }
 }
 

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { taskFiles } from '../../src/activities/supervisor.js';
+import { readRecord, taskFiles } from '../../src/activities/supervisor.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
@@ -101,7 +101,7 @@ describe('the bwrap sandbox', () => {
     // before the launch is a tombstone: the task ends killed before the command started.)
     const state = taskFiles(path.join(root, 'spill'), taskId).state;
     await expect
-      .poll(() => (existsSync(state) ? JSON.parse(readFileSync(state, 'utf8')).pid : 0), {
+      .poll(async () => (await readRecord(state))?.pid ?? 0, {
         interval: 5,
         timeout: 30_000,
       })

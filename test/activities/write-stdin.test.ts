@@ -1,8 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { close, constants, mkdtempSync, openSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileExecutorOptions } from '../../src/activities/index.js';
 import { taskFiles } from '../../src/activities/supervisor.js';
@@ -14,8 +13,8 @@ import { createWriteStdin } from '../../src/activities/write-stdin.js';
 const taskId = 'bash-00000000-0000-4000-8000-0000000000aa';
 const opened: number[] = [];
 
-afterEach(async () => {
-  await Promise.all(opened.splice(0).map((fd) => promisify(close)(fd).catch(() => undefined)));
+afterEach(() => {
+  for (const fd of opened.splice(0)) closeSync(fd);
 });
 
 function setUp() {
@@ -33,7 +32,7 @@ function setUp() {
     return fd;
   };
   const writeStdin = createWriteStdin(compileExecutorOptions({ spillDir }, 'test'));
-  return { files, record, holdOpen, writeStdin };
+  return { record, holdOpen, writeStdin };
 }
 
 describe('the stdin write activity', () => {

@@ -1,0 +1,48 @@
+/**
+ * Two worker hosts on one task queue of a production-shaped cluster: `durable-bash worker`
+ * processes with distinct host ids. Tasks land on both; each is read and killed through its own
+ * host's queue, whichever host the caller's tools know nothing about.
+ */
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { agent, startBackground, text, useCluster } from './use-cluster.js';
+
+const suite = useCluster();
+
+describe('on a cluster: two worker hosts', () => {
+  it('run tasks on both, and each task is readable and killable', async () => {
+    const hosts = [await suite.startHost(), await suite.startHost()];
+    const tools = suite.tools();
+    const session = agent('cluster-hosts');
+    const hostOf = (taskId: string) =>
+      hosts.findIndex((host) => readdirSync(host.spillDir).includes(`${taskId}.state`));
+
+    // Start until both hosts have running tasks (the queue hands each start to either worker).
+    const tasks: { taskId: string; index: number; host: number }[] = [];
+    for (let index = 0; index < 40 && new Set(tasks.map((task) => task.host)).size < 2; index++) {
+      const taskId = await startBackground(tools, `echo task-${index}; sleep 120`, session);
+      await expect.poll(() => hostOf(taskId), { timeout: 10_000 }).toBeGreaterThanOrEqual(0);
+      tasks.push({ taskId, index, host: hostOf(taskId) });
+    }
+    expect(new Set(tasks.map((task) => task.host))).toEqual(new Set([0, 1]));
+
+    for (const { taskId, index } of tasks) {
+      await expect
+        .poll(async () => text(await tools.bash_output.execute({ task_id: taskId }, session)), {
+          timeout: 10_000,
+        })
+        .toBe(`task-${index}\n[status: running]`);
+    }
+    for (const { taskId } of tasks) {
+      expect(await tools.bash_kill.execute({ task_id: taskId }, session)).toEqual({
+        content: [{ type: 'text', text: `killed background task ${taskId}` }],
+      });
+      expect(text(await tools.bash_output.execute({ task_id: taskId }, session))).toBe(
+        '(no new output)\n[status: killed by SIGTERM]',
+      );
+    }
+    console.log(
+      `tasks per host: ${hosts.map((_, host) => tasks.filter((task) => task.host === host).length).join(' / ')}`,
+    );
+  });
+});

@@ -42,6 +42,8 @@ export interface Cluster {
   namespace: 'default';
   /** The server's Prometheus endpoint. */
   metricsUrl: string;
+  /** The private PostgreSQL: loopback host and port, and its (trusted) superuser. */
+  postgres: { host: '127.0.0.1'; port: number; user: string; password: string };
   /** The pid of the running temporal-server process. */
   serverPid(): number;
   /** The last lines the server logged (for a failure's message). */
@@ -436,6 +438,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     address: `127.0.0.1:${ports.frontendGrpc}`,
     namespace: 'default',
     metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics`,
+    postgres: { host: '127.0.0.1', port: ports.postgres as number, user: DB_USER, password: DB_PASSWORD },
     serverPid: () => server?.pid ?? -1,
     serverLogTail: (lines = 40) => logTail(serverLog, lines),
     async restartServer({ whileDown } = {}) {

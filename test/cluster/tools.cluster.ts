@@ -4,6 +4,7 @@
  * fence under hostile session ids, whose listings are PostgreSQL visibility queries.
  */
 import { describe, expect, it } from 'vitest';
+import type { ToolResult } from '../../src/index.js';
 import { agent, startBackground, type Tools, text, useCluster } from './use-cluster.js';
 
 const suite = useCluster();
@@ -78,6 +79,13 @@ const hostileSessions = [
   'plain',
 ];
 
+describe('on a cluster: the server', () => {
+  it('serves Prometheus metrics, which count the starts above', async () => {
+    const metrics = await (await fetch(suite.cluster.metricsUrl)).text();
+    expect(metrics).toMatch(/operation="StartWorkflowExecution"/);
+  });
+});
+
 describe('on a cluster: the ownership fence', () => {
   it('lets each hostile session see and touch only its own tasks', async () => {
     tools = suite.tools();
@@ -128,8 +136,8 @@ describe('on a cluster: the ownership fence', () => {
 const ROW = /^(bash-[0-9a-f-]{36}) +(\S+) +\d+[smhd] +(.*)$/;
 
 /** A bash_list table's rows: id, status, command (the age varies). */
-function rows(result: { content: { text: string }[] }): (string | undefined)[][] {
-  const lines = text(result as never).split('\n');
+function rows(result: ToolResult): (string | undefined)[][] {
+  const lines = text(result).split('\n');
   if (lines[0] === '(no background tasks)') return [];
   expect(lines[0]).toMatch(/^ID +STATUS +AGE +COMMAND$/);
   return lines.slice(1).map((line) => ROW.exec(line)?.slice(1, 4) ?? [line]);

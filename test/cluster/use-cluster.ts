@@ -34,6 +34,8 @@ export interface ClusterSuite {
   taskQueue: string;
   /** Starts `durable-bash worker` for a new host on the task queue. */
   startHost(): Promise<Host>;
+  /** SIGKILLs the host's worker (its commands go on) and starts a new one with the same host id and spill directory. */
+  restartHost(host: Host): Promise<void>;
   /** The model-facing tools on the task queue, as `createBashTools` makes them. */
   tools(): Tools;
 }
@@ -41,10 +43,8 @@ export interface ClusterSuite {
 export function useCluster(options: ClusterOptions = {}): ClusterSuite {
   const hosts: Host[] = [];
   const suite = { taskQueue: `cluster-${randomUUID()}` } as ClusterSuite;
-  suite.startHost = async () => {
-    const hostId = `cluster-host-${randomUUID().slice(0, 8)}`;
-    const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-cluster-spill-'));
-    const worker = await startWorkerProcess(suite.env, suite.taskQueue, [
+  const startWorker = (hostId: string, spillDir: string) =>
+    startWorkerProcess(suite.env, suite.taskQueue, [
       '--namespace',
       suite.cluster.namespace,
       '--host-id',
@@ -52,9 +52,16 @@ export function useCluster(options: ClusterOptions = {}): ClusterSuite {
       '--spill-dir',
       spillDir,
     ]);
-    const host = { hostId, spillDir, worker };
+  suite.startHost = async () => {
+    const hostId = `cluster-host-${randomUUID().slice(0, 8)}`;
+    const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-cluster-spill-'));
+    const host = { hostId, spillDir, worker: await startWorker(hostId, spillDir) };
     hosts.push(host);
     return host;
+  };
+  suite.restartHost = async (host) => {
+    await host.worker.crash();
+    host.worker = await startWorker(host.hostId, host.spillDir);
   };
   suite.tools = () =>
     Object.fromEntries(

@@ -46,7 +46,9 @@ describe('on a cluster: a server restart mid-task', () => {
     );
     const before: string[] = [];
     while (before.length < 5) {
-      before.push(...newLines(text(await tools.bash_output.execute({ task_id: taskId }, agent(session)))));
+      before.push(
+        ...newLines(text(await tools.bash_output.execute({ task_id: taskId, wait_ms: 500 }, agent(session)))),
+      );
     }
     const pid = suite.cluster.serverPid();
     const restartedAt = Date.now();

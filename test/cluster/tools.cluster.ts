@@ -130,6 +130,15 @@ describe('on a cluster: the ownership fence', () => {
         content: [{ type: 'text', text: `killed background task ${mine(session)}` }],
       });
     }
+    // The ended tasks' status reaches visibility, still fenced by owner.
+    for (const session of hostileSessions) {
+      await expect
+        .poll(async () => rows(await tools.bash_list.execute({ all: true }, agent(session))), {
+          timeout: 15_000,
+        })
+        .toEqual([[mine(session), 'killed', expect.any(String)]]);
+      expect(text(await tools.bash_list.execute({}, agent(session)))).toBe('(no background tasks)');
+    }
   });
 });
 

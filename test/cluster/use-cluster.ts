@@ -14,7 +14,6 @@ import { afterAll, beforeAll } from 'vitest';
 import { isSameProcess, readRecord } from '../../src/activities/supervisor.js';
 import { createBashTools, type Tool, type ToolExecContext, type ToolResult } from '../../src/index.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
-import { waitFor } from '../helpers/processes.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { type Cluster, type ClusterOptions, startCluster } from './cluster-env.js';
 
@@ -137,5 +136,3 @@ export async function startBackground(
   if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
   return match[1];
 }
-
-export { waitFor };

@@ -1,0 +1,28 @@
+/**
+ * Temporal's own floors, as plain Temporal code with nothing of durable-bash in it: the minimum
+ * round trip (a workflow running one trivial activity) and the burst floor's unit (a workflow
+ * running one activity that heartbeats once a minute until it is ended). Bundled by the bench
+ * (bundleWorkflowCode) for a worker in the bench process.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type * as activities from './activities.js';
+
+const { trivial } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+const { heartbeatUntilCancelled } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '1 day',
+  // A few minutes, as a durable-bash task's command activity has.
+  heartbeatTimeout: '150 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+export async function roundTripFloor(): Promise<void> {
+  await trivial();
+}
+
+export async function burstFloor(): Promise<void> {
+  await heartbeatUntilCancelled();
+}

@@ -1,0 +1,167 @@
+/** What the bench reads of this host: /proc, the supervisors' records, the tools' answers. */
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
+import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
+import type { BenchServer } from './server.js';
+
+export const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** The floor of every latency: a direct spawn of `bash -c <command>`, to its exit. */
+export function directSpawn(command: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    spawn('bash', ['-c', command], { stdio: 'ignore' })
+      .on('exit', () => resolve())
+      .on('error', reject);
+  });
+}
+
+export type Tools = Record<'bash' | 'bash_output' | 'bash_kill' | 'bash_input', Tool>;
+
+export async function startBackground(
+  tools: Tools,
+  command: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const result = await tools.bash.execute({
+    command,
+    description: 'Benchmark',
+    run_in_background: true,
+    ...extra,
+  });
+  const answer = text(result);
+  const id = /started background task (\S+)/.exec(answer)?.[1];
+  if (result.isError || !id) throw new Error(`background start failed: ${answer}`);
+  return id;
+}
+
+/** A `durable-bash worker` process against `server`, its tasks' files in `spillDir`. */
+export function startWorker(
+  server: BenchServer,
+  taskQueue: string,
+  spillDir: string,
+): Promise<WorkerProcess> {
+  // The helper reads only the address off its environment.
+  const env = { address: server.address } as unknown as TestWorkflowEnvironment;
+  return startWorkerProcess(env, taskQueue, ['--namespace', server.namespace, '--spill-dir', spillDir]);
+}
+
+export function rssBytesOf(pid: number): number {
+  try {
+    const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return Number(kib) * 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export function fdCountOf(pid: number | 'self'): number {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).length;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export function alive(pid: number): boolean {
+  try {
+    readFileSync(`/proc/${pid}/stat`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Counts the tasks in `spillDir` whose command runs: its supervisor's state record names the
+ * command's pid (0 until the command started). Remembers what it saw, so each record is read until
+ * it says started and no more.
+ */
+export class StartedRecords {
+  private readonly started = new Map<string, { pid: number; supervisorPid: number }>();
+  constructor(private readonly spillDir: string) {}
+
+  count(): number {
+    let names: string[];
+    try {
+      names = readdirSync(this.spillDir);
+    } catch {
+      return this.started.size;
+    }
+    for (const name of names) {
+      if (!name.endsWith('.state')) continue;
+      const taskId = name.slice(0, -'.state'.length);
+      if (this.started.has(taskId)) continue;
+      try {
+        const record = JSON.parse(readFileSync(path.join(this.spillDir, name), 'utf8'));
+        if (record.pid > 0)
+          this.started.set(taskId, { pid: record.pid, supervisorPid: record.supervisorPid });
+      } catch {
+        // Being written: read it next time.
+      }
+    }
+    return this.started.size;
+  }
+
+  of(taskId: string): { pid: number; supervisorPid: number } | undefined {
+    this.count();
+    return this.started.get(taskId);
+  }
+}
+
+/** The supervisors running tasks from `spillDir` (their command lines name it), with their PSS. */
+export function supervisorsOf(spillDir: string): { count: number; pssBytes: number } {
+  let count = 0;
+  let pssBytes = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!args[0]?.endsWith('durable-bash-supervisor') || !args.some((arg) => arg.startsWith(spillDir)))
+        continue;
+      const kib = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${entry}/smaps_rollup`, 'utf8'))?.[1];
+      count++;
+      pssBytes += Number(kib) * 1024;
+    } catch {
+      // Ended while we looked.
+    }
+  }
+  return { count, pssBytes };
+}
+
+/** Asks tasks to end (a cancel of their workflows, what `bash_kill` sends) without waiting, `width` at a time. */
+export async function cancelAll(client: Client, ids: string[], width = 50): Promise<void> {
+  for (let i = 0; i < ids.length; i += width) {
+    await Promise.all(
+      ids.slice(i, i + width).map((id) =>
+        client.workflow
+          .getHandle(id)
+          .cancel()
+          .catch(() => undefined),
+      ),
+    );
+  }
+}
+
+/** Runs `work` over `items` with `width` concurrent callers; each caller takes the next item. */
+export async function inLanes<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const item = items[next++] as T;
+        await work(item);
+      }
+    }),
+  );
+}

@@ -1,0 +1,96 @@
+/**
+ * The server's own Prometheus counters, read for what a task costs the server. The dev server
+ * runs every service in one process and labels each series with `service_name`; a call through
+ * the frontend is counted again by the service it reaches (history, matching), so only the
+ * frontend's series count calls here.
+ */
+
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses Prometheus' text format (comments and histograms' `_bucket` lines included, as samples). */
+export function parsePrometheus(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const label of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+      labels[label[1] as string] = (label[2] as string).replace(/\\(.)/g, '$1');
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+export async function scrape(metricsUrl: string): Promise<Sample[]> {
+  const response = await fetch(metricsUrl);
+  if (!response.ok) throw new Error(`${metricsUrl}: HTTP ${response.status}`);
+  return parsePrometheus(await response.text());
+}
+
+/** The counters a server-cost window reads, summed for one namespace. */
+export interface CostCounters {
+  /** Frontend calls of every operation except workers' long polls (they are per worker, not per task). */
+  frontendCalls: number;
+  /** Frontend long polls (PollWorkflowTaskQueue, PollActivityTaskQueue, ...): reported, not counted per task. */
+  frontendPolls: number;
+  /** RecordActivityTaskHeartbeat(ById) calls through the frontend. */
+  heartbeats: number;
+  /** Persistence UpdateWorkflowExecution requests (any service): each a write of a workflow's mutable state. */
+  updateWrites: number;
+  /** Every frontend call, by operation (for the JSON). */
+  byOperation: Record<string, number>;
+}
+
+/** `service_requests` or a prefixed name (`temporal_service_requests`), as servers configure. */
+const isNamed = (name: string, base: string) => name === base || name === `temporal_${base}`;
+
+export function costCounters(samples: Sample[], namespace: string): CostCounters {
+  const counters: CostCounters = {
+    frontendCalls: 0,
+    frontendPolls: 0,
+    heartbeats: 0,
+    updateWrites: 0,
+    byOperation: {},
+  };
+  for (const sample of samples) {
+    if (sample.labels.namespace !== namespace) continue;
+    const operation = sample.labels.operation ?? '';
+    if (isNamed(sample.name, 'service_requests') && sample.labels.service_name === 'frontend') {
+      counters.byOperation[operation] = (counters.byOperation[operation] ?? 0) + sample.value;
+      if (/^Poll/.test(operation)) counters.frontendPolls += sample.value;
+      else counters.frontendCalls += sample.value;
+      if (/^RecordActivityTaskHeartbeat/.test(operation)) counters.heartbeats += sample.value;
+    } else if (isNamed(sample.name, 'persistence_requests') && operation === 'UpdateWorkflowExecution') {
+      counters.updateWrites += sample.value;
+    }
+  }
+  return counters;
+}
+
+export function subtract(after: CostCounters, before: CostCounters): CostCounters {
+  const byOperation: Record<string, number> = {};
+  for (const [operation, value] of Object.entries(after.byOperation)) {
+    const delta = value - (before.byOperation[operation] ?? 0);
+    if (delta !== 0) byOperation[operation] = delta;
+  }
+  return {
+    frontendCalls: after.frontendCalls - before.frontendCalls,
+    frontendPolls: after.frontendPolls - before.frontendPolls,
+    heartbeats: after.heartbeats - before.heartbeats,
+    updateWrites: after.updateWrites - before.updateWrites,
+    byOperation,
+  };
+}
+
+/** Whether the endpoint exports the series the cost figures need (else the figures say so). */
+export function hasCostSeries(samples: Sample[]): boolean {
+  return (
+    samples.some((sample) => isNamed(sample.name, 'service_requests')) &&
+    samples.some((sample) => isNamed(sample.name, 'persistence_requests'))
+  );
+}

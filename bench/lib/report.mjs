@@ -1,0 +1,170 @@
+// The report side of `npm run bench`: the machine, BENCHMARKS.md, --compare, and the quick mode's
+// gross-regression gate against bench/baseline.json. Plain JS: bench/run.mjs runs before any build.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const GIB = 1024 ** 3;
+
+/** The machine the numbers came from. */
+export function machine() {
+  const cpus = os.cpus();
+  return {
+    cpu: cpus[0]?.model?.trim() ?? 'unknown CPU',
+    cores: cpus.length,
+    ramGiB: Math.round(os.totalmem() / GIB),
+    kernel: `${os.type()} ${os.release()}`,
+    loadAverage: os.loadavg().map((n) => Number(n.toFixed(2))),
+  };
+}
+
+/** Node, the Temporal CLI and SDK, and the commit the run measured (dirty when the tree had changes). */
+export function software(root) {
+  const run = (file, args) => {
+    try {
+      return execFileSync(file, args, {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const cli = path.join(root, '.temporal/bin/temporal');
+  const sdk = JSON.parse(
+    readFileSync(path.join(root, 'node_modules/@temporalio/client/package.json'), 'utf8'),
+  );
+  const commit = run('git', ['rev-parse', '--short', 'HEAD']);
+  const dirty = run('git', ['status', '--porcelain', '--untracked-files=no']);
+  return {
+    node: process.version,
+    temporalCli: existsSync(cli) ? (run(cli, ['--version']) ?? 'unknown') : 'not provisioned',
+    temporalSdk: sdk.version,
+    commit: commit ? `${commit}${dirty ? ' (with uncommitted changes)' : ''}` : 'unknown',
+  };
+}
+
+const cell = (value) => String(value ?? '').replaceAll('|', '\\|');
+const yesNo = (holds) => (holds === null || holds === undefined ? '' : holds ? 'yes' : 'no');
+
+function runTable(run) {
+  const lines = [
+    `## ${run.server?.description ?? run.kind} (Temporal ${run.server?.version ?? '?'})`,
+    '',
+    `${run.mode} mode, ${(run.durationMs / 1000).toFixed(0)} s${run.failed ? '; **the run failed part-way: figures below are what it measured**' : ''}`,
+    '',
+    '| measure | raw figures | against the floor | target | holds |',
+    '| --- | --- | --- | --- | --- |',
+    ...run.figures.map(
+      (f) =>
+        `| ${cell(f.measure)} | ${cell(f.raw)} | ${cell(f.ratioText)} | ${cell(f.target)} | ${yesNo(f.holds)} |`,
+    ),
+  ];
+  if (run.notes?.length) lines.push('');
+  for (const note of run.notes ?? []) lines.push(`- note: ${note}`);
+  return lines.join('\n');
+}
+
+function soakTable(soak) {
+  return [
+    '## Soak: start / read / kill cycles',
+    '',
+    `${soak.command} on ${soak.date}: ${soak.runs[0]?.server?.description ?? ''}; ${(soak.runs[0]?.durationMs / 60_000).toFixed(1)} min`,
+    '',
+    '| measure | raw figures | target | holds |',
+    '| --- | --- | --- | --- |',
+    ...(soak.runs[0]?.figures ?? []).map(
+      (f) => `| ${cell(f.measure)} | ${cell(f.raw)} | ${cell(f.target)} | ${yesNo(f.holds)} |`,
+    ),
+    '',
+  ].join('\n');
+}
+
+export function markdown(results, soak) {
+  const m = results.machine;
+  const s = results.software;
+  return [
+    '# Benchmarks',
+    '',
+    'Written by `npm run bench` (bench/run.mjs runs bench/budgets.bench.ts once per server); one run.',
+    'Targets: DESIGN.md §4. Every figure is put against floors measured in the same run on the same',
+    "server: a direct `spawn('bash', ['-c', 'true'])` (spawn), Temporal's own round trip (a trivial",
+    'workflow running one trivial activity on a worker in the bench process: floor), and for scale',
+    "Temporal's own burst (N workflows from 8 callers, each one activity heartbeating once a minute).",
+    'A latency reads `spawn + k x floor` with k = (x - spawn) / floor at the same percentile.',
+    "Server cost comes from the server's own Prometheus counters over a window with the tasks standing:",
+    'frontend `service_requests` only (a call is counted again by history or matching, not counted',
+    'here), long polls left out (they are per worker), and persistence `UpdateWorkflowExecution`.',
+    '',
+    `- when: ${results.date}`,
+    `- command: \`${results.command}\``,
+    `- machine: ${m.cores} x ${m.cpu}, ${m.ramGiB} GiB RAM, ${m.kernel}; load average at the start ${m.loadAverage.join(', ')}`,
+    `- software: Node ${s.node}, ${s.temporalCli}, @temporalio/* ${s.temporalSdk}, durable-bash ${s.commit}`,
+    '- setup: one `durable-bash worker` process per measure group, the tools in the benchmark process',
+    '',
+    ...results.runs.map((run) => `${runTable(run)}\n`),
+    ...(results.manyReads ? [`## Many reads\n\n${results.manyReads}\n`] : []),
+    ...(soak ? [soakTable(soak)] : []),
+  ].join('\n');
+}
+
+/** Every figure of a results file, keyed `<server>/<id>`. */
+function figuresOf(results) {
+  const map = new Map();
+  for (const run of results.runs ?? []) for (const f of run.figures ?? []) map.set(`${run.kind}/${f.id}`, f);
+  return map;
+}
+
+const num = (n, digits = 2) =>
+  n === null || n === undefined || !Number.isFinite(n) ? 'n/a' : n.toFixed(digits);
+const change = (before, after) =>
+  Number.isFinite(before) && Number.isFinite(after) && before !== 0
+    ? `${after >= before ? '+' : ''}${(((after - before) / Math.abs(before)) * 100).toFixed(0)} %`
+    : '';
+
+/** The change per figure from `old` to `now`: value and ratio. */
+export function compareLines(old, now) {
+  const before = figuresOf(old);
+  const lines = [
+    `compared with ${old.date ?? '?'} (${old.mode ?? '?'} mode, ${old.software?.commit ?? '?'})`,
+    '',
+    '| figure | before | now | change | ratio before | ratio now | change |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const [key, f] of figuresOf(now)) {
+    const b = before.get(key);
+    lines.push(
+      `| ${key} | ${b ? `${num(b.value, 1)} ${b.unit}` : '-'} | ${num(f.value, 1)} ${f.unit} | ${b ? change(b.value, f.value) : 'new'} | ${b ? num(b.ratio) : '-'} | ${num(f.ratio)} | ${b ? change(b.ratio, f.ratio) : ''} |`,
+    );
+  }
+  for (const key of before.keys())
+    if (!figuresOf(now).has(key)) lines.push(`| ${key} | (not measured now) |||||`);
+  return lines;
+}
+
+/**
+ * The gross regressions of `now` against `baseline`: a gated figure more than 2x its recorded
+ * number plus its slack. Matched by figure id on the same server kind; a figure the baseline lacks
+ * is not gated.
+ */
+export function regressions(baseline, now) {
+  const recorded = figuresOf(baseline);
+  const found = [];
+  for (const [key, f] of figuresOf(now)) {
+    const b = recorded.get(key);
+    if (!b || f.gateSlack === undefined) continue;
+    const pick = (x) => (f.gateOn === 'value' ? x.value : x.ratio);
+    const was = pick(b);
+    const is = pick(f);
+    if (was === null || was === undefined || !Number.isFinite(was)) continue;
+    const limit = 2 * Math.max(was, 0) + f.gateSlack;
+    // A figure that could not be had (NaN: a burst or restart that never finished) is a regression.
+    if (is === null || is === undefined || !Number.isFinite(is) || is > limit)
+      found.push(
+        `${key}: ${f.gateOn === 'value' ? 'value' : 'ratio'} ${num(is)} > 2 x ${num(was)} + ${f.gateSlack} = ${num(limit)} (${f.raw})`,
+      );
+  }
+  return found;
+}

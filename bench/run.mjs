@@ -1,0 +1,192 @@
+// `npm run bench [-- options]`: the benchmark of DESIGN.md §4 (bench/budgets.bench.ts, under
+// vitest, once per server), then BENCHMARKS.md, the results JSON, --compare, and the gate.
+//
+//   --quick              small N and sample counts, the in-memory dev server only, short windows;
+//                        exits non-zero only on a gross regression against bench/baseline.json
+//   --server KIND        memory | file | cluster | all (repeatable, or comma separated);
+//                        default: memory and file (quick: memory). cluster needs test/cluster/cluster-env.ts
+//   --json FILE          also write the results there
+//   --compare OLD.json   print the change per figure against an earlier results file
+//   --to NEW.json        with --compare: compare two files, run nothing
+//   --write-baseline     write bench/baseline.json from this run
+//   --soak [--minutes N] the soak (bench/soak.bench.ts; 10 minutes) instead of the budgets
+//
+// A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
+// --json, and a copy in the temp directory), so running it leaves the tree as it was.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { compareLines, machine, markdown, regressions, software } from './lib/report.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const KINDS = ['memory', 'file', 'cluster'];
+const LATEST = path.join(root, 'bench/results/latest.json');
+const SOAK = path.join(root, 'bench/results/soak.json');
+const BASELINE = path.join(root, 'bench/baseline.json');
+
+function parse(argv) {
+  const options = { quick: false, soak: false, servers: [], writeBaseline: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      const next = argv[++i];
+      if (next === undefined) fail(`${arg} needs a value`);
+      return next;
+    };
+    if (arg === '--quick') options.quick = true;
+    else if (arg === '--soak') options.soak = true;
+    else if (arg === '--minutes') options.minutes = Number(value());
+    else if (arg === '--server') options.servers.push(...value().split(','));
+    else if (arg === '--json') options.json = path.resolve(value());
+    else if (arg === '--compare') options.compare = path.resolve(value());
+    else if (arg === '--to') options.to = path.resolve(value());
+    else if (arg === '--write-baseline') options.writeBaseline = true;
+    else if (arg === '--help' || arg === '-h') {
+      const text = readFileSync(fileURLToPath(import.meta.url), 'utf8');
+      process.stdout.write(`${text.split('\nimport ')[0].replaceAll(/^\/\/ ?/gm, '')}\n`);
+      process.exit(0);
+    } else fail(`unknown option ${arg} (see --help)`);
+  }
+  if (options.servers.includes('all')) options.servers = KINDS;
+  for (const kind of options.servers)
+    if (!KINDS.includes(kind)) fail(`--server ${kind}: one of ${KINDS.join(', ')}, all`);
+  if (options.servers.length === 0)
+    options.servers = options.quick || options.soak ? ['memory'] : ['memory', 'file'];
+  if (options.minutes !== undefined && !(options.minutes > 0)) fail('--minutes needs a positive number');
+  return options;
+}
+
+function fail(message) {
+  process.stderr.write(`bench: ${message}\n`);
+  process.exit(2);
+}
+
+const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
+const log = (message) => process.stdout.write(`[bench] ${message}\n`);
+
+/** One vitest run of `file` with the bench's options in the environment; its JSON, and whether it passed. */
+function vitest(file, env, out) {
+  const result = spawnSync(
+    process.execPath,
+    [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.bench.config.ts', file],
+    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env, BENCH_OUT: out } },
+  );
+  const passed = result.status === 0;
+  const json = existsSync(out) ? readJson(out) : undefined;
+  return { passed, json };
+}
+
+function write(file, text) {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+const options = parse(process.argv.slice(2));
+const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
+
+if (options.compare && options.to) {
+  process.stdout.write(`${compareLines(readJson(options.compare), readJson(options.to)).join('\n')}\n`);
+  process.exit(0);
+}
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-run-'));
+const started = Date.now();
+const results = {
+  date: new Date().toISOString(),
+  command,
+  mode: options.soak ? 'soak' : options.quick ? 'quick' : 'full',
+  machine: machine(),
+  software: software(root),
+  runs: [],
+};
+let failed = false;
+
+if (options.soak) {
+  const kind = options.servers[0];
+  const minutes = options.minutes ?? 10;
+  log(`soak: ${minutes} minutes of start / read / kill cycles on the ${kind} server`);
+  const out = path.join(scratch, 'soak.json');
+  const { passed, json } = vitest(
+    'bench/soak.bench.ts',
+    { BENCH_MODE: 'soak', BENCH_SERVER: kind, BENCH_SOAK_MS: String(minutes * 60_000) },
+    out,
+  );
+  if (json) results.runs.push({ kind, ...json, failed: !passed });
+  failed = !passed || !json || json.figures.some((figure) => figure.holds === false);
+} else {
+  for (const kind of options.servers) {
+    log(`${results.mode} run on the ${kind} server`);
+    const out = path.join(scratch, `${kind}.json`);
+    const { passed, json } = vitest(
+      'bench/budgets.bench.ts',
+      { BENCH_MODE: results.mode, BENCH_SERVER: kind },
+      out,
+    );
+    if (!passed) {
+      failed = true;
+      log(`the ${kind} run failed${json ? '; keeping what it measured' : ' before it measured anything'}`);
+    }
+    if (json) results.runs.push({ kind, ...json, failed: !passed });
+  }
+  if (!options.quick) {
+    log('a task read thousands of times (bench/many-reads.bench.ts)');
+    const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));
+    results.manyReads = passed
+      ? 'bench/many-reads.bench.ts: 2,500 reads of one task stay exact, its reader continuing as new: passed'
+      : 'bench/many-reads.bench.ts: FAILED';
+    failed ||= !passed;
+  }
+}
+results.durationMs = Date.now() - started;
+rmSync(scratch, { recursive: true, force: true });
+
+const text = `${JSON.stringify(results, null, 2)}\n`;
+if (options.json) write(options.json, text);
+if (options.soak) {
+  if (!options.minutes || options.minutes >= 10) write(SOAK, text);
+} else if (options.quick) {
+  write(path.join(os.tmpdir(), 'durable-bash-bench-quick.json'), text);
+} else {
+  write(LATEST, text);
+}
+if (!options.quick && !options.soak) {
+  write(path.join(root, 'BENCHMARKS.md'), markdown(results, existsSync(SOAK) ? readJson(SOAK) : undefined));
+  log('wrote BENCHMARKS.md and bench/results/latest.json');
+} else if (options.soak && existsSync(LATEST) && existsSync(SOAK)) {
+  write(path.join(root, 'BENCHMARKS.md'), markdown(readJson(LATEST), readJson(SOAK)));
+}
+
+// What the run measured, as it will read in BENCHMARKS.md.
+process.stdout.write(
+  `\n${markdown(results, undefined)
+    .split('\n')
+    .filter((line) => line.startsWith('|') || line.startsWith('## ') || line.startsWith('- note'))
+    .join('\n')}\n\n`,
+);
+
+if (options.compare)
+  process.stdout.write(`${compareLines(readJson(options.compare), results).join('\n')}\n\n`);
+
+if (options.writeBaseline) {
+  write(BASELINE, text);
+  log(`wrote ${path.relative(root, BASELINE)} from this ${results.mode} run`);
+} else if (!options.soak) {
+  if (existsSync(BASELINE)) {
+    const baseline = readJson(BASELINE);
+    const found = regressions(baseline, results);
+    if (found.length > 0) {
+      failed = true;
+      log(
+        `gross regressions against ${path.relative(root, BASELINE)} (${baseline.mode} run of ${baseline.date}):`,
+      );
+      for (const line of found) log(`  ${line}`);
+    } else
+      log(
+        `no gross regression against ${path.relative(root, BASELINE)} (${baseline.mode} run of ${baseline.date})`,
+      );
+  } else log(`no ${path.relative(root, BASELINE)}: nothing to gate on (write one with --write-baseline)`);
+}
+log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s${failed ? '; FAILED' : ''}`);
+process.exit(failed ? 1 : 0);

@@ -11,6 +11,7 @@ import {
   DEFAULT_SPILL_QUOTA_BYTES,
   DEFAULT_SPILL_RETENTION_MS,
   DEFAULT_TIMEOUT_MS,
+  HEARTBEAT_TIMEOUT_MS,
 } from '../shared/limits.js';
 import { hostTaskQueue } from '../shared/task-queues.js';
 import { type Containment, detectContainment } from './containment.js';
@@ -75,6 +76,13 @@ export interface ExecutorOptions {
    * @default DEFAULT_LOST_AFTER_MS (10 minutes)
    */
   lostAfterMs?: number;
+  /**
+   * Without a heartbeat for this long, a command's worker counts as gone (its host died with it; a
+   * restarted worker says so at once). A running command heartbeats every 2/5 of this, at most once
+   * a minute: a shorter timeout notices a dead host sooner and costs the server more heartbeats.
+   * @default HEARTBEAT_TIMEOUT_MS (150 s: one heartbeat a minute)
+   */
+  heartbeatTimeoutMs?: number;
   /**
    * Bytes of each of a task's stdout and stderr kept in its spill file; past it the command's
    * writes to that stream fail (a flood like `yes` then ends by SIGPIPE) and the result says so.
@@ -151,6 +159,7 @@ export interface ExecutorConfig {
   /** This worker's own queue on its host (see `hostTaskQueue`). */
   hostQueue: string;
   lostAfterMs: number;
+  heartbeatTimeoutMs: number;
   /** How tasks are contained here, and the limits in force (what the host can enforce). */
   containment: Containment;
   spillQuotaBytes: number;
@@ -189,6 +198,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     hostId,
     hostQueue: hostTaskQueue(taskQueue, hostId),
     lostAfterMs: positive('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
+    heartbeatTimeoutMs: positive('heartbeatTimeoutMs', options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS),
     containment: detectContainment(
       {
         outputBytesPerStream: positive(

@@ -1,5 +1,7 @@
 import { createChooseHost } from './choose-host.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { createReadOutput } from './read-output.js';
+import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
 import { type AttachedTasks, createRunCommand, type TaskRuns } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
@@ -7,7 +9,7 @@ import { createWriteStdin } from './write-stdin.js';
 
 export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
 export { compileExecutorOptions } from './executor-config.js';
-export type { AttachedTasks, TaskRuns } from './run-command.js';
+export type { AttachedAttempt, AttachedTasks, TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
 export function createCommandActivities(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
@@ -17,6 +19,8 @@ export function createCommandActivities(config: ExecutorConfig, runs: TaskRuns, 
     runCommand: createRunCommand(config, runs, attached),
     stopCommand: createStopCommand(config),
     writeStdin: createWriteStdin(config),
+    readOutput: createReadOutput(config, attached),
+    releaseCommand: createReleaseCommand(attached),
   };
 }
 

@@ -1,13 +1,11 @@
 import type fs from 'node:fs/promises';
 import type { Context } from '@temporalio/activity';
-import {
-  HEARTBEAT_INTERVAL_MS,
-  HEARTBEAT_TAIL_BYTES,
-  IDLE_HEARTBEAT_INTERVAL_MS,
-  SPILL_SWEEP_INTERVAL_MS,
-} from '../shared/limits.js';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TAIL_BYTES, SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';
 import type { CommandProgress } from '../shared/task.js';
 import { streamTail } from './spill-files.js';
+
+/** Timers fire a little early or late: a tick this close to its heartbeat's time sends it. */
+const TICK_SLACK_MS = 50;
 
 type Streams<T> = { stdout: T; stderr: T };
 
@@ -24,14 +22,19 @@ export interface ProgressSource {
 }
 
 /**
- * Heartbeats a running command's progress: within HEARTBEAT_INTERVAL_MS of its output growing
- * (checked by size alone), else the same details every IDLE_HEARTBEAT_INTERVAL_MS, also when the
- * files cannot be read. An idle task then costs two fstats a tick and a small heartbeat now and
- * then; the idle heartbeats carry a kill (cancellation arrives only in a heartbeat's response).
- * The spill files are touched now and then, so a sweeper (of any worker sharing the directory)
- * sees them as live however long the command stays silent.
+ * Heartbeats a running command's progress: once at attach (the record that the command started,
+ * which keeps a retry from starting it again), then every `intervalMs` with the byte counts and
+ * bounded tails as they stand then. The interval is the floor's cadence, so an idle task costs the
+ * server one heartbeat a minute and a chatty one no more: readers get output from the host itself
+ * (`readOutput`), and the heartbeats only keep what a reader sees while the host does not answer, and
+ * what a lost task ends with. The spill files are touched now and then, so a sweeper (of any worker
+ * sharing the directory) sees them as live however long the command stays silent.
  */
-export async function startProgressHeartbeats(context: Context, source: ProgressSource): Promise<() => void> {
+export async function startProgressHeartbeats(
+  context: Context,
+  source: ProgressSource,
+  intervalMs: number = HEARTBEAT_INTERVAL_MS,
+): Promise<ProgressHeartbeats> {
   const read = async (): Promise<CommandProgress> => {
     const [stdout, stderr] = await Promise.all([
       streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true),
@@ -40,16 +43,15 @@ export async function startProgressHeartbeats(context: Context, source: Progress
     return { pid: source.pid, startedAtMs: source.startedAtMs, host: source.host, stdout, stderr };
   };
   let last = await read();
-  let sentAtMs = Date.now();
-  let touchedAtMs = Date.now();
-  const touchIntervalMs = Math.min(SPILL_SWEEP_INTERVAL_MS, source.spillRetentionMs / 4);
   context.heartbeat(last);
+  let sentAtMs = Date.now();
+  const touchIntervalMs = Math.min(SPILL_SWEEP_INTERVAL_MS, source.spillRetentionMs / 4);
+  let touchedAtMs = Date.now();
 
-  const refresh = async (): Promise<boolean> => {
+  /** The details again, read afresh only when a stream's size changed (two fstats otherwise). */
+  const refresh = async (): Promise<void> => {
     const [stdout, stderr] = await Promise.all([source.readers.stdout.stat(), source.readers.stderr.stat()]);
-    if (stdout.size === last.stdout.bytes && stderr.size === last.stderr.bytes) return false;
-    last = await read();
-    return true;
+    if (stdout.size !== last.stdout.bytes || stderr.size !== last.stderr.bytes) last = await read();
   };
   const touch = async () => {
     const now = new Date();
@@ -58,9 +60,9 @@ export async function startProgressHeartbeats(context: Context, source: Progress
 
   let ticking = false;
   const tick = async () => {
-    // A failed read is retried next tick; the idle heartbeat goes out regardless.
-    const grew = await refresh().catch(() => false);
-    if (grew || Date.now() - sentAtMs >= IDLE_HEARTBEAT_INTERVAL_MS) {
+    if (Date.now() - sentAtMs >= intervalMs - TICK_SLACK_MS) {
+      // A failed read keeps the last details; the heartbeat goes out regardless (it is the liveness).
+      await refresh().catch(() => undefined);
       sentAtMs = Date.now();
       context.heartbeat(last);
     }
@@ -69,14 +71,40 @@ export async function startProgressHeartbeats(context: Context, source: Progress
       await touch().catch(() => undefined);
     }
   };
-  const timer = setInterval(() => {
-    if (ticking) return; // A slow disk: let the previous tick finish.
-    ticking = true;
-    tick()
-      .catch(() => undefined) // Nothing in a tick may take the worker down.
-      .finally(() => {
-        ticking = false;
-      });
-  }, HEARTBEAT_INTERVAL_MS);
-  return () => clearInterval(timer);
+  const timer = setInterval(
+    () => {
+      if (ticking) return; // A slow disk: let the previous tick finish.
+      ticking = true;
+      tick()
+        .catch(() => undefined) // Nothing in a tick may take the worker down.
+        .finally(() => {
+          ticking = false;
+        });
+    },
+    Math.min(intervalMs, touchIntervalMs),
+  );
+  return {
+    stop: () => clearInterval(timer),
+    afterRead: async () => {
+      const heard = last;
+      await refresh();
+      // The SDK sends at most one a second of these (the worker's throttle).
+      if (last !== heard) {
+        sentAtMs = Date.now();
+        context.heartbeat(last);
+      }
+    },
+  };
+}
+
+/** A running command's heartbeats. */
+export interface ProgressHeartbeats {
+  stop(): void;
+  /**
+   * A reader was just given output from the host: heartbeat it if it changed since the last
+   * heartbeat, so the server holds what readers have seen (what a read shows while the host does not
+   * answer, and what a lost task ends with). A reader's read costs this one heartbeat, an unread
+   * task none.
+   */
+  afterRead(): Promise<void>;
 }

@@ -16,6 +16,7 @@ export function createResolveCommand(config: ExecutorConfig) {
       background: input.background,
       taskQueue: config.commandTaskQueue,
       lostAfterMs: config.lostAfterMs,
+      heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       // This worker serves the command queue itself: its host runs the command, with no extra hop.
       ...(config.commandTaskQueue === config.taskQueue
         ? { hostQueue: config.hostQueue, hostId: config.hostId }

@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../shared/limits.js';
 import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
 import {
   closeReaders,
@@ -43,8 +44,24 @@ export interface TaskRuns {
   movedToBackground(taskId: string): Promise<boolean | undefined>;
 }
 
-/** The tasks whose commands this worker is attached to now (the orphan scan leaves them alone). */
-export type AttachedTasks = Set<string>;
+/**
+ * An attempt of the command activity running in this worker, as the worker's other parts reach it:
+ * the move's release (`releaseCommand`) and the host's closed-run check (`checkClosedRuns`), which
+ * take the place of a cancellation that would otherwise wait for a heartbeat's response.
+ */
+export interface AttachedAttempt {
+  /** The workflow run the attempt belongs to. */
+  runId: string;
+  /** The run moved to the background: a foreground attempt lets go of its command (once the server's record says so). */
+  release(): void;
+  /** The server says the attempt's run has closed: the command ends if its task has, else the attempt lets go. */
+  runClosed(): void;
+  /** A reader was just given the command's output (see `ProgressHeartbeats.afterRead`). */
+  afterRead(): void;
+}
+
+/** The tasks whose commands this worker is attached to now, by task id (the orphan scan leaves them alone). */
+export type AttachedTasks = Map<string, AttachedAttempt>;
 
 /**
  * Runs one command to its end, exactly once per task on this host, whichever attempt this is. The
@@ -74,15 +91,21 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       );
     }
     // Attached from the start, so the orphan scan never takes this attempt for a dead worker's.
-    attached.add(spec.taskId);
+    const attempt: AttachedAttempt = {
+      runId: Context.current().info.workflowExecution?.runId ?? '',
+      release: () => undefined,
+      runClosed: () => undefined,
+      afterRead: () => undefined,
+    };
+    attached.set(spec.taskId, attempt);
     try {
-      return await runAttempt(spec);
+      return await runAttempt(spec, attempt);
     } finally {
-      attached.delete(spec.taskId);
+      if (attached.get(spec.taskId) === attempt) attached.delete(spec.taskId);
     }
   };
 
-  async function runAttempt(spec: CommandSpec): Promise<CommandOutcome> {
+  async function runAttempt(spec: CommandSpec, attempt: AttachedAttempt): Promise<CommandOutcome> {
     await ensurePrivateDir(config.spillDir);
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
@@ -107,7 +130,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     }
     sweeper.active.add(files.stdout).add(files.stderr);
     try {
-      return await attach(spec, files, record, exited);
+      return await attach(spec, files, record, exited, attempt);
     } finally {
       sweeper.active.delete(files.stdout);
       sweeper.active.delete(files.stderr);
@@ -160,6 +183,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     files: TaskFiles,
     claimed: SupervisorRecord,
     exited: Promise<void> | undefined,
+    attempt: AttachedAttempt,
   ): Promise<CommandOutcome> {
     const context = Context.current();
     const { record, end: recorded } = await startedRecord(files, claimed);
@@ -172,48 +196,80 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       const kill = () => {
         cancelSigkill ??= endGroup(record, warnForcedEnd(context.log, spec.taskId));
       };
-      const stopHeartbeats = await startProgressHeartbeats(context, {
-        pid: record.pid,
-        startedAtMs: record.startedAtMs,
-        host: os.hostname(),
-        files,
-        readers,
-        spillRetentionMs: config.spillRetentionMs,
-      }).catch((err: unknown) => {
+      const heartbeats = await startProgressHeartbeats(
+        context,
+        {
+          pid: record.pid,
+          startedAtMs: record.startedAtMs,
+          host: os.hostname(),
+          files,
+          readers,
+          spillRetentionMs: config.spillRetentionMs,
+        },
+        heartbeatIntervalMs(spec),
+      ).catch((err: unknown) => {
         // Nothing could report or stop this command: end it rather than leave it behind.
         signalSupervisor(record, 'SIGUSR1');
         throw err;
       });
+      attempt.afterRead = () => void heartbeats.afterRead().catch(() => undefined);
 
       const abandon = new AbortController();
-      const leftRunning = context.cancelled.catch(async (err: unknown) => {
-        const details = context.cancellationDetails;
-        if (details?.cancelRequested) {
-          // A foreground attempt cancelled because its run moved to the background: let go of the
-          // command (it keeps running) for the attempt without a deadline that the workflow starts.
-          // The workflow's cancellation carries no reason, so the server's record of the move says.
-          if (!spec.background && (await moved(spec.taskId))) {
-            clearTimeout(deadline);
-            abandon.abort();
-            throw ApplicationFailure.create({
-              type: AttemptFailureType.released,
-              message: `task ${spec.taskId} moved to the background`,
-              nonRetryable: true,
-            });
-          }
-          // A kill or timeout from the workflow: end the group, then report the end as usual.
-          kill();
-          return new Promise<never>(() => undefined);
-        }
-        // Only a worker shutdown leaves the command for the next attempt without asking. Otherwise
-        // this attempt is no longer the current one: its run closed (terminated, reset away) and
-        // the command must end, or a newer attempt took over and owns it.
-        if (!details?.workerShutdown && (await runs.isClosed(spec.taskId)) === true) {
+      /** Lets go of a foreground command whose run moved to the background (it keeps running). */
+      const release = (): never => {
+        clearTimeout(deadline);
+        abandon.abort();
+        throw ApplicationFailure.create({
+          type: AttemptFailureType.released,
+          message: `task ${spec.taskId} moved to the background`,
+          nonRetryable: true,
+        });
+      };
+      /**
+       * This attempt is no longer the current one: its run closed (terminated, reset away) and the
+       * command must end, or a newer attempt took over and owns it.
+       */
+      const letGo = async (err: unknown, mayKill: boolean): Promise<never> => {
+        if (mayKill && (await runs.isClosed(spec.taskId)) === true) {
           kill();
           keepSigkill = true; // The SIGKILL after the grace must still come.
         }
         abandon.abort();
         throw err;
+      };
+      let stopping: Promise<never> | undefined;
+      const leftRunning = new Promise<never>((_, reject) => {
+        const stopWith = (stop: () => Promise<never>) => {
+          stopping ??= stop();
+          stopping.catch(reject);
+        };
+        void context.cancelled.catch((err: unknown) => {
+          const details = context.cancellationDetails;
+          if (details?.cancelRequested) {
+            stopWith(async () => {
+              // A foreground attempt cancelled because its run moved to the background: let go of
+              // the command for the attempt without a deadline that the workflow starts. The
+              // workflow's cancellation carries no reason, so the server's record of the move says.
+              if (!spec.background && (await moved(spec.taskId))) release();
+              // A kill or timeout from the workflow: end the group, then report the end as usual.
+              kill();
+              return new Promise<never>(() => undefined);
+            });
+            return;
+          }
+          // Only a worker shutdown leaves the command for the next attempt without asking.
+          stopWith(() => letGo(err, !details?.workerShutdown));
+        });
+        // The move's own activity, sooner than a cancellation that waits for a heartbeat's response.
+        attempt.release = () => {
+          if (spec.background || stopping !== undefined) return;
+          void moved(spec.taskId).then((isMoved) => {
+            if (isMoved) stopWith(async () => release());
+          });
+        };
+        // The host's closed-run check, likewise.
+        attempt.runClosed = () =>
+          stopWith(() => letGo(new Error(`the run of task ${spec.taskId} has closed`), true));
       });
 
       // The foreground timeout, kept here as well (from the command's own start, so a re-attached
@@ -251,7 +307,8 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         return { ...outcome, ...(timedOut ? { timedOut } : {}) };
       } finally {
         abandon.abort();
-        stopHeartbeats();
+        heartbeats.stop();
+        attempt.afterRead = () => undefined;
         if (!keepSigkill) cancelSigkill?.();
         clearTimeout(deadline);
       }
@@ -259,6 +316,11 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       await closeReaders(readers);
     }
   }
+}
+
+/** The heartbeat cadence: the floor's, or quicker for a run whose heartbeat timeout is shorter (2.5 beats a timeout). */
+function heartbeatIntervalMs(spec: CommandSpec): number {
+  return Math.min(HEARTBEAT_INTERVAL_MS, (spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS) / 2.5);
 }
 
 /** How many times a foreground attempt asks the server whether its run moved, before it takes "no". */

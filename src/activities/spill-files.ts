@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { constants, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -76,6 +77,21 @@ export async function streamTail(
   namePath = false,
 ): Promise<StreamTail> {
   const { bytes, tail } = await readTail(handle, limitBytes);
-  const tailBase64 = tail.toString('base64');
-  return namePath || bytes > tail.length ? { bytes, tailBase64, spillPath: file } : { bytes, tailBase64 };
+  const held = tailOf(bytes, tail);
+  return namePath || bytes > tail.length ? { ...held, spillPath: file } : held;
+}
+
+/**
+ * A stream's last bytes as a tail carries them: as text when they are valid UTF-8 once the bytes of
+ * a character cut at the start are left out, else base64 (binary output).
+ */
+export function tailOf(bytes: number, tail: Buffer): StreamTail {
+  let start = 0;
+  // UTF-8 continuation bytes look like 0b10xxxxxx; at most three begin a tail cut inside a character.
+  if (tail.length < bytes)
+    while (start < 3 && start < tail.length && ((tail[start] ?? 0) & 0xc0) === 0x80) start++;
+  const text = tail.subarray(start);
+  return isUtf8(text)
+    ? { bytes, tail: text.toString('utf8') }
+    : { bytes, tailBase64: tail.toString('base64') };
 }

@@ -28,6 +28,11 @@ export function withExecutorOptions(command: Command): Command {
       positiveInt,
     )
     .option(
+      '--heartbeat-timeout-ms <ms>',
+      "without a heartbeat for this long a command's worker counts as gone; commands heartbeat every 2/5 of it, at most once a minute (default: 150 s)",
+      positiveInt,
+    )
+    .option(
       '--max-output-bytes-per-stream <n>',
       "bytes of a task's stdout and of its stderr kept; later writes fail (default: 1 GiB)",
       positiveInt,
@@ -100,6 +105,7 @@ export interface ExecutorFlags {
   spillRetentionMs?: number;
   hostId?: string;
   lostAfterMs?: number;
+  heartbeatTimeoutMs?: number;
   deny?: DenyRule[];
   maxOutputBytesPerStream?: number;
   maxProcesses?: number;
@@ -123,6 +129,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.spillRetentionMs !== undefined ? { spillRetentionMs: flags.spillRetentionMs } : {}),
     ...(flags.hostId ? { hostId: flags.hostId } : {}),
     ...(flags.lostAfterMs !== undefined ? { lostAfterMs: flags.lostAfterMs } : {}),
+    ...(flags.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: flags.heartbeatTimeoutMs } : {}),
     ...(flags.deny !== undefined ? { denyCommands: flags.deny } : {}),
     ...(flags.maxOutputBytesPerStream !== undefined
       ? { maxOutputBytesPerStream: flags.maxOutputBytesPerStream }

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { heldBytes, tailBytes } from '../client/stream-text.js';
 import type { TaskSnapshot } from '../client/task-snapshot.js';
-import type { ReadPosition } from '../shared/read-position.js';
+import type { ReadPosition, StreamRead } from '../shared/read-position.js';
 import { statusLine } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
 import { nameSpillFile } from '../tools/render.js';
@@ -13,13 +13,17 @@ export interface LogsFlags extends ServerOptions {
   follow?: boolean;
 }
 
-/** How often `logs --follow` asks the server for new output (a growing command heartbeats within 200 ms). */
+/** How often `logs --follow` asks the server again when the task's host does not answer. */
 export const LOGS_POLL_MS = 250;
+
+/** How long one read of `logs --follow` waits on the task's host for new output. */
+const FOLLOW_WAIT_MS = 10_000;
 
 /**
  * `durable-bash logs <id>`: the task's output as the server holds it (from the start when it still
  * holds that), the task's stdout on stdout and its stderr on stderr; with --follow, new output until
- * the task ends; then its status line. An operator's view: it never moves `bash_output`'s position.
+ * the task ends, read on the task's host as it is printed; then its status line. An operator's
+ * view: it never moves `bash_output`'s position.
  */
 export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
   return withTasks(flags, async (tasks) => {
@@ -37,7 +41,31 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
           stderr: await writeNew('stderr', snapshot, snapshot.stderr, shown.stderr, process.stderr),
         };
         if (!flags.follow || snapshot.final || interrupted) break;
-        await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
+        // Fresh output from the host, as `bash_output` reads it; the server's snapshot otherwise.
+        const peeked = await tasks.peek(taskId, flags.owner, shown, FOLLOW_WAIT_MS);
+        if (peeked !== undefined) {
+          shown = {
+            stdout: await writePeeked(
+              'stdout',
+              peeked.stdout,
+              peeked.host,
+              process.stdout,
+              shown.stdout,
+              peeked.upTo.stdout,
+            ),
+            stderr: await writePeeked(
+              'stderr',
+              peeked.stderr,
+              peeked.host,
+              process.stderr,
+              shown.stderr,
+              peeked.upTo.stderr,
+            ),
+          };
+          if (!peeked.ended && !interrupted) continue;
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
+        }
         snapshot = await tasks.snapshot(taskId, flags.owner);
       }
       if (interrupted) return 130;
@@ -64,4 +92,21 @@ async function writeNew(
   }
   if (bytes.length > 0) await new Promise<void>((resolve) => out.write(bytes, () => resolve()));
   return Math.max(from, stream.bytes);
+}
+
+/** Writes what a peek on the host read of one stream; notes the bytes it left out (over the output limit). */
+async function writePeeked(
+  name: 'stdout' | 'stderr',
+  read: StreamRead,
+  host: string,
+  out: NodeJS.WritableStream,
+  from: number,
+  upTo: number,
+): Promise<number> {
+  if (read.droppedBytes > 0) {
+    const file = nameSpillFile(read.spillPath, host, os.hostname());
+    process.stderr.write(`[${read.droppedBytes} bytes of ${name} left out; full output: ${file}]\n`);
+  }
+  if (read.text !== '') await new Promise<void>((resolve) => out.write(read.text, () => resolve()));
+  return Math.max(from, upTo);
 }

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Client,
+  type InternalConnectionLike,
+  InternalConnectionLikeSymbol,
   isGrpcDeadlineError,
   ServiceError,
   type WorkflowExecutionDescription,
@@ -19,7 +21,8 @@ import {
   TemporalUnreachableError,
   UnknownTaskError,
 } from '../errors.js';
-import { DEFAULT_NOTICE_WINDOW_MS, IDLE_HEARTBEAT_INTERVAL_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import { DEFAULT_NOTICE_WINDOW_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import type { HostRead, ReadPosition, StreamRead } from '../shared/read-position.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';
 import type { BashTaskInput, BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
@@ -27,7 +30,15 @@ import { TaskStatus } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS, clientAddress, firstLine } from './connect.js';
-import { type OutputRead, type ReaderOptions, readNewOutput, readPosition } from './output-reads.js';
+import {
+  HostReadAborted,
+  type OutputRead,
+  type ReaderOptions,
+  readNewOutput,
+  readOnHost,
+  readPosition,
+  unclaimedRead,
+} from './output-reads.js';
 import { type WaitOptions, waitForNewOutput } from './output-wait.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { runFailure } from './run-failure.js';
@@ -50,6 +61,13 @@ export interface BashTasksOptions {
   noticeWindowMs?: number;
   /** How a task's output reader workflow runs; tests shorten these. @default READER_CLAIMS_PER_RUN, READER_IDLE_MS */
   reader?: Omit<ReaderOptions, 'taskQueue'>;
+  /**
+   * Eager workflow start: the server hands each new run's first workflow task straight back to a
+   * command worker in this process, a matching round trip less per run. Needs `client` on that
+   * worker's own `NativeConnection` (`new Client({ connection: nativeConnection })`); the SDK refuses
+   * it on any other connection. @default false
+   */
+  eagerStart?: boolean;
 }
 
 export interface StartRequest {
@@ -76,17 +94,35 @@ const MOVE_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
 /** Time between a move's expiry and the end of the caller's wait, for the answer to come back. */
 const MOVE_ANSWER_MARGIN_MS = 2_000;
 
-/** How long the read after a move waits for the re-attached attempt's first heartbeat. */
-const MOVED_READ_WAIT_MS = 1_000;
-
-/** How often the read after a move looks for that heartbeat. */
-const MOVED_READ_INTERVAL_MS = 50;
-
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
 
-/** A command attempt without a heartbeat for this long has no worker answering (they come every 500 ms). */
-const SILENT_WORKER_MS = 4 * IDLE_HEARTBEAT_INTERVAL_MS;
+/**
+ * A command or stop activity no worker has taken for this long has no worker on its host answering:
+ * a live worker takes one within milliseconds. (Heartbeats, a minute apart, say nothing this soon.)
+ */
+const SILENT_WORKER_MS = 2_000;
+
+/** How long a read whose command just ended waits for the task to close, to answer with its final status. */
+const CLOSING_READ_WAIT_MS = 2_000;
+
+/** How often that read looks. */
+const CLOSING_READ_INTERVAL_MS = 25;
+
+/** How often a waiting read looks whether its task has reached a host yet. */
+const WAIT_FOR_HOST_INTERVAL_MS = 50;
+
+/** How a `bash_output` read is made. */
+export interface ReadOptions {
+  /** A running task's unfinished last line stays for a later read (a filtered read). */
+  wholeLines?: boolean;
+  /** With nothing new, wait this long for new output (or the task's end). */
+  waitMs?: number;
+  /** Aborts a waiting read (`ReadAbortedError`); a read the host had not answered moves nothing. */
+  signal?: AbortSignal;
+  /** Only new text this says yes to ends the wait (a filtered read: a line that matches). */
+  wanted?: (text: string) => boolean;
+}
 
 /** How often `kill` checks whether its kill waits for the task's host to come back. */
 const KILL_CHECK_INTERVAL_MS = 500;
@@ -97,6 +133,7 @@ export class BashTasks {
   readonly taskQueue: string;
   readonly agentTaskQueue: string | undefined;
   readonly noticeWindowMs: number;
+  private readonly eagerStart: boolean;
   private readonly readerOptions: Omit<ReaderOptions, 'taskQueue'>;
   /** Set when the client encrypts with durable-bash's codec: owners are then stored hashed. */
   private readonly ownerHasher: OwnerHasher | undefined;
@@ -108,6 +145,11 @@ export class BashTasks {
     this.agentTaskQueue = options.agentTaskQueue;
     this.noticeWindowMs = options.noticeWindowMs ?? DEFAULT_NOTICE_WINDOW_MS;
     this.readerOptions = options.reader ?? {};
+    this.eagerStart = options.eagerStart === true;
+    if (this.eagerStart && !supportsEagerStart(this.client))
+      throw new RangeError(
+        "eagerStart needs a client on the command worker's NativeConnection (new Client({ connection: nativeConnection }))",
+      );
     // Zero means "no limit" to Temporal's timeouts and "every activation" to the reader: refuse both.
     assertPositive('noticeWindowMs', this.noticeWindowMs);
     if (this.readerOptions.idleMs !== undefined) assertPositive('reader.idleMs', this.readerOptions.idleMs);
@@ -162,6 +204,7 @@ export class BashTasks {
           staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
           workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          ...(this.eagerStart ? { requestEagerStart: true } : {}),
         }),
       );
     } catch (err) {
@@ -242,46 +285,9 @@ export class BashTasks {
     stopWaiting.abort(new Error('moved to the background'));
     // Settled before the read: it can no longer cancel the run, which is not this call's any more.
     await ended.catch(() => undefined);
-    try {
-      const snapshot = await this.outputAtMove(before);
-      const read = await readNewOutput(this.client, snapshot, {
-        taskQueue: this.taskQueue,
-        ...this.readerOptions,
-      });
-      return { kind: 'moved', read, afterMs: autoBackgroundAfterMs };
-    } catch (err) {
-      throw this.unreachable(err) ?? err;
-    }
-  }
-
-  /**
-   * The output of a run that just moved to the background. The move replaces the command's attempt
-   * with one that re-attaches and heartbeats at once; until it has (MOVED_READ_WAIT_MS at most), the
-   * freshest output is the old attempt's last heartbeat, described before the move.
-   */
-  private async outputAtMove(before: WorkflowExecutionDescription): Promise<TaskSnapshot> {
-    const taskId = before.workflowId;
-    const snapshotOf = (description: WorkflowExecutionDescription) =>
-      this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
-        snapshotFromDescription(this.client, description),
-      );
-    const earlier = new Set(commandAttempts(before).map((activity) => activity.activityId));
-    let best = await snapshotOf(before);
-    const deadline = Date.now() + MOVED_READ_WAIT_MS;
-    for (;;) {
-      const description = await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
-        this.client.workflow.getHandle(taskId).describe(),
-      );
-      const snapshot = await snapshotOf(description);
-      if (snapshot.final) return snapshot;
-      if (outputBytes(snapshot) >= outputBytes(best)) best = snapshot;
-      const reattached = commandAttempts(description).some(
-        (activity) =>
-          !earlier.has(activity.activityId) && (activity.heartbeatDetails?.payloads?.length ?? 0) > 0,
-      );
-      if (reattached || Date.now() >= deadline) return best;
-      await sleep(MOVED_READ_INTERVAL_MS);
-    }
+    // The output so far, read on the command's host (the attempt that re-attaches needs no heartbeat for it).
+    const read = await this.readDescribed(before, {});
+    return { kind: 'moved', read, afterMs: autoBackgroundAfterMs };
   }
 
   /**
@@ -356,42 +362,78 @@ export class BashTasks {
   }
 
   /**
-   * The kill waits for the task's host to come back: the command's activity (or the stop activity
-   * a kill sends) waits for a worker to take it, or its worker has stopped heartbeating.
+   * The kill waits for a worker to come back: the stop activity the kill sends (or the command's
+   * next attempt) has waited for a worker on the host longer than a live one takes, or the workflow
+   * task that carries the kill has waited for any worker of the queue. These are the probes: a
+   * worker that is there takes them at once, however long ago the command heartbeated.
    */
   private async killWaitsForHost(taskId: string): Promise<boolean> {
     const description = await this.client.workflow
       .getHandle(taskId)
       .describe()
       .catch(() => undefined);
-    const { PendingActivityState } = proto.temporal.api.enums.v1;
+    const { PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.enums.v1;
+    const silentSince = (time: { seconds?: { toString(): string } | null } | null | undefined) =>
+      Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > SILENT_WORKER_MS;
+    // No worker takes the workflow task that carries the kill (every worker of the queue is down).
+    const workflowTask = description?.raw.pendingWorkflowTask;
+    if (
+      workflowTask?.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED &&
+      silentSince(workflowTask.scheduledTime)
+    ) {
+      return true;
+    }
     return (
       description?.raw.pendingActivities?.some((activity) => {
         const name = activity.activityType?.name;
         if (name !== 'runCommand' && name !== 'stopCommand') return false;
-        const silentSince = (time: typeof activity.scheduledTime) =>
-          Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > SILENT_WORKER_MS;
         // Due this long ago and no worker has taken it (a retry's backoff is not yet due).
-        if (activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED)
-          return silentSince(activity.scheduledTime);
-        return name === 'runCommand' && silentSince(activity.lastHeartbeatTime);
+        return (
+          activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED &&
+          silentSince(activity.scheduledTime)
+        );
       }) ?? false
     );
   }
 
   /**
    * The output since the previous read of this task, by any process (`bash_output`), and where the
-   * task stands. Never waits on a worker for more than a few seconds: without one, it answers with
-   * what the server holds and leaves the read position where it was. With `wholeLines`, a running
+   * task stands. A running task's output is read on its host, fresh; with `waitMs`, the host waits
+   * there for new output (for a line `wanted` wants) or the command's end. Never waits on a worker for
+   * more than a few seconds past that: without one on the host, it answers with what the server holds
+   * (the last heartbeat) and leaves the read position where it was. With `wholeLines`, a running
    * task's unfinished last line stays for a later read.
    */
   async read(
     taskId: string,
     callerSessionId: string | undefined,
-    options: { wholeLines?: boolean } = {},
+    options: ReadOptions = {},
   ): Promise<OutputRead> {
-    const snapshot = await this.snapshot(taskId, callerSessionId);
+    return this.readDescribed(await this.describeOwned(taskId, callerSessionId), options);
+  }
+
+  private async readDescribed(
+    description: WorkflowExecutionDescription,
+    options: ReadOptions,
+  ): Promise<OutputRead> {
+    const taskId = description.workflowId;
+    const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
     try {
+      // A task that has not reached a host yet gets there within moments (a worker picks it up).
+      const current = await this.onHost(description, deadline, options.signal);
+      const hostQueue = hostQueueOf(current);
+      if (current.status.name === 'RUNNING' && hostQueue !== undefined) {
+        const waitMs = Math.max(0, deadline - Date.now());
+        const rest = options.waitMs === undefined ? { ...options } : { ...options, waitMs };
+        return await this.readFromHost(current, hostQueue, rest);
+      }
+      // A task not on a host yet (or recorded before reads went there), or one that has closed:
+      // the server holds all there is.
+      const left = deadline - Date.now();
+      if (current.status.name === 'RUNNING' && left > 0) {
+        await this.waitForOutput(taskId, undefined, left, options.signal, options, current);
+      }
+      const snapshot = await this.snapshotOf(await this.describeAgain(current));
       return await readNewOutput(
         this.client,
         snapshot,
@@ -399,8 +441,144 @@ export class BashTasks {
         options.wholeLines === true,
       );
     } catch (err) {
+      if (err instanceof HostReadAborted) throw new ReadAbortedError(taskId);
+      if (err instanceof ReadAbortedError) throw err;
       throw this.unreachable(err) ?? err;
     }
+  }
+
+  /**
+   * Reads on the task's host until there is something to show (for a filtered wait, a wanted line),
+   * the command ended, or the wait is over. Bytes a round read but did not want are shown with the
+   * rest (a filter counts them as left out).
+   */
+  private async readFromHost(
+    description: WorkflowExecutionDescription,
+    hostQueue: string,
+    options: ReadOptions,
+  ): Promise<OutputRead> {
+    const taskId = description.workflowId;
+    const readerOptions = { taskQueue: this.taskQueue, ...this.readerOptions };
+    const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
+    let shown: HostRead | undefined;
+    for (;;) {
+      const result = await readOnHost(
+        this.client,
+        taskId,
+        hostQueue,
+        {
+          waitMs: Math.max(0, deadline - Date.now()),
+          wholeLines: options.wholeLines === true,
+          ...(options.signal ? { signal: options.signal } : {}),
+        },
+        readerOptions,
+      );
+      if (result === undefined || result.kind === 'host-unavailable') {
+        if (shown !== undefined) return runningRead(shown);
+        // No worker on the host answered: what the server last knew, the position unmoved.
+        const position = result?.position ?? (await readPosition(this.client, taskId));
+        const snapshot = await this.snapshotOf(await this.describeAgain(description));
+        return unclaimedRead(snapshot, position, options.wholeLines === true);
+      }
+      if (result.kind === 'late') return runningRead(shown ?? emptyRead(result.position));
+      const { read } = result;
+      const grew = read.upTo.stdout > result.before.stdout || read.upTo.stderr > result.before.stderr;
+      shown = shown === undefined ? read : joinReads(shown, read);
+      if (read.ended) return this.closingRead(description, shown);
+      const wantedNow =
+        grew &&
+        (options.wanted === undefined ||
+          read.stdout.droppedBytes + read.stderr.droppedBytes > 0 ||
+          options.wanted(read.stdout.text) ||
+          options.wanted(read.stderr.text));
+      if (wantedNow || Date.now() >= deadline || options.waitMs === undefined) return runningRead(shown);
+    }
+  }
+
+  /**
+   * A running task's output from `from` on, read on its host (waiting there up to `waitMs` for more),
+   * without moving `bash_output`'s read position: an operator's view (`durable-bash logs --follow`).
+   * Undefined when the task is not running on a host, or no worker there answered in time: the
+   * server's snapshot is then all there is.
+   */
+  async peek(
+    taskId: string,
+    callerSessionId: string | undefined,
+    from: ReadPosition,
+    waitMs: number,
+  ): Promise<HostRead | undefined> {
+    const description = await this.describeOwned(taskId, callerSessionId);
+    const hostQueue = description.status.name === 'RUNNING' ? hostQueueOf(description) : undefined;
+    if (hostQueue === undefined) return undefined;
+    try {
+      const result = await readOnHost(
+        this.client,
+        taskId,
+        hostQueue,
+        { waitMs, wholeLines: false, peekFrom: from },
+        { taskQueue: this.taskQueue, ...this.readerOptions },
+      );
+      return result?.kind === 'read' ? result.read : undefined;
+    } catch (err) {
+      throw this.unreachable(err) ?? err;
+    }
+  }
+
+  /**
+   * A read whose command ended on the host: its output is whole, and the task closes within moments.
+   * Answers with the final status once it has (reading what the result holds past the position, which
+   * is nothing more), else with the output and the running status.
+   */
+  private async closingRead(description: WorkflowExecutionDescription, shown: HostRead): Promise<OutputRead> {
+    const until = Date.now() + CLOSING_READ_WAIT_MS;
+    for (;;) {
+      const now = await this.describeAgain(description);
+      if (now.status.name !== 'RUNNING') {
+        const snapshot = await this.snapshotOf(now);
+        const rest = await readNewOutput(this.client, snapshot, {
+          taskQueue: this.taskQueue,
+          ...this.readerOptions,
+        });
+        return {
+          ...rest,
+          stdout: joinStreams(shown.stdout, rest.stdout),
+          stderr: joinStreams(shown.stderr, rest.stderr),
+          host: rest.host ?? shown.host,
+        };
+      }
+      if (Date.now() >= until) return runningRead(shown);
+      await sleep(CLOSING_READ_INTERVAL_MS);
+    }
+  }
+
+  /**
+   * The task once its run names its host, it closed, or `deadline` passed (then as it stands): a
+   * waiting read of a task still on its way to a host reads there as soon as it is on one.
+   */
+  private async onHost(
+    description: WorkflowExecutionDescription,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<WorkflowExecutionDescription> {
+    let current = description;
+    while (current.status.name === 'RUNNING' && hostQueueOf(current) === undefined && Date.now() < deadline) {
+      if (signal?.aborted) throw new ReadAbortedError(description.workflowId);
+      await sleep(Math.min(WAIT_FOR_HOST_INTERVAL_MS, deadline - Date.now()));
+      current = await this.describeAgain(current);
+    }
+    return current;
+  }
+
+  private describeAgain(description: WorkflowExecutionDescription): Promise<WorkflowExecutionDescription> {
+    return this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+      this.client.workflow.getHandle(description.workflowId).describe(),
+    );
+  }
+
+  private snapshotOf(description: WorkflowExecutionDescription): Promise<TaskSnapshot> {
+    return this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+      snapshotFromDescription(this.client, description),
+    );
   }
 
   /**
@@ -414,9 +592,14 @@ export class BashTasks {
     timeoutMs: number,
     signal?: AbortSignal,
     options: Pick<WaitOptions, 'wholeLines' | 'wanted'> = {},
+    /** The task as already described behind the fence (then `callerSessionId` is not asked again). */
+    described?: WorkflowExecutionDescription,
   ): Promise<void> {
     const outcome = await waitForNewOutput(
-      () => this.snapshot(taskId, callerSessionId),
+      () =>
+        described
+          ? this.describeAgain(described).then((description) => this.snapshotOf(description))
+          : this.snapshot(taskId, callerSessionId),
       () =>
         readPosition(this.client, taskId).catch((err: unknown) =>
           Promise.reject(this.unreachable(err) ?? err),
@@ -512,16 +695,51 @@ export class BashTasks {
   }
 }
 
-/** The command activity's attempts the server holds as pending. */
-function commandAttempts(description: WorkflowExecutionDescription) {
-  return (description.raw.pendingActivities ?? []).filter(
-    (activity) => activity.activityType?.name === 'runCommand',
-  );
+/** Whether the client's connection can start workflows eagerly (it is a worker's `NativeConnection`). */
+function supportsEagerStart(client: Client): boolean {
+  const connection = client.connection as InternalConnectionLike;
+  return connection[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
 }
 
-/** How much output a snapshot has seen, both streams together. */
-function outputBytes(snapshot: TaskSnapshot): number {
-  return snapshot.stdout.bytes + snapshot.stderr.bytes;
+/** The task's host queue, as its run names it in its memo once a host took the command. */
+function hostQueueOf(description: WorkflowExecutionDescription): string | undefined {
+  const hostQueue = description.memo?.hostQueue;
+  return typeof hostQueue === 'string' ? hostQueue : undefined;
+}
+
+/** A host read as a `bash_output` answer while the task runs. */
+function runningRead(read: HostRead): OutputRead {
+  return {
+    state: { status: 'running' },
+    stdout: read.stdout,
+    stderr: read.stderr,
+    host: read.host,
+    unclaimed: false,
+  };
+}
+
+/** A read that got nothing. */
+function emptyRead(position: ReadPosition): HostRead {
+  const nothing: StreamRead = { text: '', droppedBytes: 0 };
+  return { upTo: position, stdout: nothing, stderr: nothing, host: '', ended: false };
+}
+
+/** Two reads of one call, one after the other, as one. */
+function joinReads(first: HostRead, second: HostRead): HostRead {
+  return {
+    ...second,
+    stdout: joinStreams(first.stdout, second.stdout),
+    stderr: joinStreams(first.stderr, second.stderr),
+  };
+}
+
+function joinStreams(first: StreamRead, second: StreamRead): StreamRead {
+  const spillPath = second.spillPath ?? first.spillPath;
+  return {
+    text: first.text + second.text,
+    droppedBytes: first.droppedBytes + second.droppedBytes,
+    ...(spillPath !== undefined ? { spillPath } : {}),
+  };
 }
 
 function assertPositive(name: string, value: number): void {

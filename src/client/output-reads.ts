@@ -8,18 +8,22 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { READER_CLAIMS_PER_RUN, READER_IDLE_MS } from '../shared/limits.js';
+import { HOST_READ_START_MS, READER_CLAIMS_PER_RUN, READER_IDLE_MS } from '../shared/limits.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
+  type HostReadClaim,
+  type HostReadResult,
   outputReaderId,
   type ReaderMemo,
   type ReadPosition,
   START_OF_OUTPUT,
+  type StreamRead,
 } from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
 import type { LimitsReached, StreamTail } from '../shared/task.js';
-import { bashOutputReader, claimUpdate } from '../workflows/output-reader.js';
+import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
+import { abandonReadSignal } from '../workflows/reader-signals.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
@@ -33,15 +37,7 @@ export const CLAIM_EXPIRY_MS = 2_500;
 /** Time kept between a claim's expiry and the reader's giving up, for the workflow task in flight. */
 const CLAIM_MARGIN_MS = 1_000;
 
-/** One stream's share of a read. */
-export interface StreamRead {
-  /** The new output, decoded. */
-  text: string;
-  /** Bytes between the previous read and `text` that no longer fit in what the server holds. */
-  droppedBytes: number;
-  /** The stream's complete copy on the task's host, when one exists. */
-  spillPath?: string;
-}
+export type { StreamRead } from '../shared/read-position.js';
 
 /** The answer to one `bash_output` call. */
 export interface OutputRead {
@@ -88,6 +84,24 @@ export async function readNewOutput(
     stderr: sliceStream(snapshot.stderr, stderr, from.stderr, upTo.stderr),
     host: snapshot.host,
     unclaimed: !claimed,
+    ...(snapshot.limits ? { limits: snapshot.limits } : {}),
+  };
+}
+
+/**
+ * What a read shows when no worker on the task's host answered: the output past `from` that the
+ * server holds (the command's last heartbeat), with the read position left where it is.
+ */
+export function unclaimedRead(snapshot: TaskSnapshot, from: ReadPosition, wholeLines = false): OutputRead {
+  const stdout = tailBytes(snapshot.stdout);
+  const stderr = tailBytes(snapshot.stderr);
+  const upTo = readableUpTo(snapshot, wholeLines, { stdout, stderr });
+  return {
+    state: snapshot.state,
+    stdout: sliceStream(snapshot.stdout, stdout, from.stdout, Math.max(from.stdout, upTo.stdout)),
+    stderr: sliceStream(snapshot.stderr, stderr, from.stderr, Math.max(from.stderr, upTo.stderr)),
+    host: snapshot.host,
+    unclaimed: true,
     ...(snapshot.limits ? { limits: snapshot.limits } : {}),
   };
 }
@@ -184,6 +198,109 @@ async function claim(
   const memo = await readerMemo(client, taskId);
   const applied = memo.recentClaims.find((recent) => claimIds.includes(recent.claimId));
   return applied ? { from: applied.before, claimed: true } : { from: memo.position, claimed: false };
+}
+
+/** Time a host read's caller waits past the host's pick-up and the read's own wait, for the answer to come back. */
+const HOST_READ_ANSWER_MS = 2_000;
+
+/** Time between the caller's giving up and the claim's `answerByMs`: an answer the reader sends must arrive. */
+const HOST_READ_MARGIN_MS = 1_000;
+
+/** How long a read that got no answer asks for the answer of a read its reader took after all. */
+const LOST_ANSWER_WAIT_MS = 1_000;
+
+export interface HostReadOptions {
+  /** How long the host may wait for new output. */
+  waitMs: number;
+  wholeLines: boolean;
+  /** A peek: read from here, and leave the read position alone. */
+  peekFrom?: ReadPosition;
+  /** Aborts the read: a read the reader had not answered yet then moves nothing. */
+  signal?: AbortSignal;
+}
+
+/** Thrown by `readOnHost` when its signal aborted it. */
+export class HostReadAborted extends Error {}
+
+/**
+ * Reads a running task's new output on its host, through the task's reader workflow (started if
+ * needed): the reader runs the read on `hostQueue` and moves the read position past what it returns.
+ * Undefined when no answer came in time (no worker runs the reader, or the server is slow) and the
+ * read did not apply; the caller then answers with what the server holds.
+ */
+export async function readOnHost(
+  client: Client,
+  taskId: string,
+  hostQueue: string,
+  request: HostReadOptions,
+  options: ReaderOptions,
+): Promise<HostReadResult | undefined> {
+  const deadline = Date.now() + HOST_READ_START_MS + request.waitMs + HOST_READ_ANSWER_MS;
+  const claimIds: string[] = [];
+  let resumeFrom: ReaderMemo | undefined;
+  for (let attempt = 0; attempt < 3 && deadline - Date.now() > HOST_READ_START_MS; attempt++) {
+    const claimId = randomUUID();
+    claimIds.push(claimId);
+    const claim: HostReadClaim = {
+      claimId,
+      hostQueue,
+      waitMs: request.waitMs,
+      wholeLines: request.wholeLines,
+      answerByMs: serverNow(client) + (deadline - Date.now()) - HOST_READ_MARGIN_MS,
+      ...(request.peekFrom ? { peekFrom: request.peekFrom } : {}),
+    };
+    const stop = AbortSignal.any([
+      AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+      ...(request.signal ? [request.signal] : []),
+    ]);
+    try {
+      const result = await client.withAbortSignal(stop, () =>
+        client.workflow.executeUpdateWithStart(readUpdate, {
+          updateId: claimId,
+          args: [claim],
+          startWorkflowOperation: readerStart(taskId, resumeFrom, false, options),
+        }),
+      );
+      learnServerTime(client, result.serverTimeMs);
+      return result;
+    } catch (err) {
+      if (request.signal?.aborted) {
+        // The reader may have taken the read: it must not move the position for a caller that left.
+        await client.workflow
+          .getHandle(outputReaderId(taskId))
+          .signal(abandonReadSignal, claimId)
+          .catch(() => undefined);
+        throw new HostReadAborted(`the read of task ${taskId} was aborted`);
+      }
+      if (err instanceof WorkflowUpdateFailedError) {
+        // Refused as too late: this host's clock is behind the server's. Learn by how much, retry.
+        const serverTimeMs = refusedAtServerTime(err, CLAIM_EXPIRED);
+        if (serverTimeMs === undefined) throw err;
+        learnServerTime(client, serverTimeMs);
+        continue;
+      }
+      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowNotFoundError) {
+        resumeFrom = await readerMemo(client, taskId);
+        continue;
+      }
+      break;
+    }
+  }
+  // No answer: a read the reader took after all has its answer in the reader's history.
+  const memo = await readerMemo(client, taskId);
+  const applied = memo.recentClaims.find((recent) => claimIds.includes(recent.claimId));
+  if (applied === undefined) return undefined;
+  const handle = client.workflow.getHandle(outputReaderId(taskId));
+  return client
+    .withDeadline(Date.now() + LOST_ANSWER_WAIT_MS, () =>
+      handle.getUpdateHandle<HostReadResult>(applied.claimId).result(),
+    )
+    .catch(() => ({
+      // Taken, but its answer is out of reach: its bytes were read and cannot be shown again.
+      kind: 'late' as const,
+      position: memo.position,
+      serverTimeMs: serverNow(client),
+    }));
 }
 
 function readerStart(

@@ -1,13 +1,12 @@
 /**
- * Bytes and text of a stream's tail. Tails travel raw (base64) so readers can slice them at exact
- * byte offsets; text is decoded only for what is shown.
+ * Bytes and text of a stream's tail. Readers slice tails at exact byte offsets, so a tail is turned
+ * back into its bytes first; text is decoded only for what is shown.
  */
 import type { StreamTail } from '../shared/task.js';
 
+/** The tail's bytes: from its text (valid UTF-8, as tails mostly travel) or its base64 (binary, and every tail of earlier versions). */
 export function tailBytes(stream: StreamTail): Buffer {
-  // Tasks recorded before tails travelled raw carry a decoded `tail` instead.
-  const legacy = (stream as { tail?: unknown }).tail;
-  if (stream.tailBase64 === undefined && typeof legacy === 'string') return Buffer.from(legacy, 'utf8');
+  if (typeof stream.tail === 'string') return Buffer.from(stream.tail, 'utf8');
   return Buffer.from(stream.tailBase64 ?? '', 'base64');
 }
 

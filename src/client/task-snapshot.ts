@@ -1,5 +1,6 @@
 import {
   ActivityFailure,
+  ApplicationFailure,
   type Client,
   type Payload,
   TimeoutFailure,
@@ -15,6 +16,7 @@ import type {
   LimitsReached,
   StreamTail,
 } from '../shared/task.js';
+import { RunFailureType } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
@@ -33,7 +35,7 @@ export interface TaskSnapshot {
   limits?: LimitsReached;
 }
 
-const NO_OUTPUT: StreamTail = { bytes: 0, tailBase64: '' };
+const NO_OUTPUT: StreamTail = { bytes: 0, tail: '' };
 
 /**
  * Reads a task from its workflow's description: a running task's output comes from the command
@@ -209,10 +211,17 @@ async function decodePayload<T>(client: Client, payload: Payload): Promise<T> {
   return payloadConverter.fromPayload<T>(decoded);
 }
 
-/** The progress a timed-out command activity last heartbeated, if the failure carries it. */
+/**
+ * The progress the command activity last heartbeated, if the failure carries it: a timed-out
+ * attempt's last heartbeat, or the details of a task that ended lost because no worker on its host
+ * came back (the workflow puts that heartbeat there).
+ */
 function lastProgress(failure: unknown): CommandProgress | undefined {
-  if (!(failure instanceof ActivityFailure) || !(failure.cause instanceof TimeoutFailure)) return undefined;
-  const details = failure.cause.lastHeartbeatDetails as Partial<CommandProgress> | undefined;
+  let details: Partial<CommandProgress> | undefined;
+  if (failure instanceof ActivityFailure && failure.cause instanceof TimeoutFailure)
+    details = failure.cause.lastHeartbeatDetails as Partial<CommandProgress> | undefined;
+  else if (failure instanceof ApplicationFailure && failure.type === RunFailureType.commandLost)
+    details = failure.details?.[0] as Partial<CommandProgress> | undefined;
   return details?.stdout !== undefined && details.stderr !== undefined
     ? (details as CommandProgress)
     : undefined;

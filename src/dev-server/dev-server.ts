@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
-import { dynamicConfigArgs } from './dynamic-config.js';
+import { dynamicConfigArgs, sqlitePragmaArgs } from './dynamic-config.js';
 import { DEV_SERVER_HOST, pickFreePort, portInUseMessage, portOwner, tryBind } from './ports.js';
 
 export interface DevServerOptions {
@@ -116,6 +116,7 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     'error',
     ...searchAttributeNames.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
     ...dynamicConfigArgs(),
+    ...sqlitePragmaArgs(),
   ];
   const child = spawn(cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<DevServerExit>((resolve) =>

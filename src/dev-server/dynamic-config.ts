@@ -17,3 +17,19 @@ export function dynamicConfigArgs(
 ): string[] {
   return Object.entries(config).flatMap(([key, value]) => ['--dynamic-config-value', `${key}=${value}`]);
 }
+
+/**
+ * SQLite settings of a dev server on a database file: the write-ahead log, and no fsync (the pragmas
+ * Temporal's own TypeScript CI runs its dev server with). The dev server keeps all state in one
+ * SQLite connection, and with the default rollback journal each history write waits for fsyncs; a
+ * burst of starts queues behind them. What it costs: a crash of the server process loses nothing
+ * (its writes are in the OS's page cache, and the WAL replays), but an OS crash or power loss can
+ * lose the latest transactions or leave the database unusable. `durable-bash dev` is for one
+ * machine's development; a deployment runs a real cluster (docs/CLUSTER.md).
+ */
+export const DEV_SERVER_SQLITE_PRAGMAS: readonly string[] = ['journal_mode=WAL', 'synchronous=OFF'];
+
+/** The pragmas as `temporal server start-dev` flags. */
+export function sqlitePragmaArgs(pragmas: readonly string[] = DEV_SERVER_SQLITE_PRAGMAS): string[] {
+  return pragmas.flatMap((pragma) => ['--sqlite-pragma', pragma]);
+}

@@ -3,19 +3,45 @@
 /** Time a process group gets between SIGTERM and SIGKILL. */
 export const KILL_GRACE_MS = 2_000;
 
-/** How often the command activity checks its output, and heartbeats when it grew. */
-export const HEARTBEAT_INTERVAL_MS = 200;
+/**
+ * How often a running command's activity heartbeats: liveness at the cadence of a hand-written
+ * workflow's long activity, so an idle task costs the server one heartbeat (one write) a minute.
+ * Output is read from the command's host when someone asks (`readOutput`), kills and stdin go there
+ * by activities of their own, and a closed run is found by the host's own check
+ * (CLOSED_RUN_CHECK_INTERVAL_MS): nothing waits for a heartbeat's response.
+ */
+export const HEARTBEAT_INTERVAL_MS = 60_000;
 
 /**
- * How often the command activity heartbeats while its output stands still. A kill arrives in a
- * heartbeat's response, so this bounds how long an idle task takes to hear of one.
+ * Without a heartbeat for this long the server deems the command activity's worker gone: two and a
+ * half intervals, so one late heartbeat is not a loss. A worker that died with its host is noticed
+ * after this (then the lost window runs); a restarted worker fails its predecessor's attempts at
+ * once, so a restart does not wait for it.
  */
-export const IDLE_HEARTBEAT_INTERVAL_MS = 500;
+export const HEARTBEAT_TIMEOUT_MS = 150_000;
 
-/** Without a heartbeat for this long the server deems the command activity's worker gone. */
-export const HEARTBEAT_TIMEOUT_MS = 20_000;
+/** The SDK's heartbeat throttle on a command worker: the activity paces its heartbeats itself. */
+export const HEARTBEAT_THROTTLE_MS = 1_000;
 
-/** Bytes of each stream's tail carried in a heartbeat, for readers while the command runs. */
+/** How often a worker asks the server (one visibility query) which of the runs it runs commands for have closed. */
+export const CLOSED_RUN_CHECK_INTERVAL_MS = 5_000;
+
+/** Most runs one closed-run query names (`RunId IN (...)`), so a query stays a few KB. */
+export const CLOSED_RUN_QUERY_BATCH = 200;
+
+/** How many tasks a worker's start scan checks with the server at once: a thousand at once is a storm. */
+export const START_SCAN_CONCURRENCY = 16;
+
+/** How long a read waits for a worker on the task's host to take it before it answers with what the server holds. */
+export const HOST_READ_START_MS = 2_000;
+
+/** How often a waiting read on the host looks at the spill files' sizes (a file watch usually wakes it sooner). */
+export const HOST_READ_POLL_MS = 50;
+
+/**
+ * Bytes of each stream's tail carried in a heartbeat: what readers see while the task's host does
+ * not answer, and what a lost task ends with.
+ */
 export const HEARTBEAT_TAIL_BYTES = 16 * 1024;
 
 /** Default bytes of each stream kept in a result; the rest is only in the spill file. */
@@ -40,12 +66,12 @@ export const NOTICE_RETRY_MAX_INTERVAL_MS = 60_000;
 export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;
 
 /**
- * Claims one run of a task's output reader takes before it continues as new. A claim costs six to
- * eight history events (a workflow task's three, the update's two, the memo, and once the task
- * ended the idle timer's start and cancel), so a run stays under Temporal's 4,096 suggested events
- * and far under its 2,000 updates.
+ * Claims one run of a task's output reader takes before it continues as new. A read from the host
+ * costs about a dozen history events (two workflow tasks' six, the update's two, the read activity's
+ * three, the memo), so a run stays under Temporal's 4,096 suggested events and far under its 2,000
+ * updates; the history's size (each read's bytes are in it twice) also asks for a new run.
  */
-export const READER_CLAIMS_PER_RUN = 400;
+export const READER_CLAIMS_PER_RUN = 300;
 
 /**
  * Time without reads after which the output reader of a task that has ended ends; the next read
@@ -122,8 +148,8 @@ export const DEFAULT_SPILL_QUOTA_BYTES = 20 * 1024 * 1024 * 1024;
 export const DEFAULT_MAX_WAIT_MS = 2 * 60_000;
 
 /**
- * How often a waiting `bash_output` asks the server for the task's state. Output reaches the server
- * in heartbeats every HEARTBEAT_INTERVAL_MS at most, so a shorter interval would find nothing sooner.
+ * How often a waiting `bash_output` asks the server for the task's state while it cannot read from
+ * the task's host (the host's worker is down, or the task has not reached a host yet).
  */
 export const WAIT_POLL_INTERVAL_MS = 100;
 

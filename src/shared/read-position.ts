@@ -59,3 +59,61 @@ export const RECENT_CLAIMS_KEPT = 16;
 
 /** The prefix of the reason a reader refuses an expired claim; the workflow's time follows it. */
 export const CLAIM_EXPIRED = 'claim expired; workflow time ';
+
+/** One stream's share of a read. */
+export interface StreamRead {
+  /** The new output, decoded. */
+  text: string;
+  /** Bytes between the previous read and `text` that this read could not hold (over its limit). */
+  droppedBytes: number;
+  /** The stream's complete copy on the task's host, when one exists. */
+  spillPath?: string;
+}
+
+/** A read of a running task's spill files on its host (`readOutput`). */
+export interface HostReadRequest {
+  taskId: string;
+  /** Where the read starts: the read position, or a peek's own position. */
+  from: ReadPosition;
+  /** How long to wait for output past `from` (or the command's end) when there is none yet; 0 answers at once. */
+  waitMs: number;
+  /** Only whole lines (a filtered read): an unfinished last line stays for a later read. */
+  wholeLines: boolean;
+}
+
+/** What a host read found: the bytes `[from, upTo)` of each stream, at most the output limit of each. */
+export interface HostRead {
+  upTo: ReadPosition;
+  stdout: StreamRead;
+  stderr: StreamRead;
+  /** The hostname whose disk holds the spill files. */
+  host: string;
+  /** The command's end is recorded: its output will not grow. */
+  ended: boolean;
+}
+
+/** A `bash_output` read of a running task, made on its host by its reader workflow. */
+export interface HostReadClaim {
+  /** Unique per read (also the update's id). */
+  claimId: string;
+  /** The task's host queue, where the read activity runs. */
+  hostQueue: string;
+  waitMs: number;
+  wholeLines: boolean;
+  /**
+   * Epoch ms on the server's clock when the caller stops waiting: a read that would answer later is
+   * not made, and one whose answer comes later does not move the position.
+   */
+  answerByMs: number;
+  /** A peek (`durable-bash logs`): read from here and leave the read position where it is. */
+  peekFrom?: ReadPosition;
+}
+
+/** The reader's answer to a host read. */
+export type HostReadResult = { serverTimeMs: number } & (
+  | { kind: 'read'; before: ReadPosition; read: HostRead }
+  /** No worker on the task's host took the read in time: nothing moved. */
+  | { kind: 'host-unavailable'; position: ReadPosition }
+  /** The caller's time ran out (or it gave up) before an answer could reach it: nothing moved. */
+  | { kind: 'late'; position: ReadPosition }
+);

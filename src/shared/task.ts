@@ -118,10 +118,13 @@ export interface StreamTail {
   /** Total bytes the command wrote to this stream. */
   bytes: number;
   /**
-   * The stream's last bytes (at most the limit), raw and base64-encoded: readers slice them by byte
-   * offset, and decode only what they show.
+   * The stream's last bytes (at most the limit) as text, when they are valid UTF-8 (a tail cut inside
+   * a character starts after it), so the Temporal Web UI and CLI show what the command printed.
+   * Readers slice by byte offset: `Buffer.from(tail)` gives the bytes back exactly.
    */
-  tailBase64: string;
+  tail?: string;
+  /** The same bytes base64-encoded, in place of `tail` when they are not valid UTF-8 (binary output). */
+  tailBase64?: string;
   /**
    * The complete stream on the worker host. In a result, set only when the tail is not the whole
    * stream; in progress, always.

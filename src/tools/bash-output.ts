@@ -18,8 +18,8 @@ export interface BashOutputOptions {
 
 /**
  * The `bash_output` tool: what a background task printed since the last read, behind the ownership
- * fence. With `wait_ms`, a read of a running task with nothing new first waits (see
- * `BashTasks.waitForOutput`, for a matching line when filtered); with `filter`, only matching lines
+ * fence. With `wait_ms`, a read of a running task with nothing new waits on the task's host (see
+ * `BashTasks.read`, for a matching line when filtered); with `filter`, only matching lines
  * are shown, and all are read.
  */
 export function createBashOutputTool(
@@ -38,16 +38,13 @@ export function createBashOutputTool(
       const waitMs = Math.min(args.wait_ms ?? 0, maxWaitMs);
       const filter = args.filter === undefined ? undefined : new RegExp(args.filter);
       // A filter sees whole lines: a line still being written is left for a later read.
-      const lines = { wholeLines: filter !== undefined };
-      if (waitMs > 0) {
-        // With a filter, the wait is for a line it matches (or one it cannot be applied to).
-        const wanted = filter && ((text: string) => keepMatchingLines(text, filter).text !== '');
-        await tasks.waitForOutput(taskId, callerSessionId, waitMs, exec.signal, {
-          ...lines,
-          ...(wanted ? { wanted } : {}),
-        });
-      }
-      const read = await tasks.read(taskId, callerSessionId, lines);
+      // With a filter, the wait is for a line it matches (or one it cannot be applied to).
+      const wanted = filter && ((text: string) => keepMatchingLines(text, filter).text !== '');
+      const read = await tasks.read(taskId, callerSessionId, {
+        wholeLines: filter !== undefined,
+        ...(waitMs > 0 ? { waitMs, ...(wanted ? { wanted } : {}) } : {}),
+        ...(exec.signal ? { signal: exec.signal } : {}),
+      });
       return renderOutputRead(read, os.hostname(), filter);
     },
   });

@@ -58,6 +58,8 @@ export interface BashToolsOptions {
    * @default DEFAULT_MAX_WAIT_MS (2 minutes)
    */
   maxWaitMs?: number;
+  /** Eager workflow start, for a client on the `NativeConnection` of a command worker in this process (see `BashTasksOptions.eagerStart`). @default false */
+  eagerStart?: boolean;
 }
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
@@ -72,6 +74,7 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     ...(options.agentTaskQueue !== undefined ? { agentTaskQueue: options.agentTaskQueue } : {}),
     ...(options.noticeWindowMs !== undefined ? { noticeWindowMs: options.noticeWindowMs } : {}),
     ...(options.reader !== undefined ? { reader: options.reader } : {}),
+    ...(options.eagerStart ? { eagerStart: true } : {}),
   });
   const quotaLimit = options.maxBackgroundTasksPerSession ?? DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION;
   const quota = quotaLimit === Number.POSITIVE_INFINITY ? undefined : new BackgroundQuota(tasks, quotaLimit);

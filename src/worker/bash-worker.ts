@@ -15,7 +15,8 @@ import {
 import { ensurePrivateDir } from '../activities/spill-files.js';
 import { assertSupervisorBinary } from '../activities/supervisor.js';
 import {
-  HEARTBEAT_INTERVAL_MS,
+  CLOSED_RUN_CHECK_INTERVAL_MS,
+  HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
   ORPHAN_SCAN_INTERVAL_MS,
   STICKY_QUEUE_TIMEOUT_MS,
@@ -25,6 +26,7 @@ import {
 const STARTUP_SCAN_RETRY_MS = 1_000;
 
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { checkClosedRuns } from './closed-runs.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
 
@@ -65,11 +67,14 @@ type WorkerState = ReturnType<Worker['getState']>;
  */
 export class BashWorker {
   private scanTimer: NodeJS.Timeout | undefined;
+  private closedRunTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly queueWorker: Worker,
     private readonly hostWorker: Worker,
     private readonly scan: (failStaleAttempts: boolean) => Promise<boolean>,
+    /** Tells the attempts whose run closed (see `checkClosedRuns`). */
+    private readonly checkClosedRuns: () => Promise<unknown>,
     /** This host's identity and its own task queue. */
     readonly hostId: string,
     readonly hostQueue: string,
@@ -82,6 +87,17 @@ export class BashWorker {
     void this.scanAtStart();
     this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
     this.scanTimer.unref();
+    let checking = false;
+    this.closedRunTimer = setInterval(() => {
+      if (checking) return; // A slow server: one check at a time.
+      checking = true;
+      this.checkClosedRuns()
+        .catch(() => undefined) // Asked again at the next tick.
+        .finally(() => {
+          checking = false;
+        });
+    }, CLOSED_RUN_CHECK_INTERVAL_MS);
+    this.closedRunTimer.unref();
     try {
       await Promise.all(
         [this.queueWorker, this.hostWorker].map((worker) =>
@@ -93,6 +109,7 @@ export class BashWorker {
       );
     } finally {
       clearInterval(this.scanTimer);
+      clearInterval(this.closedRunTimer);
     }
   }
 
@@ -142,15 +159,16 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   const dataConverter = options.dataConverter ? { dataConverter: options.dataConverter } : {};
   const client = new Client({ connection: options.connection, namespace, ...dataConverter });
   const runs = taskRunsOf(client);
-  const attached: AttachedTasks = new Set();
+  const attached: AttachedTasks = new Map();
   const activities = createCommandActivities(config, runs, attached);
   const common = {
     connection: options.connection,
     namespace,
     activities,
     maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
-    // Heartbeats carry live output and bring back cancellations, so they are not held back.
-    maxHeartbeatThrottleInterval: HEARTBEAT_INTERVAL_MS,
+    // The command activity paces its own heartbeats (a minute apart, and one after a read that
+    // found new output); the SDK sends each as it comes, at most one a second.
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
     ...(options.identity ? { identity: options.identity } : {}),
     ...dataConverter,
   };
@@ -177,6 +195,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     queueWorker,
     hostWorker,
     scan,
+    () => checkClosedRuns(client, attached),
     config.hostId,
     config.hostQueue,
     [config.containment.summary, ...(config.sandbox ? [config.sandbox.summary] : [])].join('; '),

@@ -16,6 +16,7 @@ import {
   readRecord,
   taskFiles,
 } from '../activities/supervisor.js';
+import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
 import { AttemptFailureType } from '../shared/task.js';
 
 /** A task's state file as the command activity names it: `<task id>.state`. */
@@ -69,18 +70,23 @@ export async function scanSupervisors(options: {
   failStaleAttempts: boolean;
 }): Promise<boolean> {
   const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
-  const checked = await Promise.all(
-    names.map(async (name) => {
-      const taskId = STATE_FILE.exec(name)?.[1];
-      if (taskId === undefined || options.attached.has(taskId)) return true;
+  const taskIds = names.flatMap((name) => STATE_FILE.exec(name)?.[1] ?? []);
+  let answered = true;
+  // A few at a time: a host with a thousand tasks must not send the server a thousand describes
+  // (and as many failed attempts) at once when its worker starts.
+  let next = 0;
+  const checkNext = async (): Promise<void> => {
+    while (next < taskIds.length) {
+      const taskId = taskIds[next++] as string;
+      if (options.attached.has(taskId)) continue;
       // One bad file never stops the scan; an unanswered one asks for another scan soon.
-      return checkTask(taskId, options).then(
-        () => true,
-        () => false,
-      );
-    }),
-  );
-  return checked.every(Boolean);
+      await checkTask(taskId, options).catch(() => {
+        answered = false;
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, checkNext));
+  return answered;
 }
 
 async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {

@@ -243,6 +243,8 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
       : await chooseHostFor(current(), resolved.lostAfterMs, standing);
   standing.host = host;
+  // Readers find the host here: output is read from its spill files (see `readUpdate`).
+  if (patched(HOST_MEMO_PATCH)) upsertMemo({ hostQueue: host.hostQueue });
   return runOnHost(current(), host, resolved.lostAfterMs, standing);
 }
 
@@ -298,6 +300,9 @@ async function runOnHost(
 ): Promise<BashTaskResult> {
   const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
   let command = new CancellationScope();
+  // The eager attempt's last heartbeat, when the host queue's attempts took over from it: a task
+  // lost before any of those heartbeated ends with the output the server last knew.
+  let eagerProgress: unknown;
   let outcome = command
     .run(async () => {
       // The first attempt on the workflow's own queue, when this workflow's worker is the host:
@@ -311,6 +316,8 @@ async function runOnHost(
           return await eagerCommand(spec)(spec);
         } catch (err) {
           if (!continuesOnHost(err)) throw err;
+          if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure)
+            eagerProgress = err.cause.lastHeartbeatDetails;
           if (commandStarted(err)) return runCommand({ ...spec, commandStarted: true });
         }
       }
@@ -334,6 +341,8 @@ async function runOnHost(
     standing.release = () => {
       released = true;
       command.cancel();
+      // The cancellation reaches the attempt only in a heartbeat's response; this, at once.
+      if (patched(RELEASE_ON_HOST_PATCH)) void releaseOnHost(spec.taskId, host.hostQueue);
     };
   }
   try {
@@ -361,12 +370,12 @@ async function runOnHost(
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.
     if (settled.ok) return finish(resultOf(spec, settled.ended, timeout.firedAfterMs()));
-    if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs);
+    if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs, eagerProgress);
     let stopped: StopResult;
     try {
       stopped = await stopping;
     } catch (stopError) {
-      throw endWithoutOutcome(stopError, host, lostAfterMs);
+      throw endWithoutOutcome(stopError, host, lostAfterMs, eagerProgress);
     }
     if (stopped.kind === 'ended') return finish(resultOf(spec, stopped.outcome, timeout.firedAfterMs()));
     const firedAfterMs = timeout.firedAfterMs();
@@ -380,6 +389,25 @@ async function runOnHost(
 }
 
 const EAGER_PATCH = 'command-first-attempt-eager';
+
+/** Runs recorded before reads went to the host did not name it in their memo. */
+const HOST_MEMO_PATCH = 'memo-names-host-queue';
+
+/** Runs recorded before the move told the host (the cancellation alone let go of the attempt). */
+const RELEASE_ON_HOST_PATCH = 'move-releases-on-host';
+
+/** Tells the command's host that the foreground attempt may let go; a host that does not answer has no attempt running. */
+function releaseOnHost(taskId: TaskId, hostQueue: string): Promise<void> {
+  const { releaseCommand } = proxyActivities<CommandActivities>({
+    taskQueue: hostQueue,
+    scheduleToStartTimeout: RELEASE_TIMEOUT_MS,
+    startToCloseTimeout: RELEASE_TIMEOUT_MS,
+    retry: { maximumAttempts: 1 },
+  });
+  return CancellationScope.nonCancellable(() => releaseCommand(taskId)).catch(() => undefined);
+}
+
+const RELEASE_TIMEOUT_MS = 10_000;
 
 /** The command's first attempt, on the workflow's own queue (eager dispatch); never retried there. */
 function eagerCommand(spec: CommandSpec) {
@@ -499,15 +527,21 @@ function neverStarted(spec: CommandSpec, firedAfterMs: number): ApplicationFailu
  * worker stayed away past the lost window is named; the output its worker last heartbeated rides
  * along, so readers still see it.
  */
-function endWithoutOutcome(err: unknown, host: CommandHost, lostAfterMs: number): unknown {
+function endWithoutOutcome(
+  err: unknown,
+  host: CommandHost,
+  lostAfterMs: number,
+  earlierProgress?: unknown,
+): unknown {
   if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
     if (err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
       setStatus(TaskStatus.lost);
+      const progress = err.cause.lastHeartbeatDetails ?? earlierProgress;
       return ApplicationFailure.create({
         type: RunFailureType.commandLost,
         message: `no worker on its host ${host.hostId} came back within ${lostAfterMs}ms; the exit status is unknown`,
         nonRetryable: true,
-        details: err.cause.lastHeartbeatDetails === undefined ? [] : [err.cause.lastHeartbeatDetails],
+        details: progress === undefined ? [] : [progress],
       });
     }
   }

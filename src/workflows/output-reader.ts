@@ -1,30 +1,54 @@
+import { TimeoutType } from '@temporalio/common';
 import {
+  ActivityFailure,
+  ApplicationFailure,
   allHandlersFinished,
+  CancellationScope,
   condition,
   defineUpdate,
   getExternalWorkflowHandle,
+  isCancellation,
   makeContinueAsNewFunc,
   patched,
+  proxyActivities,
   setHandler,
+  TimeoutFailure,
   upsertMemo,
   workflowInfo,
 } from '@temporalio/workflow';
-import { READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
+import type { CommandActivities } from '../activities/index.js';
+import { HOST_READ_START_MS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
   type ClaimResult,
+  type HostRead,
+  type HostReadClaim,
+  type HostReadResult,
   type OutputReaderInput,
   RECENT_CLAIMS_KEPT,
   type ReaderMemo,
   type ReadPosition,
 } from '../shared/read-position.js';
-import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+import { abandonReadSignal, outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 
 export { taskEndedSignal } from './reader-signals.js';
 
 /** Moves the read position up to the claim and returns where it stood: the claimer owns the bytes between. */
 export const claimUpdate = defineUpdate<ClaimResult, [ClaimRequest]>('claim');
+
+/**
+ * Reads a running task's new output on its host (`readOutput` on the host's queue, waiting there up
+ * to `waitMs`) and moves the read position past what it returns, unless the caller can no longer
+ * get the answer. Reads and claims take turns, so two never return the same bytes.
+ */
+export const readUpdate = defineUpdate<HostReadResult, [HostReadClaim]>('read');
+
+/** Time kept between a host read's answer and its caller's giving up, for the way back. */
+const READ_ANSWER_MARGIN_MS = 500;
+
+/** Time a read activity gets past its wait, to read and return. */
+const READ_ACTIVITY_SLACK_MS = 10_000;
 
 const PROBE_PATCH = 'reader-tells-and-probes-its-task';
 
@@ -50,21 +74,119 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   setHandler(taskEndedSignal, () => {
     taskEnded = true;
   });
+  /** Moves the position up to `upTo` for claim `claimId`; returns where it stood. */
+  const advance = (claimId: string, upTo: ReadPosition): ReadPosition => {
+    const before = memo.position;
+    memo = {
+      position: {
+        stdout: Math.max(before.stdout, upTo.stdout),
+        stderr: Math.max(before.stderr, upTo.stderr),
+      },
+      recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
+    };
+    claims++;
+    upsertMemo({ ...memo });
+    return before;
+  };
+  // Claims and host reads take turns: a read made from a position must not see it move meanwhile.
+  // With no read in flight a claim applies at once, in its own activation's commands, exactly as
+  // before reads went to the host (histories of that time replay the same).
+  let turns: Promise<unknown> = Promise.resolve();
+  let readsInFlight = 0;
+  const inTurn = <T>(run: () => Promise<T> | T): Promise<T> => {
+    readsInFlight++;
+    const turn = turns.then(run).finally(() => {
+      readsInFlight--;
+    });
+    turns = turn.catch(() => undefined);
+    return turn;
+  };
+  const abandoned = new Set<string>();
+  const reading = new Map<string, CancellationScope>();
+  setHandler(abandonReadSignal, (claimId) => {
+    abandoned.add(claimId);
+    reading.get(claimId)?.cancel();
+  });
+
+  /** One host read, in its turn. */
+  const readOnHost = async (claim: HostReadClaim): Promise<HostReadResult> => {
+    const late = (): HostReadResult => ({ kind: 'late', position: memo.position, serverTimeMs: Date.now() });
+    if (abandoned.delete(claim.claimId)) return late();
+    // The answer must reach the caller in time: the host's pick-up, the wait, the way back.
+    const waitMs = Math.min(
+      claim.waitMs,
+      claim.answerByMs - Date.now() - HOST_READ_START_MS - READ_ANSWER_MARGIN_MS,
+    );
+    if (waitMs < 0) return late();
+    const from = claim.peekFrom ?? memo.position;
+    const { readOutput } = proxyActivities<CommandActivities>({
+      taskQueue: claim.hostQueue,
+      // A host whose worker is down never takes it: the caller then answers with what the server holds.
+      scheduleToStartTimeout: HOST_READ_START_MS,
+      startToCloseTimeout: waitMs + READ_ACTIVITY_SLACK_MS,
+      retry: { maximumAttempts: 1 },
+    });
+    const scope = new CancellationScope();
+    reading.set(claim.claimId, scope);
+    let read: HostRead;
+    try {
+      read = await scope.run(() =>
+        readOutput({ taskId: input.taskId, from, waitMs, wholeLines: claim.wholeLines }),
+      );
+    } catch (err) {
+      if (isCancellation(err)) return late();
+      if (
+        err instanceof ActivityFailure &&
+        err.cause instanceof TimeoutFailure &&
+        err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+      ) {
+        return { kind: 'host-unavailable', position: memo.position, serverTimeMs: Date.now() };
+      }
+      throw ApplicationFailure.create({
+        message: `the read on the task's host failed: ${rootMessage(err)}`,
+        nonRetryable: true,
+      });
+    } finally {
+      reading.delete(claim.claimId);
+      abandoned.delete(claim.claimId);
+    }
+    // Bytes its caller will never get must stay for the next read.
+    if (Date.now() > claim.answerByMs - READ_ANSWER_MARGIN_MS) return late();
+    if (claim.peekFrom !== undefined) {
+      claims++; // A peek grows the history as a read does.
+      return { kind: 'read', before: from, read, serverTimeMs: Date.now() };
+    }
+    const before = advance(claim.claimId, read.upTo);
+    return { kind: 'read', before, read, serverTimeMs: Date.now() };
+  };
+
+  setHandler(readUpdate, (claim) => inTurn(() => readOnHost(claim)), {
+    validator: (claim) => {
+      if (
+        typeof claim?.claimId !== 'string' ||
+        typeof claim.hostQueue !== 'string' ||
+        !(claim.waitMs >= 0) ||
+        typeof claim.answerByMs !== 'number' ||
+        (claim.peekFrom !== undefined &&
+          !(isOffset(claim.peekFrom.stdout) && isOffset(claim.peekFrom.stderr)))
+      ) {
+        throw new Error('read: bad request');
+      }
+      // Too late to read and answer in time: this host's clock is behind the server's.
+      if (Date.now() > claim.answerByMs - HOST_READ_START_MS)
+        throw new Error(`${CLAIM_EXPIRED}${Date.now()}`);
+    },
+  });
+
   setHandler(
     claimUpdate,
     ({ claimId, upTo, taskEnded: ended }) => {
-      const before = memo.position;
-      memo = {
-        position: {
-          stdout: Math.max(before.stdout, upTo.stdout),
-          stderr: Math.max(before.stderr, upTo.stderr),
-        },
-        recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
+      const apply = (): ClaimResult => {
+        const before = advance(claimId, upTo);
+        taskEnded ||= ended;
+        return { before, serverTimeMs: Date.now() };
       };
-      taskEnded ||= ended;
-      claims++;
-      upsertMemo({ ...memo });
-      return { before, serverTimeMs: Date.now() };
+      return readsInFlight === 0 ? apply() : inTurn(apply);
     },
     {
       validator: ({ claimId, upTo, expiresAtMs }) => {
@@ -116,6 +238,14 @@ async function taskHasEnded(taskId: string): Promise<boolean> {
       () => false,
       () => true,
     );
+}
+
+/** The innermost failure's message, on one line. */
+function rootMessage(err: unknown): string {
+  let cause = err;
+  while (cause instanceof Error && cause.cause instanceof Error) cause = cause.cause;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return message.split('\n', 1)[0] ?? message;
 }
 
 function isOffset(value: unknown): value is number {

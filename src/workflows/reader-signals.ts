@@ -9,3 +9,6 @@ export const outputReaderStartedSignal = defineSignal('outputReaderStarted');
 
 /** To a reader, from its task (or a read): the task has ended, so the reader may end once idle. */
 export const taskEndedSignal = defineSignal('taskEnded');
+
+/** To a reader, from a `bash_output` call that stopped waiting: its host read (by claim id) must not move the position. */
+export const abandonReadSignal = defineSignal<[string]>('abandonRead');

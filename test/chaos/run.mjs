@@ -56,7 +56,7 @@ log(
 );
 
 const dist = snapshotDist(runDir);
-const { dynamicConfigArgs } = await import(
+const { dynamicConfigArgs, sqlitePragmaArgs } = await import(
   pathToFileURL(path.join(dist, 'dev-server/dynamic-config.js')).href
 );
 const hostIdFlag = await workerSupports(dist, '--host-id');
@@ -71,7 +71,8 @@ const server = new TemporalServer({
   runId,
   port: await freePort(),
   uiPort: await freePort(),
-  dynamicConfigArgs: dynamicConfigArgs(),
+  // The server as `durable-bash dev` runs it, database pragmas included (SIGKILLs must lose nothing).
+  dynamicConfigArgs: [...dynamicConfigArgs(), ...(sqlitePragmaArgs?.() ?? [])],
 });
 const workers = ['a', 'b'].map(
   (name) =>

@@ -12,6 +12,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
+import { printedBytes } from '../helpers/printed.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 
@@ -67,7 +68,7 @@ describe('deploy/worker-loop.sh', () => {
       description: 'Outlives its worker',
       background: true,
     });
-    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBeGreaterThan(0);
+    await expect.poll(async () => await printedBytes(tasks, taskId)).toBeGreaterThan(0);
 
     const first = workerPid(loop.pid ?? 0);
     process.kill(first ?? 0, 'SIGKILL');

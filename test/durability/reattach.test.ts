@@ -15,6 +15,7 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
 import type { TaskId } from '../../src/shared/task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
+import { heldBytes, printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -173,7 +174,7 @@ describe('a task whose worker crashed', () => {
       description: 'Killed while its worker is down',
       background: true,
     });
-    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
     await worker.crash();
     const asked = Date.now();
     expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
@@ -196,7 +197,7 @@ describe('a task whose worker crashed', () => {
       background: false,
       timeoutMs: 3_000,
     });
-    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(6);
+    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(6);
     await worker.crash();
     await sleep(4_000); // Past the deadline.
     await h.start();
@@ -217,7 +218,7 @@ describe('a task whose worker crashed', () => {
       description,
       background: true,
     });
-    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
     const record = await readRecord(taskFiles(h.spillDir, taskId).state);
     if (record === undefined) throw new Error(`task ${taskId} has no state record`);
     return { h, tag, taskId, record };
@@ -248,7 +249,8 @@ describe('a task whose worker crashed', () => {
   });
 
   it('ends lost, never runs again, when its records on the host are gone', async () => {
-    const h = host();
+    // With its records gone, no restarted worker can fail the attempt: its heartbeat timeout does.
+    const h = host(['--heartbeat-timeout-ms', '5000']);
     const worker = await h.start();
     const ran = marker();
     const taskId = await h.tasks.start({
@@ -256,7 +258,7 @@ describe('a task whose worker crashed', () => {
       description: 'Its records are wiped',
       background: true,
     });
-    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
     await worker.crash();
     const files = taskFiles(h.spillDir, taskId);
     for (const file of [files.state, files.exit, files.attempt]) rmSync(file, { force: true });
@@ -323,7 +325,7 @@ describe('a task closed from outside', () => {
 
 describe('a host whose worker never comes back', () => {
   it('ends the task lost after the lost window, and a worker that comes back later ends the command', async () => {
-    const h = host(['--lost-after-ms', '2000']);
+    const h = host(['--lost-after-ms', '2000', '--heartbeat-timeout-ms', '5000']);
     const worker = await h.start();
     const tag = 6000 + Math.floor(Math.random() * 1000);
     const taskId = await h.tasks.start({
@@ -331,11 +333,13 @@ describe('a host whose worker never comes back', () => {
       description: 'Its host never comes back',
       background: true,
     });
-    await expect.poll(async () => (await h.tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(8);
+    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
+    // The server has heard of it (the read's heartbeat): the lost task ends with it.
+    await expect.poll(async () => await heldBytes(h.tasks, taskId)).toBe(8);
     await worker.crash();
     // The rest of the fleet: another host's worker on the same queue runs the workflow meanwhile.
-    await host(['--lost-after-ms', '2000'], h.taskQueue).start();
-    // The attempt times out (no heartbeat), its retry waits the lost window on the host's queue.
+    await host(['--lost-after-ms', '2000', '--heartbeat-timeout-ms', '5000'], h.taskQueue).start();
+    // The attempt times out (no heartbeat for 5 s), its retry waits the lost window on the host's queue.
     expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
       stdout: 'started\n',
       status: `[status: lost: no worker on its host ${h.hostId} came back within 2000ms; the exit status is unknown]`,

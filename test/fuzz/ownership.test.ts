@@ -14,6 +14,7 @@ import { quoteQueryValue, taskListQuery } from '../../src/client/task-list.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { printedBytes } from '../helpers/printed.js';
 import { hostileString, loneSurrogate, runs } from './arbitraries.js';
 
 /** Session ids that have broken fences elsewhere: quoting, escaping, encodings, look-alikes. */
@@ -170,7 +171,7 @@ class Start implements fc.AsyncCommand<Model, Real> {
     // Until the marker is on the server, a read or a kill would race the echo. A snapshot moves no
     // read position.
     await expect
-      .poll(async () => (await real.tasks.snapshot(task.id, caller ?? undefined)).stdout.bytes, {
+      .poll(async () => await printedBytes(real.tasks, task.id, caller ?? undefined), {
         timeout: 10_000,
       })
       .toBeGreaterThan(0);

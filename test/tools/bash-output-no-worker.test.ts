@@ -12,6 +12,7 @@ import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { WORKER_UNAVAILABLE } from '../../src/tools/render.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -60,8 +61,11 @@ async function sleeperOnWorkerProcess() {
   );
   const taskId = started.replace('started background task ', '');
   const tasks = new BashTasks({ client: env.client, taskQueue });
+  // Printed, as a peek on the host sees it; the peek has the command heartbeat it, so the server
+  // holds it too (what a read shows once the worker is gone).
+  await expect.poll(() => printedBytes(tasks, taskId), { timeout: 15_000 }).toBe(7);
   await expect
-    .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 15_000 })
+    .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 5_000 })
     .toBe(7);
   return { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
@@ -158,12 +158,14 @@ describe('bash_output', () => {
   it('says what was dropped and names the complete spill file, while running and after the end', async () => {
     const bytes = HEARTBEAT_TAIL_BYTES * 4;
     const taskId = await startBackground(`head -c ${bytes} /dev/zero | tr '\\0' x; sleep 30`);
-    // Wait (without reading) until the server holds all of it: the first read then falls behind.
-    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes).toBe(bytes);
+    // The first heartbeat names the spill file; wait (without reading) until it holds all of it:
+    // a read from the host then returns the newest output limit's worth and says what it left out.
+    await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.spillPath).toBeDefined();
     const spillPath = (await tasks.snapshot(taskId, undefined)).stdout.spillPath;
     expect(spillPath).toMatch(new RegExp(`/${taskId}\\.stdout$`));
+    await expect.poll(() => statSync(spillPath ?? '').size).toBe(bytes);
     expect(text(await output(taskId))).toBe(
-      `${'x'.repeat(HEARTBEAT_TAIL_BYTES)}\n[some output was dropped from memory; full output: ${spillPath}]\n[status: running]`,
+      `${'x'.repeat(DEFAULT_OUTPUT_LIMIT_BYTES)}\n[some output was dropped from memory; full output: ${spillPath}]\n[status: running]`,
     );
     expect(readFileSync(spillPath ?? '', 'utf8')).toBe('x'.repeat(bytes));
     await tasks.kill(taskId, undefined);

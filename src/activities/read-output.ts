@@ -1,0 +1,147 @@
+import { type FSWatcher, watch } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import os from 'node:os';
+import { decodeText, unfinishedCharLength } from '../client/stream-text.js';
+import { HOST_READ_POLL_MS } from '../shared/limits.js';
+import type { HostRead, HostReadRequest, StreamRead } from '../shared/read-position.js';
+import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
+import type { ExecutorConfig } from './executor-config.js';
+import type { AttachedTasks } from './run-command.js';
+import { readEnd, taskFiles } from './supervisor.js';
+
+type StreamName = 'stdout' | 'stderr';
+const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];
+
+/**
+ * Reads a running task's output from its spill files, on the command's own host: what a
+ * `bash_output` call gets, fresh, at the cost of one activity, so heartbeats need not carry output.
+ * With nothing new past `from`, waits up to `waitMs` for output or the command's end (a file watch
+ * wakes it, a poll backs the watch up). Returns at most the worker's output limit of each stream:
+ * the newest bytes, with the count of those it left out. A running command's unfinished last
+ * character (and, with `wholeLines`, its unfinished last line) stays for a later read; once the
+ * command has ended, everything is read.
+ */
+export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks) {
+  return async function readOutput(request: HostReadRequest): Promise<HostRead> {
+    const files = taskFiles(config.spillDir, request.taskId);
+    const readers = await openReaders(files);
+    const wake = new Wake(files.stdout, files.stderr);
+    try {
+      const deadline = Date.now() + Math.max(0, request.waitMs);
+      for (;;) {
+        // The end first: output written before it is all in the files once it is recorded.
+        const ended = (await readEnd(files.exit)) !== undefined;
+        const upTo = await readableUpTo(readers, request, ended, config.outputLimitBytes);
+        const grew = STREAMS.some((stream) => upTo[stream] > request.from[stream]);
+        if (grew || ended || Date.now() >= deadline) {
+          const [stdout, stderr] = await Promise.all(
+            STREAMS.map((stream) =>
+              streamRead(readers[stream], files[stream], request.from[stream], upTo[stream], config),
+            ),
+          );
+          // What this reader is given, the server learns too (one heartbeat, if the output changed).
+          if (grew) attached.get(request.taskId)?.afterRead();
+          return {
+            upTo,
+            stdout: stdout as StreamRead,
+            stderr: stderr as StreamRead,
+            host: os.hostname(),
+            ended,
+          };
+        }
+        await wake.next(Math.min(HOST_READ_POLL_MS, deadline - Date.now()));
+      }
+    } finally {
+      wake.close();
+      await closeReaders(readers);
+    }
+  };
+}
+
+/**
+ * How far a read may take each stream: to its end once the command ended; else not into an
+ * unfinished character, and with `wholeLines` not into an unfinished line (a line longer than the
+ * output limit is taken as it is). Never back before `from`.
+ */
+async function readableUpTo(
+  readers: SpillReaders,
+  request: HostReadRequest,
+  ended: boolean,
+  limitBytes: number,
+): Promise<{ stdout: number; stderr: number }> {
+  const upTo = async (stream: StreamName): Promise<number> => {
+    const from = request.from[stream];
+    const { size } = await readers[stream].stat();
+    if (size <= from) return from;
+    if (ended) return size;
+    const start = Math.max(from, size - limitBytes);
+    const tail = await readRange(readers[stream], start, size);
+    if (request.wholeLines) {
+      const lastNewline = tail.lastIndexOf(0x0a);
+      if (lastNewline >= 0) return start + lastNewline + 1;
+      if (start === from) return from; // All of it is one unfinished line.
+    }
+    return size - unfinishedCharLength(tail);
+  };
+  const [stdout, stderr] = await Promise.all([upTo('stdout'), upTo('stderr')]);
+  return { stdout, stderr };
+}
+
+/** The bytes `[from, upTo)` of a stream as a read shows them: the newest `outputLimitBytes`, decoded. */
+async function streamRead(
+  handle: FileHandle,
+  file: string,
+  from: number,
+  upTo: number,
+  config: ExecutorConfig,
+): Promise<StreamRead> {
+  const start = Math.max(from, upTo - config.outputLimitBytes);
+  const bytes = upTo > start ? await readRange(handle, start, upTo) : Buffer.alloc(0);
+  return { text: decodeText(bytes, start > from), droppedBytes: start - from, spillPath: file };
+}
+
+async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(end - start);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+  return buffer.subarray(0, bytesRead);
+}
+
+/**
+ * Wakes a waiting read when a spill file changes (inotify through `fs.watch`), or after a poll's
+ * interval: a watch that cannot be made (a host out of inotify watches) leaves the poll alone.
+ */
+class Wake {
+  private readonly watchers: FSWatcher[] = [];
+  private wakeUp: (() => void) | undefined;
+
+  constructor(...files: string[]) {
+    for (const file of files) {
+      try {
+        const watcher = watch(file, { persistent: false }, () => this.wakeUp?.());
+        watcher.on('error', () => watcher.close());
+        this.watchers.push(watcher);
+      } catch {
+        // No watch (the file is gone, or no inotify watch is left): the poll still wakes the read.
+      }
+    }
+  }
+
+  next(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, Math.max(1, ms));
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = undefined;
+        done();
+      };
+    });
+  }
+
+  close(): void {
+    this.wakeUp = undefined;
+    for (const watcher of this.watchers) watcher.close();
+  }
+}

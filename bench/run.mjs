@@ -81,6 +81,12 @@ function vitest(file, env, out) {
 function write(file, text) {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, text);
+  // A JSON file in the tree is linted (biome check .): written in the project's format.
+  if (file.endsWith('.json') && !path.relative(root, file).startsWith('..'))
+    spawnSync(path.join(root, 'node_modules/.bin/biome'), ['format', '--write', file], {
+      cwd: root,
+      stdio: 'ignore',
+    });
 }
 
 const options = parse(process.argv.slice(2));
@@ -175,7 +181,7 @@ if (options.writeBaseline) {
 } else if (!options.soak) {
   if (existsSync(BASELINE)) {
     const baseline = readJson(BASELINE);
-    const found = regressions(baseline, results);
+    const { gated, found } = regressions(baseline, results);
     if (found.length > 0) {
       failed = true;
       log(
@@ -184,7 +190,7 @@ if (options.writeBaseline) {
       for (const line of found) log(`  ${line}`);
     } else
       log(
-        `no gross regression against ${path.relative(root, BASELINE)} (${baseline.mode} run of ${baseline.date})`,
+        `no gross regression against ${path.relative(root, BASELINE)} (${baseline.mode} run of ${baseline.date}; ${gated} figures gated)`,
       );
   } else log(`no ${path.relative(root, BASELINE)}: nothing to gate on (write one with --write-baseline)`);
 }

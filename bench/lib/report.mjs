@@ -147,11 +147,12 @@ export function compareLines(old, now) {
 /**
  * The gross regressions of `now` against `baseline`: a gated figure more than 2x its recorded
  * number plus its slack. Matched by figure id on the same server kind; a figure the baseline lacks
- * is not gated.
+ * is not gated. Answers how many were gated, and what regressed.
  */
 export function regressions(baseline, now) {
   const recorded = figuresOf(baseline);
   const found = [];
+  let gated = 0;
   for (const [key, f] of figuresOf(now)) {
     const b = recorded.get(key);
     if (!b || f.gateSlack === undefined) continue;
@@ -159,6 +160,7 @@ export function regressions(baseline, now) {
     const was = pick(b);
     const is = pick(f);
     if (was === null || was === undefined || !Number.isFinite(was)) continue;
+    gated++;
     const limit = 2 * Math.max(was, 0) + f.gateSlack;
     // A figure that could not be had (NaN: a burst or restart that never finished) is a regression.
     if (is === null || is === undefined || !Number.isFinite(is) || is > limit)
@@ -166,5 +168,5 @@ export function regressions(baseline, now) {
         `${key}: ${f.gateOn === 'value' ? 'value' : 'ratio'} ${num(is)} > 2 x ${num(was)} + ${f.gateSlack} = ${num(limit)} (${f.raw})`,
       );
   }
-  return found;
+  return { gated, found };
 }

@@ -190,6 +190,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
       runs,
       attached,
       failStaleAttempts,
+      heartbeatTimeoutMs: config.heartbeatTimeoutMs,
     });
   return new BashWorker(
     queueWorker,

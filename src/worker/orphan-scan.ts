@@ -68,6 +68,8 @@ export async function scanSupervisors(options: {
   attached: AttachedTasks;
   /** Fail the attempts a previous worker process left behind (only at this worker's start). */
   failStaleAttempts: boolean;
+  /** The command attempts' heartbeat timeout: an attempt left longer ago than this has timed out. */
+  heartbeatTimeoutMs: number;
 }): Promise<boolean> {
   const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
   const taskIds = names.flatMap((name) => STATE_FILE.exec(name)?.[1] ?? []);
@@ -98,7 +100,18 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   if (attempt?.namespace !== options.namespace || attempt.hostQueue !== options.hostQueue) return;
   const record = await readRecord(files.state);
   if (record === undefined || record.tombstone || record.bootId !== currentBootId()) return;
-  if (await readEnd(files.exit)) return;
+  const end = await readEnd(files.exit);
+  if (end) {
+    // Ended while no worker was here: nothing to stop, but the attempt the previous worker left
+    // would wait out its heartbeat timeout before its retry returns the recorded end. One that
+    // ended longer ago than that has timed out already (and is not asked about).
+    if (options.failStaleAttempts && Date.now() - end.endedAtMs < options.heartbeatTimeoutMs) {
+      const closed = await options.runs.isClosed(taskId);
+      if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
+      if (closed === false) await failStaleAttempt(options.client, attempt.taskToken);
+    }
+    return;
+  }
   const supervisorAlive = isSameProcess(record, 'supervisor');
   if (!supervisorAlive && !isSameProcess(record, 'command')) return;
   const closed = await options.runs.isClosed(taskId);
@@ -111,18 +124,22 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
     endGroup(record); // Its SIGKILL after the grace must come: nothing waits for this end.
     return;
   }
-  if (closed === false && options.failStaleAttempts) {
-    await options.client.activity
-      .fail(
-        Buffer.from(attempt.taskToken, 'base64'),
-        ApplicationFailure.retryable(
-          'the worker running this attempt restarted',
-          AttemptFailureType.workerRestarted,
-        ),
-      )
-      .catch((err: unknown) => {
-        // That attempt already ended (timed out, or another worker failed it): nothing to do.
-        if (!(err instanceof ActivityNotFoundError)) throw err;
-      });
-  }
+  if (closed === false && options.failStaleAttempts)
+    await failStaleAttempt(options.client, attempt.taskToken);
+}
+
+/** Fails the attempt a previous worker process left running, so its retry re-attaches now. */
+async function failStaleAttempt(client: Client, taskToken: string): Promise<void> {
+  await client.activity
+    .fail(
+      Buffer.from(taskToken, 'base64'),
+      ApplicationFailure.retryable(
+        'the worker running this attempt restarted',
+        AttemptFailureType.workerRestarted,
+      ),
+    )
+    .catch((err: unknown) => {
+      // That attempt already ended (timed out, or another worker failed it): nothing to do.
+      if (!(err instanceof ActivityNotFoundError)) throw err;
+    });
 }

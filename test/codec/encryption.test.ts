@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEY_BYTES, CODEC_KEYS_ENV, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
+import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';
@@ -154,9 +155,11 @@ describe('encryption at rest', () => {
     );
     taskIds.push(taskId);
     const tasks = new BashTasks({ client, taskQueue });
-    // Wait for a heartbeat that carries both streams (decoded through the codec client).
+    // Wait for a heartbeat that carries both streams (decoded through the codec client): a peek on
+    // the host that finds the output has the command heartbeat it.
     await expect
       .poll(async () => {
+        await tasks.peek(taskId, session, START_OF_OUTPUT, 0);
         const snapshot = await tasks.snapshot(taskId, session);
         return snapshot.stdout.bytes > 0 && snapshot.stderr.bytes > 0;
       })

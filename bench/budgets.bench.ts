@@ -39,6 +39,7 @@ import {
   alive,
   cancelAll,
   directSpawn,
+  endLeftovers,
   inLanes,
   StartedRecords,
   sleep,
@@ -170,7 +171,12 @@ afterAll(async () => {
     await worker?.crash();
     await server?.stop();
   } finally {
-    for (const dir of spillDirs) rmSync(dir, { recursive: true, force: true });
+    for (const dir of spillDirs) {
+      const ended = endLeftovers(dir);
+      if (ended > 0)
+        notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
+      rmSync(dir, { recursive: true, force: true });
+    }
     if (OUT) {
       writeFileSync(
         OUT,

@@ -1,7 +1,7 @@
 /**
  * The soak of DESIGN.md §4: start / read / kill cycles for BENCH_SOAK_MS (10 minutes from
- * `npm run bench:soak`), sampling the RSS and the open file descriptors of the worker process and
- * of the agent host (this process) between cycles. Targets: no fd growth and under 10 % RSS growth
+ * `npm run bench:soak`), four at a time, sampling the RSS and the open file descriptors of the worker
+ * process and of the agent host (this process) every 5 s. Targets: no fd growth and under 10 % RSS growth
  * over the last 5 minutes. Skipped unless bench/run.mjs runs it with BENCH_MODE=soak.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
 import { type Figure, fixed, mib, percentile, seconds } from './lib/figures.js';
-import { fdCountOf, rssBytesOf, sleep, startBackground, startWorker, type Tools, text } from './lib/host.js';
+import {
+  endLeftovers,
+  fdCountOf,
+  rssBytesOf,
+  sleep,
+  startBackground,
+  startWorker,
+  type Tools,
+  text,
+} from './lib/host.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
 const SOAK = process.env.BENCH_MODE === 'soak';
@@ -53,6 +62,7 @@ afterAll(async () => {
   if (!SOAK) return;
   await worker?.crash();
   await server?.stop();
+  endLeftovers(dir);
   rmSync(dir, { recursive: true, force: true });
   if (OUT)
     writeFileSync(

@@ -119,6 +119,45 @@ export class StartedRecords {
   }
 }
 
+/** Field 22 of /proc/<pid>/stat (the start time), or undefined when the pid is gone. */
+function startTimeOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A run that failed part-way may leave tasks running: SIGKILLs every command group and supervisor
+ * that the state records in `spillDir` name and that is still the process they name (same start
+ * time). Answers how many it ended.
+ */
+export function endLeftovers(spillDir: string): number {
+  let ended = 0;
+  let names: string[] = [];
+  try {
+    names = readdirSync(spillDir).filter((name) => name.endsWith('.state'));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    try {
+      const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8'));
+      if (record.pid > 0 && startTimeOf(record.pid) === record.pidStart) {
+        process.kill(-record.pid, 'SIGKILL');
+        ended++;
+      }
+      if (record.supervisorPid > 0 && startTimeOf(record.supervisorPid) === record.supervisorStart)
+        process.kill(record.supervisorPid, 'SIGKILL');
+    } catch {
+      // Gone, or a record being written.
+    }
+  }
+  return ended;
+}
+
 /** The supervisors running tasks from `spillDir` (their command lines name it), with their PSS. */
 export function supervisorsOf(spillDir: string): { count: number; pssBytes: number } {
   let count = 0;

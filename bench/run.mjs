@@ -3,6 +3,7 @@
 //
 //   --quick              small N and sample counts, the in-memory dev server only, short windows;
 //                        exits non-zero only on a gross regression against bench/baseline.json
+//                        (a quick run: a figure more than 2x its number there plus its slack)
 //   --server KIND        memory | file | cluster | all (repeatable, or comma separated);
 //                        default: memory and file (quick: memory). cluster needs test/cluster/cluster-env.ts
 //   --json FILE          also write the results there
@@ -179,8 +180,13 @@ if (options.writeBaseline) {
   write(BASELINE, text);
   log(`wrote ${path.relative(root, BASELINE)} from this ${results.mode} run`);
 } else if (!options.soak) {
-  if (existsSync(BASELINE)) {
-    const baseline = readJson(BASELINE);
+  const baseline = existsSync(BASELINE) ? readJson(BASELINE) : undefined;
+  if (baseline && baseline.mode !== results.mode) {
+    // N, sample counts and windows differ between modes: their figures do not compare.
+    log(
+      `${path.relative(root, BASELINE)} is a ${baseline.mode} run: a ${results.mode} run is not gated (see --compare)`,
+    );
+  } else if (baseline) {
     const { gated, found } = regressions(baseline, results);
     if (found.length > 0) {
       failed = true;

@@ -30,8 +30,17 @@ export const LostReason = {
   recordsGone: 'its records on its host are gone; the exit status is unknown',
 } as const;
 
-export function commandLost(reason: string): ApplicationFailure {
-  return ApplicationFailure.create({ type: RunFailureType.commandLost, message: reason, nonRetryable: true });
+/**
+ * The failure of a task whose command's end can never be known; `lastProgress` (the command's last
+ * heartbeat, when one is known) rides along, so the task ends with the output the server last knew.
+ */
+export function commandLost(reason: string, lastProgress?: unknown): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: RunFailureType.commandLost,
+    message: reason,
+    nonRetryable: true,
+    details: lastProgress === undefined ? [] : [lastProgress],
+  });
 }
 
 /** How long a claim may stand without the command's pid before its supervisor counts as dead. */

@@ -13,6 +13,8 @@ export interface ProgressSource {
   pid: number;
   startedAtMs: number;
   host: string;
+  /** The host's own task queue (readers find it here). */
+  hostQueue: string;
   /** The spill files' paths, as progress names them. */
   files: Streams<string>;
   /** Read handles on the spill files: they keep working if a file is unlinked. */
@@ -40,7 +42,14 @@ export async function startProgressHeartbeats(
       streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true),
       streamTail(source.readers.stderr, source.files.stderr, HEARTBEAT_TAIL_BYTES, true),
     ]);
-    return { pid: source.pid, startedAtMs: source.startedAtMs, host: source.host, stdout, stderr };
+    return {
+      pid: source.pid,
+      startedAtMs: source.startedAtMs,
+      host: source.host,
+      hostQueue: source.hostQueue,
+      stdout,
+      stderr,
+    };
   };
   let last = await read();
   context.heartbeat(last);

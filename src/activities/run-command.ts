@@ -123,7 +123,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       // An earlier attempt heartbeated (or the workflow knows it started), so the command ran: its records were lost
       // (spill directory wiped or replaced). Starting it again would run it twice.
       if (info.heartbeatDetails !== undefined || spec.commandStarted)
-        throw commandLost(LostReason.recordsGone);
+        throw commandLost(LostReason.recordsGone, info.heartbeatDetails);
       ({ exited } = await startSupervised(spec, files));
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);
@@ -202,6 +202,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
           pid: record.pid,
           startedAtMs: record.startedAtMs,
           host: os.hostname(),
+          hostQueue: config.hostQueue,
           files,
           readers,
           spillRetentionMs: config.spillRetentionMs,

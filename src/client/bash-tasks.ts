@@ -46,7 +46,12 @@ import { serverNow } from './server-clock.js';
 import { writeTaskStdin } from './stdin-write.js';
 import { newTaskId } from './task-id.js';
 import { type TaskFilter, type TaskSummary, taskListQuery, toTaskSummary } from './task-list.js';
-import { isTaskWorkflow, snapshotFromDescription, type TaskSnapshot } from './task-snapshot.js';
+import {
+  commandHostQueue,
+  isTaskWorkflow,
+  snapshotFromDescription,
+  type TaskSnapshot,
+} from './task-snapshot.js';
 
 export interface BashTasksOptions {
   client: Client;
@@ -420,9 +425,8 @@ export class BashTasks {
     const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
     try {
       // A task that has not reached a host yet gets there within moments (a worker picks it up).
-      const current = await this.onHost(description, deadline, options.signal);
-      const hostQueue = hostQueueOf(current);
-      if (current.status.name === 'RUNNING' && hostQueue !== undefined) {
+      const { current, hostQueue } = await this.onHost(description, deadline, options.signal);
+      if (hostQueue !== undefined) {
         const waitMs = Math.max(0, deadline - Date.now());
         const rest = options.waitMs === undefined ? { ...options } : { ...options, waitMs };
         return await this.readFromHost(current, hostQueue, rest);
@@ -508,7 +512,7 @@ export class BashTasks {
     waitMs: number,
   ): Promise<HostRead | undefined> {
     const description = await this.describeOwned(taskId, callerSessionId);
-    const hostQueue = description.status.name === 'RUNNING' ? hostQueueOf(description) : undefined;
+    const hostQueue = await commandHostQueue(this.client, description);
     if (hostQueue === undefined) return undefined;
     try {
       const result = await readOnHost(
@@ -559,14 +563,16 @@ export class BashTasks {
     description: WorkflowExecutionDescription,
     deadline: number,
     signal: AbortSignal | undefined,
-  ): Promise<WorkflowExecutionDescription> {
+  ): Promise<{ current: WorkflowExecutionDescription; hostQueue: string | undefined }> {
     let current = description;
-    while (current.status.name === 'RUNNING' && hostQueueOf(current) === undefined && Date.now() < deadline) {
+    for (;;) {
+      const hostQueue = await commandHostQueue(this.client, current);
+      if (hostQueue !== undefined || current.status.name !== 'RUNNING' || Date.now() >= deadline)
+        return { current, hostQueue };
       if (signal?.aborted) throw new ReadAbortedError(description.workflowId);
       await sleep(Math.min(WAIT_FOR_HOST_INTERVAL_MS, deadline - Date.now()));
       current = await this.describeAgain(current);
     }
-    return current;
   }
 
   private describeAgain(description: WorkflowExecutionDescription): Promise<WorkflowExecutionDescription> {
@@ -699,12 +705,6 @@ export class BashTasks {
 function supportsEagerStart(client: Client): boolean {
   const connection = client.connection as InternalConnectionLike;
   return connection[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
-}
-
-/** The task's host queue, as its run names it in its memo once a host took the command. */
-function hostQueueOf(description: WorkflowExecutionDescription): string | undefined {
-  const hostQueue = description.memo?.hostQueue;
-  return typeof hostQueue === 'string' ? hostQueue : undefined;
 }
 
 /** A host read as a `bash_output` answer while the task runs. */

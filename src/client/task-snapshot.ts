@@ -89,8 +89,7 @@ async function runningSnapshot(
     const ended = await endedCommand(client, description);
     if (ended !== undefined) return closingSnapshot(client, description, ended);
   }
-  const payload = command?.heartbeatDetails?.payloads?.[0];
-  const progress = payload ? await decodePayload<CommandProgress>(client, payload) : undefined;
+  const progress = await progressOf(client, command);
   return {
     state: { status: 'running' },
     stdout: progress?.stdout ?? NO_OUTPUT,
@@ -98,6 +97,36 @@ async function runningSnapshot(
     host: progress?.host,
     final: false,
   };
+}
+
+type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
+
+/** What a command attempt last heartbeated, decoded as the client decodes results. */
+function progressOf(
+  client: Client,
+  attempt: PendingActivity | undefined,
+): Promise<CommandProgress | undefined> {
+  const payload = attempt?.heartbeatDetails?.payloads?.[0];
+  return payload ? decodePayload<CommandProgress>(client, payload) : Promise.resolve(undefined);
+}
+
+/**
+ * The host queue of a running task's command, as its attempt's heartbeat at attach names it:
+ * undefined before the command is on a host (and for attempts of earlier versions).
+ */
+export async function commandHostQueue(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<string | undefined> {
+  if (description.status.name !== 'RUNNING') return undefined;
+  const attempts = (description.raw.pendingActivities ?? []).filter(
+    (activity) => activity.activityType?.name === 'runCommand',
+  );
+  for (const attempt of attempts) {
+    const progress = await progressOf(client, attempt).catch(() => undefined);
+    if (typeof progress?.hostQueue === 'string') return progress.hostQueue;
+  }
+  return undefined;
 }
 
 /** How long a read waits for a task whose command has ended to close (a few workflow tasks). */

@@ -32,6 +32,9 @@ export const CLOSED_RUN_QUERY_BATCH = 200;
 /** How many tasks a worker's start scan checks with the server at once: a thousand at once is a storm. */
 export const START_SCAN_CONCURRENCY = 16;
 
+/** Reads, stops, stdin writes and releases one worker runs at once, on its host's control queue. */
+export const CONTROL_ACTIVITY_SLOTS = 200;
+
 /** How long a read waits for a worker on the task's host to take it before it answers with what the server holds. */
 export const HOST_READ_START_MS = 2_000;
 

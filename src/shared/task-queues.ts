@@ -8,3 +8,12 @@ export const DEFAULT_TASK_QUEUE = 'durable-bash';
 export function hostTaskQueue(taskQueue: string, hostId: string): string {
   return `${taskQueue}@${hostId}`;
 }
+
+/**
+ * A host's control queue: reads, stops, stdin writes and releases of the commands on that host. A
+ * queue of its own gives them their own worker slots, so a host whose command slots are all taken
+ * by running commands still answers them at once.
+ */
+export function controlTaskQueue(hostQueue: string): string {
+  return `${hostQueue}/control`;
+}

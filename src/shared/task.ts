@@ -172,6 +172,12 @@ export interface CommandProgress {
   pid: number;
   startedAtMs: number;
   host: string;
+  /**
+   * The host's own task queue, where readers send their reads (its control queue, see
+   * `controlTaskQueue`). The heartbeat at attach carries it, so no workflow command names it.
+   * Absent from attempts of earlier versions.
+   */
+  hostQueue?: string;
   stdout: StreamTail;
   stderr: StreamTail;
 }

@@ -16,6 +16,7 @@ import { ensurePrivateDir } from '../activities/spill-files.js';
 import { assertSupervisorBinary } from '../activities/supervisor.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
+  CONTROL_ACTIVITY_SLOTS,
   HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
   ORPHAN_SCAN_INTERVAL_MS,
@@ -25,7 +26,7 @@ import {
 /** How soon the start's scan is repeated when the server did not answer for some task. */
 const STARTUP_SCAN_RETRY_MS = 1_000;
 
-import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { checkClosedRuns } from './closed-runs.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
@@ -60,10 +61,11 @@ export interface BashWorkerOptions {
 type WorkerState = ReturnType<Worker['getState']>;
 
 /**
- * A command worker: the `bashTask` workflow and the command activities on the task queue, and the
- * command activities again on this host's own queue (`<task queue>@<host id>`), where every attempt,
- * kill and re-attach of a command started here goes. It also ends the commands of tasks that closed
- * while no worker was here (at start, then every minute).
+ * A command worker: the `bashTask` workflow and the command activities on the task queue, the
+ * command activities again on this host's own queue (`<task queue>@<host id>`), where every attempt
+ * and re-attach of a command started here goes, and its reads, stops, stdin writes and releases on
+ * the host's control queue (`<host queue>/control`), whose slots running commands never take. It
+ * also ends the commands of tasks that closed while no worker was here (at start, then every minute).
  */
 export class BashWorker {
   private scanTimer: NodeJS.Timeout | undefined;
@@ -72,6 +74,8 @@ export class BashWorker {
   constructor(
     private readonly queueWorker: Worker,
     private readonly hostWorker: Worker,
+    /** The host's control queue: reads, stops, stdin writes and releases, with slots of their own. */
+    private readonly controlWorker: Worker,
     private readonly scan: (failStaleAttempts: boolean) => Promise<boolean>,
     /** Tells the attempts whose run closed (see `checkClosedRuns`). */
     private readonly checkClosedRuns: () => Promise<unknown>,
@@ -100,7 +104,7 @@ export class BashWorker {
     this.closedRunTimer.unref();
     try {
       await Promise.all(
-        [this.queueWorker, this.hostWorker].map((worker) =>
+        [this.queueWorker, this.hostWorker, this.controlWorker].map((worker) =>
           worker.run().catch((err: unknown) => {
             this.shutdown();
             throw err;
@@ -128,7 +132,7 @@ export class BashWorker {
 
   /** Stops polling; commands keep running under their supervisors for the next worker to re-attach. */
   shutdown(): void {
-    for (const worker of [this.queueWorker, this.hostWorker]) {
+    for (const worker of [this.queueWorker, this.hostWorker, this.controlWorker]) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
@@ -138,8 +142,12 @@ export class BashWorker {
   }
 
   /** Both queues' workers: what they poll and hold in flight (an activity a shutdown waits for shows here). */
-  getStatus(): { queue: WorkerStatus; host: WorkerStatus } {
-    return { queue: this.queueWorker.getStatus(), host: this.hostWorker.getStatus() };
+  getStatus(): { queue: WorkerStatus; host: WorkerStatus; control: WorkerStatus } {
+    return {
+      queue: this.queueWorker.getStatus(),
+      host: this.hostWorker.getStatus(),
+      control: this.controlWorker.getStatus(),
+    };
   }
 }
 
@@ -181,6 +189,13 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT_MS,
   });
   const hostWorker = await Worker.create({ ...common, taskQueue: config.hostQueue });
+  const { readOutput, stopCommand, writeStdin, releaseCommand } = activities;
+  const controlWorker = await Worker.create({
+    ...common,
+    taskQueue: controlTaskQueue(config.hostQueue),
+    activities: { readOutput, stopCommand, writeStdin, releaseCommand },
+    maxConcurrentActivityTaskExecutions: CONTROL_ACTIVITY_SLOTS,
+  });
   const scan = (failStaleAttempts: boolean) =>
     scanSupervisors({
       spillDir: config.spillDir,
@@ -195,6 +210,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   return new BashWorker(
     queueWorker,
     hostWorker,
+    controlWorker,
     scan,
     () => checkClosedRuns(client, attached),
     config.hostId,

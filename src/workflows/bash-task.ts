@@ -32,6 +32,7 @@ import {
   STOP_COMMAND_TIMEOUT_MS,
 } from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
+import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
 import {
@@ -54,6 +55,7 @@ import type {
   TaskId,
 } from '../shared/task.js';
 import { AttemptFailureType, RunFailureType, TaskStatus } from '../shared/task.js';
+import { controlTaskQueue } from '../shared/task-queues.js';
 import { completionNotice } from './completion-notice.js';
 import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 import { handleStdinWrites } from './stdin-writes.js';
@@ -152,12 +154,20 @@ function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs: numbe
       maximumInterval: COMMAND_RETRY_MAX_INTERVAL_MS,
     },
   };
+  const stopOn = (taskQueue: string) =>
+    proxyActivities<CommandActivities>({
+      ...onHost,
+      taskQueue,
+      startToCloseTimeout: STOP_COMMAND_TIMEOUT_MS,
+    }).stopCommand;
   return {
     runCommand: proxyActivities<CommandActivities>({ ...onHost, ...attemptOptions(spec) }).runCommand,
-    stopCommand: proxyActivities<CommandActivities>({
-      ...onHost,
-      startToCloseTimeout: STOP_COMMAND_TIMEOUT_MS,
-    }).stopCommand,
+    // On the host's control queue, whose slots running commands never take; runs recorded before
+    // it sent stops to the host queue.
+    stopCommand: (stopped: CommandSpec) =>
+      patched(CONTROL_QUEUE_PATCH)
+        ? stopOn(controlTaskQueue(hostQueue))(stopped)
+        : stopOn(hostQueue)(stopped),
   };
 }
 
@@ -243,8 +253,6 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
       : await chooseHostFor(current(), resolved.lostAfterMs, standing);
   standing.host = host;
-  // Readers find the host here: output is read from its spill files (see `readUpdate`).
-  if (patched(HOST_MEMO_PATCH)) upsertMemo({ hostQueue: host.hostQueue });
   return runOnHost(current(), host, resolved.lostAfterMs, standing);
 }
 
@@ -390,16 +398,13 @@ async function runOnHost(
 
 const EAGER_PATCH = 'command-first-attempt-eager';
 
-/** Runs recorded before reads went to the host did not name it in their memo. */
-const HOST_MEMO_PATCH = 'memo-names-host-queue';
-
 /** Runs recorded before the move told the host (the cancellation alone let go of the attempt). */
 const RELEASE_ON_HOST_PATCH = 'move-releases-on-host';
 
 /** Tells the command's host that the foreground attempt may let go; a host that does not answer has no attempt running. */
 function releaseOnHost(taskId: TaskId, hostQueue: string): Promise<void> {
   const { releaseCommand } = proxyActivities<CommandActivities>({
-    taskQueue: hostQueue,
+    taskQueue: controlTaskQueue(hostQueue),
     scheduleToStartTimeout: RELEASE_TIMEOUT_MS,
     startToCloseTimeout: RELEASE_TIMEOUT_MS,
     retry: { maximumAttempts: 1 },

@@ -30,6 +30,7 @@ import {
   type ReaderMemo,
   type ReadPosition,
 } from '../shared/read-position.js';
+import { controlTaskQueue } from '../shared/task-queues.js';
 import { abandonReadSignal, outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 
 export { taskEndedSignal } from './reader-signals.js';
@@ -120,7 +121,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     if (waitMs < 0) return late();
     const from = claim.peekFrom ?? memo.position;
     const { readOutput } = proxyActivities<CommandActivities>({
-      taskQueue: claim.hostQueue,
+      taskQueue: controlTaskQueue(claim.hostQueue),
       // A host whose worker is down never takes it: the caller then answers with what the server holds.
       scheduleToStartTimeout: HOST_READ_START_MS,
       startToCloseTimeout: waitMs + READ_ACTIVITY_SLACK_MS,

@@ -5,6 +5,7 @@ import {
   CancellationScope,
   condition,
   defineUpdate,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -17,8 +18,10 @@ import {
   STDIN_HOST_WAIT_MS,
   STDIN_WRITE_MS,
 } from '../shared/limits.js';
+import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
 import { STDIN_WRITE_EXPIRED, type StdinWriteRequest, type StdinWriteResult } from '../shared/stdin.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
+import { controlTaskQueue } from '../shared/task-queues.js';
 
 /**
  * Writes to the stdin of a task started with `keepStdinOpen` (`bash_input`), through a worker on
@@ -101,7 +104,8 @@ async function write(
   // The host was there, but earlier writes held the stdin until this one's time ran out.
   if (left <= 0) return { kind: 'expired', waitedMs: Date.now() - acceptedAt };
   const { writeStdin } = proxyActivities<CommandActivities>({
-    taskQueue: host.hostQueue,
+    // The host's control queue (its own slots); runs recorded before it wrote through the host queue.
+    taskQueue: patched(CONTROL_QUEUE_PATCH) ? controlTaskQueue(host.hostQueue) : host.hostQueue,
     // Taken by a worker there before the expiry, or never: a caller that stopped waiting never
     // sees the text land later. Never retried: a second attempt could write it twice.
     scheduleToStartTimeout: left,

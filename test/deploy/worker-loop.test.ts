@@ -68,7 +68,7 @@ describe('deploy/worker-loop.sh', () => {
       description: 'Outlives its worker',
       background: true,
     });
-    await expect.poll(async () => await printedBytes(tasks, taskId)).toBeGreaterThan(0);
+    await expect.poll(() => printedBytes(tasks, taskId), { timeout: 15_000 }).toBeGreaterThan(0);
 
     const first = workerPid(loop.pid ?? 0);
     process.kill(first ?? 0, 'SIGKILL');

@@ -174,7 +174,7 @@ describe('a task whose worker crashed', () => {
       description: 'Killed while its worker is down',
       background: true,
     });
-    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     await worker.crash();
     const asked = Date.now();
     expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
@@ -197,7 +197,7 @@ describe('a task whose worker crashed', () => {
       background: false,
       timeoutMs: 3_000,
     });
-    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(6);
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(6);
     await worker.crash();
     await sleep(4_000); // Past the deadline.
     await h.start();
@@ -218,7 +218,7 @@ describe('a task whose worker crashed', () => {
       description,
       background: true,
     });
-    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     const record = await readRecord(taskFiles(h.spillDir, taskId).state);
     if (record === undefined) throw new Error(`task ${taskId} has no state record`);
     return { h, tag, taskId, record };
@@ -258,7 +258,7 @@ describe('a task whose worker crashed', () => {
       description: 'Its records are wiped',
       background: true,
     });
-    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     await worker.crash();
     const files = taskFiles(h.spillDir, taskId);
     for (const file of [files.state, files.exit, files.attempt]) rmSync(file, { force: true });
@@ -333,9 +333,9 @@ describe('a host whose worker never comes back', () => {
       description: 'Its host never comes back',
       background: true,
     });
-    await expect.poll(async () => await printedBytes(h.tasks, taskId)).toBe(8);
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     // The server has heard of it (the read's heartbeat): the lost task ends with it.
-    await expect.poll(async () => await heldBytes(h.tasks, taskId)).toBe(8);
+    await expect.poll(() => heldBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     await worker.crash();
     // The rest of the fleet: another host's worker on the same queue runs the workflow meanwhile.
     await host(['--lost-after-ms', '2000', '--heartbeat-timeout-ms', '5000'], h.taskQueue).start();

@@ -9,6 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
+import { controlTaskQueue } from '../../src/shared/task-queues.js';
 
 export interface StandIns {
   /** Merged over the resolved spec (its host is the worker's own queue). */
@@ -54,7 +55,15 @@ export async function withStandInWorker<T>(
       stopCommand: () => standIns.stopCommand(),
     },
   });
-  return worker.runUntil(body(taskQueue, commandStarted));
+  // The host's control queue, where stops go (as a real host's worker serves it).
+  const control = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: controlTaskQueue(taskQueue),
+    activities: { stopCommand: () => standIns.stopCommand() },
+  });
+  const done = body(taskQueue, commandStarted);
+  const [result] = await Promise.all([worker.runUntil(done), control.runUntil(done.catch(() => undefined))]);
+  return result;
 }
 
 /** Heartbeats every 50 ms (of the server's clock) until the attempt is cancelled, as a running command's activity does. */

@@ -20,7 +20,12 @@ import { describe, expect, inject, it } from 'vitest';
  * `move-to-background`): its timer cancelled, its foreground attempt released, a background attempt
  * re-attached, and a completion notice at its end. `stdin-written-and-closed` is a background run
  * started with `keepStdinOpen` that took two `writeStdin` updates (each a write activity on its
- * host's queue), the second closing its stdin.
+ * host's queue), the second closing its stdin. The runs of the version that reads on the host
+ * (issue 13): `host-reads-stdin-killed` sends its stdin write and its kill's stop to the host's
+ * control queue (patch `control-queue`);
+ * `output-reader-v4-host-reads` is its reader, whose `read` updates ran `readOutput` there; and
+ * `moved-to-background-released-on-host` is a foreground run moved to the background whose move
+ * also sent `releaseCommand` to the host (patch `move-releases-on-host`).
  */
 const fixtures = [
   'background-completed',
@@ -41,6 +46,9 @@ const fixtures = [
   'eager-first-attempt-reattached-then-killed',
   'moved-to-background',
   'stdin-written-and-closed',
+  'host-reads-stdin-killed',
+  'output-reader-v4-host-reads',
+  'moved-to-background-released-on-host',
 ] as const;
 
 /**

@@ -19,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_INTERVAL_MS } from '../src/shared/limits.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { bundlerOptions } from '../src/worker/workflow-bundle.js';
-import { processesMatching, waitFor } from '../test/helpers/processes.js';
+import { waitFor } from '../test/helpers/processes.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
 import { heartbeatUntilCancelled, onHeartbeatingStarted, trivial } from './floor/activities.js';
 import {
@@ -40,6 +40,7 @@ import {
   cancelAll,
   directSpawn,
   endLeftovers,
+  groupAlive,
   inLanes,
   StartedRecords,
   sleep,
@@ -59,19 +60,19 @@ const OUT = process.env.BENCH_OUT;
 
 const SIZES = QUICK
   ? {
-      foreground: 100,
+      foreground: 80,
       background: 50,
       visibleLines: 40,
       waitedLines: 20,
-      kills: 20,
+      kills: 15,
       inputs: 10,
-      timeouts: 5,
+      timeouts: 3,
       burst: 100,
-      windowMs: 15_000,
+      windowMs: 10_000,
       chatty: 5,
       restartSample: 20,
-      steadyMs: 5_000,
-      printBytes: 128 * 1024 ** 2,
+      steadyMs: 3_000,
+      printBytes: 64 * 1024 ** 2,
     }
   : {
       foreground: 500,
@@ -110,6 +111,7 @@ let workflowBundle: { code: string };
 const taskQueue = `bench-${randomUUID()}`;
 const floorQueue = `bench-floor-${randomUUID()}`;
 const spillDirs: string[] = [];
+let mainSpillDir: string;
 /** Filled by the foreground case; every later latency is put against them. */
 let floors: LatencyFloors | undefined;
 
@@ -147,7 +149,8 @@ beforeAll(async () => {
     activities: { trivial, heartbeatUntilCancelled },
   });
   floorRunning = floorWorker.run();
-  worker = await startWorker(server, taskQueue, spillDir());
+  mainSpillDir = spillDir();
+  worker = await startWorker(server, taskQueue, mainSpillDir);
   await sleep(2_000); // Settled after start-up.
   const idleRss = worker.rssBytes();
   figures.push({
@@ -418,18 +421,19 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
   });
 
   it('bash_kill to the whole task gone', async () => {
-    const marker = 9000 + Math.floor(Math.random() * 900);
-    const pattern = new RegExp(`^sleep ${marker}$`);
+    const records = new StartedRecords(mainSpillDir);
     const kills: number[] = [];
     for (let i = 0; i < SIZES.kills; i++) {
-      const taskId = await startBackground(tools, `sleep ${marker} & wait`);
-      await waitFor(() => processesMatching(pattern).length === 1);
+      // A group of two: the task's bash and its child; the group is gone when neither is left.
+      const taskId = await startBackground(tools, 'sleep 600 & wait');
+      await waitFor(() => records.of(taskId) !== undefined);
+      const group = (records.of(taskId) as { pid: number }).pid;
       kills.push(
         await timed(async () => {
           const answer = text(await tools.bash_kill.execute({ task_id: taskId }));
           expect(answer).toContain('killed');
-          // The whole group: the tool should answer once it is gone; if not, the wait counts.
-          await waitFor(() => processesMatching(pattern).length === 0, 10_000, 5);
+          // The tool should answer once the group is gone; if not, the wait counts.
+          await waitFor(() => !groupAlive(group), 10_000, 5);
         }),
       );
     }

@@ -73,6 +73,16 @@ export function fdCountOf(pid: number | 'self'): number {
   }
 }
 
+/** Whether any process of process group `pgid` is left (signal 0 to the group). */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export function alive(pid: number): boolean {
   try {
     readFileSync(`/proc/${pid}/stat`);

@@ -100,7 +100,7 @@ export function markdown(results, soak) {
     '',
     'Run: `npm run bench` (full: both dev servers, N = 1,000, 500 foreground samples, 120 s cost',
     'windows; about 30 minutes), `npm run bench -- --server cluster` (test/cluster/cluster-env.ts),',
-    '`npm run bench -- --quick` (CI: N = 100, 15 s windows, under 3 minutes; fails only on a figure',
+    '`npm run bench -- --quick` (CI: N = 100, 10 s windows, under 3 minutes; fails only on a figure',
     'more than 2x its number in bench/baseline.json, a quick run, plus a slack; a full run is not',
     'gated), `npm run bench -- --compare OLD.json`',
     '(the change per figure), `npm run bench:soak` (10 minutes). Results: bench/results/latest.json.',

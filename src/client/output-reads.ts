@@ -12,6 +12,7 @@ import { HOST_READ_START_MS, READER_CLAIMS_PER_RUN, READER_IDLE_MS } from '../sh
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
+  type ClaimResult,
   type HostReadClaim,
   type HostReadResult,
   outputReaderId,
@@ -152,34 +153,71 @@ async function claim(
   options: ReaderOptions,
 ): Promise<{ from: ReadPosition; claimed: boolean }> {
   const deadline = Date.now() + CLAIM_WAIT_MS;
-  const claimIds: string[] = [];
-  let resumeFrom: ReaderMemo | undefined;
-  for (let attempt = 0; attempt < 3 && deadline - Date.now() > CLAIM_MARGIN_MS; attempt++) {
-    const claimId = randomUUID();
-    claimIds.push(claimId);
-    const request: ClaimRequest = {
-      claimId,
-      upTo,
-      taskEnded,
-      // On the server's clock, and before this reader gives up: a claim must never apply unseen.
-      expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
-    };
-    try {
-      const result = await client.withDeadline(deadline, () =>
+  const sent = await sendToReader(client, taskId, options, {
+    deadline,
+    margin: CLAIM_MARGIN_MS,
+    taskEnded,
+    send: (claimId, startWorkflowOperation) => {
+      const request: ClaimRequest = {
+        claimId,
+        upTo,
+        taskEnded,
+        // On the server's clock, and before this reader gives up: a claim must never apply unseen.
+        expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
+      };
+      return client.withDeadline(deadline, () =>
         client.workflow.executeUpdateWithStart(claimUpdate, {
           updateId: claimId,
           args: [request],
-          startWorkflowOperation: readerStart(taskId, resumeFrom, taskEnded, options),
+          startWorkflowOperation,
         }),
       );
-      // A reader run of the first version answers with the bare position.
-      if (typeof result.serverTimeMs !== 'number')
-        return { from: result as unknown as ReadPosition, claimed: true };
-      learnServerTime(client, result.serverTimeMs);
-      return { from: result.before, claimed: true };
+    },
+  });
+  if (sent.answer !== undefined) {
+    // A reader run of the first version answers with the bare position.
+    const answer = sent.answer as ClaimResult | ReadPosition;
+    return { from: 'before' in answer ? answer.before : answer, claimed: true };
+  }
+  const memo = await readerMemo(client, taskId);
+  const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
+  return applied ? { from: applied.before, claimed: true } : { from: memo.position, claimed: false };
+}
+
+/**
+ * Sends one update to a task's reader workflow by update-with-start (starting the reader, from the
+ * memo a closed one left, when needed), each try with a fresh id: up to three tries while the
+ * deadline leaves more than `margin`. A refusal for this host's clock teaches it the server's time
+ * and is sent again; a reader that closed under it is started again from its memo. The answer, or
+ * none when the call failed another way (a deadline, a cancelled call), which may have come after
+ * the update applied: the caller then asks the memo, with every id tried.
+ */
+async function sendToReader<R extends { serverTimeMs?: number }>(
+  client: Client,
+  taskId: string,
+  options: ReaderOptions,
+  how: {
+    deadline: number;
+    margin: number;
+    taskEnded: boolean;
+    send: (claimId: string, start: WithStartWorkflowOperation<typeof bashOutputReader>) => Promise<R>;
+    /** Called when a try fails, before anything else: may throw to end the tries. */
+    onFailure?: (claimId: string) => Promise<void>;
+  },
+): Promise<{ answer?: R; claimIds: string[] }> {
+  const claimIds: string[] = [];
+  let resumeFrom: ReaderMemo | undefined;
+  for (let attempt = 0; attempt < 3 && how.deadline - Date.now() > how.margin; attempt++) {
+    const claimId = randomUUID();
+    claimIds.push(claimId);
+    try {
+      const answer = await how.send(claimId, readerStart(taskId, resumeFrom, how.taskEnded, options));
+      if (typeof answer.serverTimeMs === 'number') learnServerTime(client, answer.serverTimeMs);
+      return { answer, claimIds };
     } catch (err) {
+      await how.onFailure?.(claimId);
       if (err instanceof WorkflowUpdateFailedError) {
-        // Refused as expired: this host's clock is behind the server's. Learn by how much, retry.
+        // Refused as too late: this host's clock is behind the server's. Learn by how much, retry.
         const serverTimeMs = refusedAtServerTime(err, CLAIM_EXPIRED);
         if (serverTimeMs === undefined) throw err;
         learnServerTime(client, serverTimeMs);
@@ -190,14 +228,10 @@ async function claim(
         resumeFrom = await readerMemo(client, taskId);
         continue;
       }
-      // Any other failure (a deadline, a cancelled or failed call) may have come after the claim
-      // applied: the memo below says.
       break;
     }
   }
-  const memo = await readerMemo(client, taskId);
-  const applied = memo.recentClaims.find((recent) => claimIds.includes(recent.claimId));
-  return applied ? { from: applied.before, claimed: true } : { from: memo.position, claimed: false };
+  return { claimIds };
 }
 
 /** Time a host read's caller waits past the host's pick-up and the read's own wait, for the answer to come back. */
@@ -236,59 +270,45 @@ export async function readOnHost(
   options: ReaderOptions,
 ): Promise<HostReadResult | undefined> {
   const deadline = Date.now() + HOST_READ_START_MS + request.waitMs + HOST_READ_ANSWER_MS;
-  const claimIds: string[] = [];
-  let resumeFrom: ReaderMemo | undefined;
-  for (let attempt = 0; attempt < 3 && deadline - Date.now() > HOST_READ_START_MS; attempt++) {
-    const claimId = randomUUID();
-    claimIds.push(claimId);
-    const claim: HostReadClaim = {
-      claimId,
-      hostQueue,
-      waitMs: request.waitMs,
-      wholeLines: request.wholeLines,
-      answerByMs: serverNow(client) + (deadline - Date.now()) - HOST_READ_MARGIN_MS,
-      ...(request.peekFrom ? { peekFrom: request.peekFrom } : {}),
-    };
-    const stop = AbortSignal.any([
-      AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-      ...(request.signal ? [request.signal] : []),
-    ]);
-    try {
-      const result = await client.withAbortSignal(stop, () =>
+  const sent = await sendToReader(client, taskId, options, {
+    deadline,
+    margin: HOST_READ_START_MS,
+    taskEnded: false,
+    send: (claimId, startWorkflowOperation) => {
+      const claim: HostReadClaim = {
+        claimId,
+        hostQueue,
+        waitMs: request.waitMs,
+        wholeLines: request.wholeLines,
+        answerByMs: serverNow(client) + (deadline - Date.now()) - HOST_READ_MARGIN_MS,
+        ...(request.peekFrom ? { peekFrom: request.peekFrom } : {}),
+      };
+      const stop = AbortSignal.any([
+        AbortSignal.timeout(Math.max(1, deadline - Date.now())),
+        ...(request.signal ? [request.signal] : []),
+      ]);
+      return client.withAbortSignal(stop, () =>
         client.workflow.executeUpdateWithStart(readUpdate, {
           updateId: claimId,
           args: [claim],
-          startWorkflowOperation: readerStart(taskId, resumeFrom, false, options),
+          startWorkflowOperation,
         }),
       );
-      learnServerTime(client, result.serverTimeMs);
-      return result;
-    } catch (err) {
-      if (request.signal?.aborted) {
-        // The reader may have taken the read: it must not move the position for a caller that left.
-        await client.workflow
-          .getHandle(outputReaderId(taskId))
-          .signal(abandonReadSignal, claimId)
-          .catch(() => undefined);
-        throw new HostReadAborted(`the read of task ${taskId} was aborted`);
-      }
-      if (err instanceof WorkflowUpdateFailedError) {
-        // Refused as too late: this host's clock is behind the server's. Learn by how much, retry.
-        const serverTimeMs = refusedAtServerTime(err, CLAIM_EXPIRED);
-        if (serverTimeMs === undefined) throw err;
-        learnServerTime(client, serverTimeMs);
-        continue;
-      }
-      if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowNotFoundError) {
-        resumeFrom = await readerMemo(client, taskId);
-        continue;
-      }
-      break;
-    }
-  }
+    },
+    onFailure: async (claimId) => {
+      if (!request.signal?.aborted) return;
+      // The reader may have taken the read: it must not move the position for a caller that left.
+      await client.workflow
+        .getHandle(outputReaderId(taskId))
+        .signal(abandonReadSignal, claimId)
+        .catch(() => undefined);
+      throw new HostReadAborted(`the read of task ${taskId} was aborted`);
+    },
+  });
+  if (sent.answer !== undefined) return sent.answer;
   // No answer: a read the reader took after all has its answer in the reader's history.
   const memo = await readerMemo(client, taskId);
-  const applied = memo.recentClaims.find((recent) => claimIds.includes(recent.claimId));
+  const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
   if (applied === undefined) return undefined;
   const handle = client.workflow.getHandle(outputReaderId(taskId));
   return client

@@ -231,7 +231,7 @@ describe('the output reader and its task', () => {
     await expect.poll(async () => (await probing.read(taskId, undefined)).stdout.text).toBe('started\n');
     await suite.env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
     await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
-    // A terminated run ends its command too: the attempt hears of the closed run on its next heartbeat.
+    // A terminated run ends its command too: the worker's closed-run check (every 5 s) finds it.
     await expect
       .poll(() => processesMatching(new RegExp(`^sleep ${marker}$`)), { timeout: 10_000 })
       .toEqual([]);

@@ -165,12 +165,14 @@ async function claim(
         // On the server's clock, and before this reader gives up: a claim must never apply unseen.
         expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
       };
-      return client.withDeadline(deadline, () =>
-        client.workflow.executeUpdateWithStart(claimUpdate, {
-          updateId: claimId,
-          args: [request],
-          startWorkflowOperation,
-        }),
+      return untilDeadline(deadline, undefined, (stop) =>
+        client.withAbortSignal(stop, () =>
+          client.workflow.executeUpdateWithStart(claimUpdate, {
+            updateId: claimId,
+            args: [request],
+            startWorkflowOperation,
+          }),
+        ),
       );
     },
   });
@@ -283,16 +285,14 @@ export async function readOnHost(
         answerByMs: serverNow(client) + (deadline - Date.now()) - HOST_READ_MARGIN_MS,
         ...(request.peekFrom ? { peekFrom: request.peekFrom } : {}),
       };
-      const stop = AbortSignal.any([
-        AbortSignal.timeout(Math.max(1, deadline - Date.now())),
-        ...(request.signal ? [request.signal] : []),
-      ]);
-      return client.withAbortSignal(stop, () =>
-        client.workflow.executeUpdateWithStart(readUpdate, {
-          updateId: claimId,
-          args: [claim],
-          startWorkflowOperation,
-        }),
+      return untilDeadline(deadline, request.signal, (stop) =>
+        client.withAbortSignal(stop, () =>
+          client.workflow.executeUpdateWithStart(readUpdate, {
+            updateId: claimId,
+            args: [claim],
+            startWorkflowOperation,
+          }),
+        ),
       );
     },
     onFailure: async (claimId) => {
@@ -321,6 +321,35 @@ export async function readOnHost(
       position: memo.position,
       serverTimeMs: serverNow(client),
     }));
+}
+
+/**
+ * Runs `work` with a signal that aborts at `deadline` or with `signal`, and settles then even if
+ * `work` does not: the SDK's update-with-start keeps waiting for an update no worker accepts,
+ * whatever its signal says. (A timer of its own, not `AbortSignal.timeout` under `AbortSignal.any`:
+ * Node may collect those before they fire.)
+ */
+function untilDeadline<T>(
+  deadline: number,
+  signal: AbortSignal | undefined,
+  work: (stop: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const stop = new AbortController();
+  const timer = setTimeout(
+    () => stop.abort(new Error('no answer in time')),
+    Math.max(1, deadline - Date.now()),
+  );
+  const onAbort = () => stop.abort(signal?.reason);
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const stopped = new Promise<never>((_, reject) => {
+    if (stop.signal.aborted) reject(stop.signal.reason);
+    stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
+  });
+  return Promise.race([work(stop.signal), stopped]).finally(() => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onAbort);
+  });
 }
 
 function readerStart(

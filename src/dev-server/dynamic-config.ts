@@ -9,6 +9,9 @@
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, number>> = {
   'history.transferProcessorMaxPollRPS': 1000,
   'history.transferProcessorMaxPollHostRPS': 1000,
+  // Visibility calls a namespace may make a second (default 10): each worker's closed-run check and
+  // each background start's quota listing are visibility calls.
+  'frontend.namespaceRPS.visibility': 100,
 };
 
 /** The settings as `temporal server start-dev` flags. */

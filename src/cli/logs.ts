@@ -21,9 +21,9 @@ const FOLLOW_WAIT_MS = 10_000;
 
 /**
  * `durable-bash logs <id>`: the task's output as the server holds it (from the start when it still
- * holds that), the task's stdout on stdout and its stderr on stderr; with --follow, new output until
- * the task ends, read on the task's host as it is printed; then its status line. An operator's
- * view: it never moves `bash_output`'s position.
+ * holds that), then what its host has past that (a running task), the task's stdout on stdout and
+ * its stderr on stderr; with --follow, new output until the task ends, read on the task's host as
+ * it is printed; then its status line. An operator's view: it never moves `bash_output`'s position.
  */
 export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
   return withTasks(flags, async (tasks) => {
@@ -40,9 +40,10 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
           stdout: await writeNew('stdout', snapshot, snapshot.stdout, shown.stdout, process.stdout),
           stderr: await writeNew('stderr', snapshot, snapshot.stderr, shown.stderr, process.stderr),
         };
-        if (!flags.follow || snapshot.final || interrupted) break;
-        // Fresh output from the host, as `bash_output` reads it; the server's snapshot otherwise.
-        const peeked = await tasks.peek(taskId, flags.owner, shown, FOLLOW_WAIT_MS);
+        if (snapshot.final || interrupted) break;
+        // Fresh output from the host, as `bash_output` reads it (the server's snapshot may be a
+        // heartbeat a minute old); with --follow, waiting there for more.
+        const peeked = await tasks.peek(taskId, flags.owner, shown, flags.follow ? FOLLOW_WAIT_MS : 0);
         if (peeked !== undefined) {
           shown = {
             stdout: await writePeeked(
@@ -62,8 +63,10 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
               peeked.upTo.stderr,
             ),
           };
+          if (!flags.follow) break;
           if (!peeked.ended && !interrupted) continue;
         } else {
+          if (!flags.follow) break;
           await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
         }
         snapshot = await tasks.snapshot(taskId, flags.owner);

@@ -12,10 +12,8 @@ import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { NativeConnection } from '@temporalio/worker';
 import { registerSearchAttributes } from '../../src/client/search-attributes.js';
-import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
-import { DEV_SERVER_DYNAMIC_CONFIG, dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
 import { pickFreePort } from '../../src/dev-server/ports.js';
-import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import { createDevServerEnv } from '../../test/helpers/temporal-env.js';
 
 export type ServerKind = 'memory' | 'file' | 'cluster';
 
@@ -47,26 +45,11 @@ export const CLUSTER_ENV = path.resolve('test/cluster/cluster-env.ts');
 
 export async function startBenchServer(kind: ServerKind): Promise<BenchServer> {
   if (kind === 'cluster') return startClusterServer();
-  const cli = findTemporalBinary(TemporalBinary.cli);
-  if (cli.kind === 'download') throw new Error('no Temporal CLI (run: npm run provision)');
   const metricsPort = await pickFreePort();
   const dir = kind === 'file' ? mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-db-')) : undefined;
   const dbFilename = dir ? path.join(dir, 'temporal.db') : undefined;
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: cli.path },
-      ...(dbFilename ? { dbFilename } : {}),
-      searchAttributes: [ownerSearchAttribute, statusSearchAttribute],
-      // The settings `durable-bash dev` runs with, and the server's Prometheus endpoint.
-      extraArgs: [
-        '--log-level',
-        'error',
-        '--metrics-port',
-        String(metricsPort),
-        ...dynamicConfigArgs(DEV_SERVER_DYNAMIC_CONFIG),
-      ],
-    },
-  });
+  // The settings `durable-bash dev` runs with (its SQLite pragmas on a file), and Prometheus.
+  const env = await createDevServerEnv({}, { metricsPort, ...(dbFilename ? { dbFilename } : {}) });
   return {
     kind,
     description:

@@ -3,15 +3,13 @@
  * task and a chatty one make no heartbeat and no execution write between the heartbeat at attach and
  * the next a minute later, while reads still get fresh output from the host.
  */
-import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
-import { DEV_SERVER_DYNAMIC_CONFIG, dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
 import { pickFreePort } from '../../src/dev-server/ports.js';
-import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -19,23 +17,9 @@ let tools: Record<string, Tool>;
 let metricsUrl: string;
 
 beforeAll(async () => {
-  const found = findTemporalBinary(TemporalBinary.cli);
-  if (found.kind === 'download') throw new Error('no Temporal CLI (run: npm run provision)');
   const metricsPort = await pickFreePort();
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-  env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: { type: 'existing-path', path: found.path },
-      searchAttributes: [ownerSearchAttribute, statusSearchAttribute],
-      extraArgs: [
-        '--log-level',
-        'error',
-        '--metrics-port',
-        String(metricsPort),
-        ...dynamicConfigArgs(DEV_SERVER_DYNAMIC_CONFIG),
-      ],
-    },
-  });
+  env = await createDevServerEnv({}, { metricsPort });
   worker = await startBashWorker(env);
   tools = Object.fromEntries(
     createBashTools({ client: env.client, taskQueue: worker.taskQueue }).map((tool) => [tool.name, tool]),

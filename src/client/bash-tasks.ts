@@ -438,12 +438,7 @@ export class BashTasks {
         await this.waitForOutput(taskId, undefined, left, options.signal, options, current);
       }
       const snapshot = await this.snapshotOf(await this.describeAgain(current));
-      return await readNewOutput(
-        this.client,
-        snapshot,
-        { taskQueue: this.taskQueue, ...this.readerOptions },
-        options.wholeLines === true,
-      );
+      return await readNewOutput(this.client, snapshot, this.reader, options.wholeLines === true);
     } catch (err) {
       if (err instanceof HostReadAborted) throw new ReadAbortedError(taskId);
       if (err instanceof ReadAbortedError) throw err;
@@ -462,7 +457,7 @@ export class BashTasks {
     options: ReadOptions,
   ): Promise<OutputRead> {
     const taskId = description.workflowId;
-    const readerOptions = { taskQueue: this.taskQueue, ...this.readerOptions };
+    const readerOptions = this.reader;
     const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
     let shown: HostRead | undefined;
     for (;;) {
@@ -520,7 +515,7 @@ export class BashTasks {
         taskId,
         hostQueue,
         { waitMs, wholeLines: false, peekFrom: from },
-        { taskQueue: this.taskQueue, ...this.readerOptions },
+        this.reader,
       );
       return result?.kind === 'read' ? result.read : undefined;
     } catch (err) {
@@ -539,10 +534,7 @@ export class BashTasks {
       const now = await this.describeAgain(description);
       if (now.status.name !== 'RUNNING') {
         const snapshot = await this.snapshotOf(now);
-        const rest = await readNewOutput(this.client, snapshot, {
-          taskQueue: this.taskQueue,
-          ...this.readerOptions,
-        });
+        const rest = await readNewOutput(this.client, snapshot, this.reader);
         return {
           ...rest,
           stdout: joinStreams(shown.stdout, rest.stdout),
@@ -573,6 +565,11 @@ export class BashTasks {
       await sleep(Math.min(WAIT_FOR_HOST_INTERVAL_MS, deadline - Date.now()));
       current = await this.describeAgain(current);
     }
+  }
+
+  /** How this client's reads run the task's reader workflow. */
+  private get reader(): ReaderOptions {
+    return { taskQueue: this.taskQueue, ...this.readerOptions };
   }
 
   private describeAgain(description: WorkflowExecutionDescription): Promise<WorkflowExecutionDescription> {
@@ -636,9 +633,7 @@ export class BashTasks {
   async snapshot(taskId: string, callerSessionId: string | undefined): Promise<TaskSnapshot> {
     const description = await this.describeOwned(taskId, callerSessionId);
     try {
-      return await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
-        snapshotFromDescription(this.client, description),
-      );
+      return await this.snapshotOf(description);
     } catch (err) {
       throw this.unreachable(err) ?? err;
     }

@@ -132,13 +132,16 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
 }
 
 /** Checks a foreground run: it ran once, and an answer that came is exactly the expected text. */
-export function checkForeground(run, { markers }) {
+export function checkForeground(run, { markers, neverStarted = false }) {
   const defects = [];
   const defect = (kind, expected, came) => defects.push({ kind, subject: run.token, expected, came });
   const runs = markers.get(run.token) ?? 0;
   const answer = run.answer;
   // An answer lost with the agent host is counted, not a defect; its workflow still ran once.
   const lostAnswer = answer?.lost === true;
+  // Unless the host died before its start reached the server (the call still in its stdin pipe):
+  // no workflow on the server names the run, so nothing was lost and nothing may run.
+  if (lostAnswer && runs === 0 && neverStarted) return { defects, lostAnswer, neverStarted: true, bytesChecked: 0 };
   // An error answer (Temporal unreachable while the server restarts) is what the tool documents for
   // an infrastructure failure: counted, not a defect, as long as the command ran at most once.
   const errorAnswer = answer?.isError === true && !answer.threw;

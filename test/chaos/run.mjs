@@ -155,11 +155,15 @@ async function judge() {
   }
   let foregroundLost = 0;
   const foregroundErrors = [];
+  let foregroundNeverStarted = 0;
   for (const run of chaos.foreground) {
-    const result = checkForeground(run, { markers });
+    const unanswered = run.answer?.lost === true && !markers.has(run.token);
+    const neverStarted = unanswered && !(await startedOnServer(run.token));
+    const result = checkForeground(run, { markers, neverStarted });
     defects.push(...result.defects);
     bytesChecked += result.bytesChecked;
     if (result.lostAnswer) foregroundLost++;
+    if (result.neverStarted) foregroundNeverStarted++;
     if (result.errorAnswer) foregroundErrors.push(`${run.token}: ${result.errorAnswer}`);
   }
   // A notice for a task we never started would be a notice too many.
@@ -188,6 +192,7 @@ async function judge() {
       ['  start retried after an error answer', chaos.tasks.filter((task) => task.startErrors).length],
       ['foreground runs', chaos.foreground.length],
       ['  answers lost with the agent host', foregroundLost],
+      ['    of them never started (host died first)', foregroundNeverStarted],
       ['  answered an error (server down)', foregroundErrors.length],
       ['worker restarts (SIGKILL)', chaos.restarts.worker],
       ['agent host restarts (SIGKILL)', chaos.restarts.agentHost],
@@ -260,6 +265,17 @@ async function openWorkflows() {
       ],
     };
   }
+}
+
+/**
+ * Whether any task workflow on the run's server was started for a foreground run's token (its
+ * memo holds the command, which echoes the token). Asked only of a run whose answer died with the
+ * agent host and whose command never ran, so a "no" is exact, not a guess from timing: the start
+ * never left the agent host.
+ */
+async function startedOnServer(token) {
+  const text = await server.cli(['workflow', 'list', '--query', 'WorkflowType="bashTask"', '-o', 'json']);
+  return text.includes(`echo ${token} >>`);
 }
 
 async function shutdown() {

@@ -141,7 +141,8 @@ export function checkForeground(run, { markers, neverStarted = false }) {
   const lostAnswer = answer?.lost === true;
   // Unless the host died before its start reached the server (the call still in its stdin pipe):
   // no workflow on the server names the run, so nothing was lost and nothing may run.
-  if (lostAnswer && runs === 0 && neverStarted) return { defects, lostAnswer, neverStarted: true, bytesChecked: 0 };
+  if (lostAnswer && runs === 0 && neverStarted)
+    return { defects, lostAnswer, neverStarted: true, bytesChecked: 0 };
   // An error answer (Temporal unreachable while the server restarts) is what the tool documents for
   // an infrastructure failure: counted, not a defect, as long as the command ran at most once.
   const errorAnswer = answer?.isError === true && !answer.threw;

@@ -27,6 +27,14 @@
  *
  * runs inside the sandbox as the command's parent and writes its raw wait status to fd 3.
  *
+ *   durable-bash-supervisor --nursery [--cgroup-parent DIR]... [--warm N] [limits] --output-max BYTES
+ *
+ * starts supervisors for a worker, so the worker never forks itself (a fork of a large process
+ * blocks its event loop for milliseconds), and keeps N of them warm: forked, their cgroups made
+ * and their command's process already in them, waiting for a task (a first write to a v1
+ * cgroup's cgroup.procs waits for an RCU grace period, about 20 ms here). docs/SUPERVISOR.md has
+ * its protocol on stdin and stdout.
+ *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
  */
@@ -481,13 +489,24 @@ static void remove_made_cgroups(void) {
   cgroups_made = 0;
 }
 
-static void remove_cgroups(void) {
+/* What the limits did to the task, read from its cgroups before they go. */
+static void read_cgroup_stats(void) {
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     oom_kills += cgroup_stat(dir, "memory.events", "oom_kill") + cgroup_stat(dir, "memory.oom_control", "oom_kill");
     pids_max_hits += cgroup_stat(dir, "pids.events", "max");
-    remove_cgroup_tree(dir, 0);
   }
+}
+
+/* Removes the task's cgroups in a child, so the end is not held up: removing a v1 memory cgroup
+ * waits for an RCU grace period (about 10 ms here), and an exiting process can hold one longer.
+ * Nothing of the task runs any more. */
+static void remove_cgroups_after_end(void) {
+  if (opt.n_cgroups == 0) return;
+  pid_t pid = fork();
+  if (pid > 0) return;
+  for (int i = 0; i < opt.n_cgroups; i++) remove_cgroup_tree(opt.cgroups[i], 0);
+  if (pid == 0) _exit(0);
 }
 
 /* One output stream relayed from the command's pipe to its spill file, up to opt.output_max. */
@@ -917,6 +936,28 @@ static int write_end(const char *exit_file, int status, int exec_errno, const st
   return publish(exit_file, record, 0, 1);
 }
 
+/* Once the command runs (or failed to exec): reports it, follows it to its end, removes its cgroups
+ * and writes the exit file. */
+static int supervise(pid_t child, struct relay relays[2], int exec_errno, const char *exit_file,
+                     const sigset_t *waiting_mask) {
+  if (exec_errno) report("started %d exec-error %s\n", (int)child, strerror(exec_errno));
+  else report("started %d\n", (int)child);
+  release_stdio(opt.output_max > 0); /* before fd 3's EOF, so a worker that saw it sees them released */
+  close(REPORT_FD);
+
+  int status = follow(child, relays, waiting_mask);
+  if (opt.sandboxed) {
+    int inner;
+    if (inner_status(&inner)) status = inner;
+    /* The inner supervisor was killed with the rest: the launcher can only say 128 + 9. */
+    else if (sent_kill && WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) status = SIGKILL;
+  }
+  read_cgroup_stats();
+  int rc = write_end(exit_file, status, exec_errno, relays) == 0 ? 0 : EXIT_SETUP;
+  remove_cgroups_after_end();
+  return rc;
+}
+
 static long long number_arg(const char *name, const char *value) {
   char *end;
   errno = 0;
@@ -986,8 +1027,450 @@ static int inner_main(int argc, char **argv) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
+/* ---- The nursery and its warm supervisors ------------------------------------------------------
+ *
+ * A warm supervisor is forked by the nursery before any task asks for it. It makes its cgroups
+ * (named warm-<nursery pid>-<n> under each --cgroup-parent), forks its command's process, puts
+ * that process in them and leaves it waiting on its go pipe. Then it reads one task from fd 0
+ * until EOF: NUL-separated fields, the first their count (a task cut short is refused whole)
+ *
+ *   <count> <state-file> <exit-file> <stdout-file> <stderr-file> <stdin-fifo or empty> <workdir> <argc>
+ *   <argv...> <environment entries...>
+ *
+ * and goes on as a supervisor started with them would: the claim, the spill files (opened here,
+ * private regular files of this user only), the state record naming the command, then the go
+ * message (mode, workdir, argv, environment) on which the waiting process enters the workdir and
+ * execs. An EOF before any task (the nursery or its worker is gone) ends it, and its cgroups with
+ * it. Output always goes through the relay: the nursery takes only an --output-max above 0. */
+
+static char *warm_cgroup_names[MAX_CGROUPS];
+
+/* Reads fd until EOF into a malloc'd buffer; its length in *len. NULL on a read error. */
+static char *read_to_eof(int fd, size_t *len) {
+  size_t size = 4096, used = 0;
+  char *buf = malloc(size);
+  if (!buf) return NULL;
+  for (;;) {
+    if (used == size) {
+      char *bigger = realloc(buf, size *= 2);
+      if (!bigger) {
+        free(buf);
+        return NULL;
+      }
+      buf = bigger;
+    }
+    ssize_t n = read(fd, buf + used, size - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      free(buf);
+      return NULL;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  *len = used;
+  return buf;
+}
+
+/* Splits a buffer of NUL-terminated fields into up to max pointers; returns how many. */
+static int split_fields(char *buf, size_t len, char **fields, int max) {
+  int n = 0;
+  size_t at = 0;
+  while (at < len && n < max) {
+    char *end = memchr(buf + at, '\0', len - at);
+    if (!end) break;
+    fields[n++] = buf + at;
+    at = (size_t)(end - buf) + 1;
+  }
+  return n;
+}
+
+/* The waiting command's side: like run_command, but the program, its workdir and its environment
+ * come on the go pipe, once there is a task. Mode 'p': stdin is the stdin pipe; 'n': /dev/null. */
+static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int errout_fd, int stdin_fd) {
+  setpgid(0, 0);
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0) _exit(125);
+  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+  if (adj >= 0) {
+    (void)!write(adj, "500", 3);
+    close(adj);
+  }
+  close(REPORT_FD);
+  close_from(REPORT_FD, 1); /* the go, exec-error and stdin pipes stay open until exec */
+  size_t len;
+  char *msg = read_to_eof(go_fd, &len);
+  if (!msg || len == 0) _exit(125);
+  static char *fields[1 << 16];
+  int n = split_fields(msg, len, fields, (int)(sizeof fields / sizeof *fields) - 2);
+  if (n < 3) _exit(125);
+  int argc = atoi(fields[2]);
+  if (argc < 1 || 3 + argc > n) _exit(125);
+  char **argv = fields + 3;
+  char **envp = fields + 3 + argc + 1;
+  /* argv ends at the NULL we put where the environment's first entry was; the environment ends
+   * after the last field. */
+  memmove(envp, fields + 3 + argc, (size_t)(n - 3 - argc) * sizeof *fields);
+  argv[argc] = NULL;
+  envp[n - 3 - argc] = NULL;
+  int in_fd = fields[0][0] == 'p' ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0 || dup2(in_fd, 0) < 0) _exit(125);
+  int e = 0;
+  if (chdir(fields[1]) < 0) e = errno;
+  else {
+    extern char **environ;
+    environ = envp;
+    execvp(argv[0], argv);
+    e = errno;
+  }
+  (void)!write(err_fd, &e, sizeof e);
+  _exit(127);
+}
+
+/* A spill file for the command's output, on fd `target`: created 0600, or one an attempt that
+ * started nothing left; never through a link, and only a private regular file of this user. */
+static void open_spill(const char *file, int target) {
+  int fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) die("cannot open spill file %s: %s", file, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+    die("spill file %s is not a private regular file of this user", file);
+  if (dup2(fd, target) < 0) die("dup2: %s", strerror(errno));
+  close(fd);
+}
+
+/* A warm supervisor: fd 0 brings its task, fd 3 takes its report (both from the nursery). */
+static _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
+  report_open = 1;
+  char name[64];
+  snprintf(name, sizeof name, "warm-%d-%d", (int)getppid(), seq);
+  for (int i = 0; i < n_parents; i++) {
+    size_t size = strlen(parents[i]) + strlen(name) + 2;
+    warm_cgroup_names[i] = malloc(size);
+    if (!warm_cgroup_names[i]) die("out of memory");
+    snprintf(warm_cgroup_names[i], size, "%s/%s", parents[i], name);
+    opt.cgroups[i] = warm_cgroup_names[i];
+  }
+  opt.n_cgroups = n_parents;
+  sigset_t waiting_mask;
+  block_signals(&waiting_mask);
+  if (setsid() < 0 && errno != EPERM) die("setsid: %s", strerror(errno));
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+  struct identity id;
+  read_identity(&id);
+  build_cgroups_json();
+  make_cgroups();
+
+  int go[2], exec_err[2], out[2], err[2], input[2];
+  if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+      pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0)
+    die("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) die("fork: %s", strerror(errno));
+  if (child == 0) {
+    close(go[1]);
+    close(exec_err[0]);
+    close(input[1]);
+    run_warm_command(go[0], exec_err[1], out[1], err[1], input[0]);
+  }
+  close(go[0]);
+  close(exec_err[1]);
+  close(out[1]);
+  close(err[1]);
+  close(input[0]);
+  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
+  group = child;
+  if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
+
+  /* Warm. Now the task, or EOF: the nursery let us go. */
+  size_t len;
+  char *task = read_to_eof(0, &len);
+  static char *fields[1 << 16];
+  int n = task ? split_fields(task, len, fields, (int)(sizeof fields / sizeof *fields)) : 0;
+  int whole = n >= 8 && atoi(fields[0]) == n;
+  char **f = fields + 1; /* past the count */
+  n--;
+  int argc = whole ? atoi(f[6]) : 0;
+  if (!whole || argc < 1 || 7 + argc > n) {
+    kill(child, SIGKILL);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    remove_made_cgroups();
+    if (n <= 0) _exit(0);
+    die("a malformed task from the nursery");
+  }
+  const char *state_file = f[0], *exit_file = f[1];
+  id.started_ms = now_ms();
+  if (write_state(state_file, &id, 0, 0, 1) < 0) {
+    int e = errno;
+    kill(child, SIGKILL);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    if (e != EEXIST) die("cannot claim %s: %s", state_file, strerror(e));
+    remove_made_cgroups();
+    report("claimed\n");
+    _exit(EXIT_CLAIMED);
+  }
+  open_spill(f[2], 1);
+  open_spill(f[3], 2);
+  struct relay relays[2] = {{.name = "stdout", .from = out[0], .to = 1}, {.name = "stderr", .from = err[0], .to = 2}};
+  for (int i = 0; i < 2; i++) fcntl(relays[i].from, F_SETFL, O_NONBLOCK);
+  int keep_stdin = f[4][0] != '\0';
+  if (keep_stdin) {
+    opt.stdin_fifo = f[4];
+    if (mkfifo(opt.stdin_fifo, 0600) < 0) die("cannot make %s: %s", opt.stdin_fifo, strerror(errno));
+    in.fifo = open(opt.stdin_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (in.fifo < 0) die("cannot open %s: %s", opt.stdin_fifo, strerror(errno));
+    in.to = input[1];
+    fcntl(in.to, F_SETFL, O_NONBLOCK);
+  } else {
+    close(input[1]);
+  }
+
+  char pid_text[16];
+  unsigned long long child_start;
+  snprintf(pid_text, sizeof pid_text, "%d", (int)child);
+  if (start_time(pid_text, &child_start) < 0 || write_state(state_file, &id, (int)child, child_start, 0) < 0) {
+    int e = errno;
+    kill(child, SIGKILL);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    die("cannot record the command (%s): %s", state_file, strerror(e));
+  }
+  /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. */
+  const char *mode = keep_stdin ? "p" : "n";
+  int ok = write_all(go[1], mode, 2) == 0 && write_all(go[1], f[5], strlen(f[5]) + 1) == 0;
+  for (int i = 6; ok && i < n; i++) ok = write_all(go[1], f[i], strlen(f[i]) + 1) == 0;
+  close(go[1]);
+  if (!ok) die("cannot start the command (%s): %s", state_file, strerror(errno));
+
+  int exec_errno = 0;
+  ssize_t got;
+  do got = read(exec_err[0], &exec_errno, sizeof exec_errno);
+  while (got < 0 && errno == EINTR);
+  if (got != (ssize_t)sizeof exec_errno) exec_errno = 0;
+  close(exec_err[0]);
+  /* What a worker that spawns the supervisor itself would have been told at its spawn. */
+  if (exec_errno == E2BIG) die("spawn E2BIG");
+  _exit(supervise(child, relays, exec_errno, exit_file, &waiting_mask));
+}
+
+/* The nursery's books: warm supervisors waiting for a task, and launched ones it reports on. */
+enum { MAX_WARM = 16 };
+struct warm {
+  pid_t pid;
+  int task_fd;   /* write end of its fd 0 */
+  int report_fd; /* read end of its fd 3 */
+};
+struct launched {
+  pid_t pid;     /* 0 once it exited */
+  int report_fd; /* -1 once its report ended */
+  long long id;
+  char line[640];
+  size_t line_len;
+};
+
+static struct warm pool[MAX_WARM];
+static int n_pool;
+static struct launched *launched; /* grows: one per supervisor alive (a host may hold thousands) */
+static int n_launched, launched_size;
+
+static void say(const char *fmt, ...) {
+  char line[800];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n > 0 && write_all(1, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1) < 0) exit(0);
+}
+
+static int fork_warm(const char *const *parents, int n_parents, int seq, struct warm *w) {
+  int task[2], rep[2];
+  if (pipe2(task, O_CLOEXEC) < 0) return -1;
+  if (pipe2(rep, O_CLOEXEC) < 0) {
+    close(task[0]);
+    close(task[1]);
+    return -1;
+  }
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(task[0]);
+    close(task[1]);
+    close(rep[0]);
+    close(rep[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    if (dup2(task[0], 0) < 0 || dup2(rep[1], REPORT_FD) < 0) _exit(EXIT_SETUP);
+    /* Nothing of the worker's stays open in a long-lived supervisor; a setup error goes on fd 3. */
+    int null = open("/dev/null", O_RDWR);
+    if (null < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0) _exit(EXIT_SETUP);
+    close_from(REPORT_FD + 1, 0);
+    warm_main(parents, n_parents, seq);
+  }
+  close(task[0]);
+  close(rep[1]);
+  w->pid = pid;
+  w->task_fd = task[1];
+  w->report_fd = rep[0];
+  return 0;
+}
+
+/* One report line of a launched supervisor, on to the worker with its launch's id. */
+static void relay_report(struct launched *l) {
+  char buf[512];
+  ssize_t n = read(l->report_fd, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    if (l->line_len > 0) say("%lld %.*s\n", l->id, (int)l->line_len, l->line);
+    l->line_len = 0;
+    close(l->report_fd);
+    l->report_fd = -1;
+    say("%lld reported\n", l->id);
+    return;
+  }
+  for (ssize_t i = 0; i < n; i++) {
+    if (buf[i] == '\n') {
+      say("%lld %.*s\n", l->id, (int)l->line_len, l->line);
+      l->line_len = 0;
+    } else if (l->line_len < sizeof l->line) {
+      l->line[l->line_len++] = buf[i];
+    }
+  }
+}
+
+static void reap(void) {
+  int status;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+    for (int i = 0; i < n_launched; i++) {
+      if (launched[i].pid != pid) continue;
+      launched[i].pid = 0;
+      say("%lld exited\n", launched[i].id);
+    }
+    for (int i = 0; i < n_pool; i++) {
+      if (pool[i].pid != pid) continue;
+      /* Died warm (a setup error, already on fd 2): it is no one's task. */
+      close(pool[i].task_fd);
+      close(pool[i].report_fd);
+      pool[i--] = pool[--n_pool];
+    }
+  }
+  /* Entries done with both are dropped. */
+  for (int i = 0; i < n_launched; i++)
+    if (launched[i].pid == 0 && launched[i].report_fd < 0) launched[i--] = launched[--n_launched];
+}
+
+/* Reads exactly len bytes of stdin (a task's payload). */
+static int read_exact(int fd, char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = read(fd, buf, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+static int nursery_main(int argc, char **argv) {
+  static const char *parents[MAX_CGROUPS];
+  int n_parents = 0, warm_target = 2;
+  for (int i = 2; i < argc; i += 2) {
+    const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+    if (strcmp(name, "--cgroup-parent") == 0) {
+      if (!value || n_parents == MAX_CGROUPS) die("--cgroup-parent needs a directory (at most %d)", MAX_CGROUPS);
+      parents[n_parents++] = value;
+    } else if (strcmp(name, "--warm") == 0) warm_target = (int)number_arg(name, value);
+    else if (strcmp(name, "--pids-max") == 0) opt.pids_max = number_arg(name, value);
+    else if (strcmp(name, "--memory-max") == 0) opt.memory_max = number_arg(name, value);
+    else if (strcmp(name, "--output-max") == 0) opt.output_max = number_arg(name, value);
+    else if (strcmp(name, "--grace-ms") == 0) opt.grace_ms = (int)number_arg(name, value);
+    else die("unknown nursery option %s", name);
+  }
+  if (opt.output_max <= 0) die("the nursery needs --output-max above 0 (its supervisors relay output)");
+  if (warm_target > MAX_WARM) warm_target = MAX_WARM;
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t chld, waiting_mask;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &chld, &waiting_mask);
+  sigdelset(&waiting_mask, SIGCHLD);
+  struct sigaction flag = {.sa_handler = on_signal};
+  sigaction(SIGCHLD, &flag, NULL);
+  close_from(REPORT_FD, 0);
+  int seq = 0;
+  char header[64];
+  size_t header_len = 0;
+  for (;;) {
+    got_chld = 0;
+    reap();
+    while (n_pool < warm_target && fork_warm(parents, n_parents, seq, &pool[n_pool]) == 0) {
+      seq++;
+      n_pool++;
+    }
+    static struct pollfd *fds;
+    static int *which, fds_size;
+    if (fds_size < n_launched + 1) {
+      fds_size = 2 * (n_launched + 1);
+      fds = realloc(fds, (size_t)fds_size * sizeof *fds);
+      which = realloc(which, (size_t)fds_size * sizeof *which);
+      if (!fds || !which) die("out of memory");
+    }
+    int nfds = 0;
+    fds[nfds++] = (struct pollfd){.fd = 0, .events = POLLIN};
+    for (int i = 0; i < n_launched; i++) {
+      if (launched[i].report_fd < 0) continue;
+      which[nfds] = i;
+      fds[nfds++] = (struct pollfd){.fd = launched[i].report_fd, .events = POLLIN};
+    }
+    if (ppoll(fds, (nfds_t)nfds, NULL, &waiting_mask) < 0) continue; /* EINTR: SIGCHLD */
+    for (int f = 1; f < nfds; f++)
+      if (fds[f].revents) relay_report(&launched[which[f]]);
+    if (!fds[0].revents) continue;
+    /* A task: "<id> <length>\n" then that many bytes. EOF: the worker is gone or let us go. */
+    char c;
+    ssize_t n = read(0, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return 0; /* the warm ones see EOF on their fd 0 as we exit, and end */
+    if (c != '\n') {
+      if (header_len < sizeof header - 1) header[header_len++] = c;
+      continue;
+    }
+    header[header_len] = '\0';
+    header_len = 0;
+    long long id = -1, len = -1;
+    if (sscanf(header, "%lld %lld", &id, &len) != 2 || len <= 0 || len > (1LL << 30)) die("a malformed header %s", header);
+    char *payload = malloc((size_t)len);
+    if (!payload || read_exact(0, payload, (size_t)len) < 0) return 0;
+    if (n_launched == launched_size) {
+      launched_size = launched_size ? 2 * launched_size : 64;
+      launched = realloc(launched, (size_t)launched_size * sizeof *launched);
+      if (!launched) die("out of memory");
+    }
+    struct warm w;
+    if (n_pool > 0) {
+      w = pool[0];
+      pool[0] = pool[--n_pool];
+    } else if (fork_warm(parents, n_parents, seq++, &w) < 0) {
+      say("%lld error cannot fork a supervisor: %s\n%lld reported\n%lld exited\n", id, strerror(errno), id, id);
+      free(payload);
+      continue;
+    }
+    /* A warm one that died meanwhile says why on its report pipe, which goes to this task. */
+    (void)write_all(w.task_fd, payload, (size_t)len);
+    close(w.task_fd);
+    free(payload);
+    fcntl(w.report_fd, F_SETFL, O_NONBLOCK);
+    launched[n_launched++] = (struct launched){.pid = w.pid, .report_fd = w.report_fd, .id = id};
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--inner") == 0) return inner_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "--nursery") == 0) return nursery_main(argc, argv);
   hold_low_fds();
   int first = parse_options(argc, argv);
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)
@@ -1015,18 +1498,5 @@ int main(int argc, char **argv) {
   struct relay relays[2] = {{.name = "stdout", .from = -1, .to = 1}, {.name = "stderr", .from = -1, .to = 2}};
   int exec_errno;
   pid_t child = start_command(argv + first + 3, state_file, &id, relays, &exec_errno);
-  if (exec_errno) report("started %d exec-error %s\n", (int)child, strerror(exec_errno));
-  else report("started %d\n", (int)child);
-  release_stdio(opt.output_max > 0); /* before fd 3's EOF, so a worker that saw it sees them released */
-  close(REPORT_FD);
-
-  int status = follow(child, relays, &waiting_mask);
-  if (opt.sandboxed) {
-    int inner;
-    if (inner_status(&inner)) status = inner;
-    /* The inner supervisor was killed with the rest: the launcher can only say 128 + 9. */
-    else if (sent_kill && WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGKILL) status = SIGKILL;
-  }
-  remove_cgroups();
-  return write_end(exit_file, status, exec_errno, relays) == 0 ? 0 : EXIT_SETUP;
+  return supervise(child, relays, exec_errno, exit_file, &waiting_mask);
 }

@@ -122,7 +122,7 @@ export async function closeReaders(readers: SpillReaders): Promise<void> {
  * Waits until the command's end is on disk and returns it, or fails as lost when its supervisor is
  * gone without recording one (its group is then killed, so nothing runs unreported). `exited`
  * settles when the supervisor exits, for a supervisor this worker started: the end is read then,
- * with no polling. A supervisor started by an earlier worker is polled (its end file and its
+ * with no polling (unless the supervisor still lives: its nursery died). A supervisor started by an earlier worker is polled (its end file and its
  * identity) every SUPERVISOR_CHECK_INTERVAL_MS. Stops (undefined) when `abandon` aborts.
  */
 export async function waitForEnd(
@@ -137,7 +137,9 @@ export async function waitForEnd(
   });
   if (exited !== undefined) {
     await Promise.race([exited, abandoned]);
-    return abandon.aborted ? undefined : endOrLost(files, record, LostReason.supervisorKilled);
+    if (abandon.aborted) return undefined;
+    // A nursery that died settles `exited` of the supervisors it started: one still alive is polled.
+    if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
   }
   for (;;) {
     const end = await readEnd(files.exit);

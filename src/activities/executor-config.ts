@@ -142,6 +142,14 @@ export interface ExecutorOptions {
    * directory is always hidden. @default []
    */
   sandboxHidden?: string[];
+  /**
+   * Supervisors kept ready for the next commands, their cgroups made and their process in them
+   * (docs/SUPERVISOR.md "The nursery"); 0 still starts supervisors through the nursery, one at a
+   * time as commands come. Not with the sandbox or without an output cap: then the worker spawns
+   * each supervisor itself.
+   * @default 2
+   */
+  warmSupervisors?: number;
 }
 
 export interface ExecutorConfig {
@@ -168,6 +176,7 @@ export interface ExecutorConfig {
   sandbox: Sandbox | undefined;
   /** The deny rules, when there are any. */
   denyCommands?: CompiledRules;
+  warmSupervisors: number;
 }
 
 export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
@@ -225,6 +234,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
           )
         : undefined,
     ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
+    warmSupervisors: warmCount(options.warmSupervisors ?? DEFAULT_WARM_SUPERVISORS),
   };
 }
 
@@ -232,6 +242,19 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
 function defaultMaxMemoryBytes(): number {
   const mib = 1024 * 1024;
   return Math.floor(os.totalmem() / 2 / mib) * mib;
+}
+
+const DEFAULT_WARM_SUPERVISORS = 2;
+/** The nursery keeps at most this many warm. */
+const MAX_WARM_SUPERVISORS = 16;
+
+function warmCount(value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > MAX_WARM_SUPERVISORS) {
+    throw new TypeError(
+      `invalid warmSupervisors: expected a whole number from 0 to ${MAX_WARM_SUPERVISORS}, got ${value}`,
+    );
+  }
+  return value;
 }
 
 function positive(name: string, value: number): number {

@@ -5,6 +5,7 @@ import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
 import { type AttachedTasks, createRunCommand, type TaskRuns } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
+import type { SupervisorNursery } from './supervisor-nursery.js';
 import { createWriteStdin } from './write-stdin.js';
 
 export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
@@ -12,11 +13,16 @@ export { compileExecutorOptions } from './executor-config.js';
 export type { AttachedAttempt, AttachedTasks, TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
-export function createCommandActivities(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
+export function createCommandActivities(
+  config: ExecutorConfig,
+  runs: TaskRuns,
+  attached: AttachedTasks,
+  nursery?: SupervisorNursery,
+) {
   return {
     resolveCommand: createResolveCommand(config),
     chooseHost: createChooseHost(config),
-    runCommand: createRunCommand(config, runs, attached),
+    runCommand: createRunCommand(config, runs, attached, nursery),
     stopCommand: createStopCommand(config),
     writeStdin: createWriteStdin(config),
     readOutput: createReadOutput(config, attached),

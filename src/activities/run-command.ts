@@ -25,6 +25,7 @@ import {
   endGroup,
   readRecord,
   rememberAttempt,
+  type SpawnReport,
   type SupervisorRecord,
   signalSupervisor,
   spawnSupervisor,
@@ -32,6 +33,7 @@ import {
   taskFiles,
   warnForcedEnd,
 } from './supervisor.js';
+import type { SupervisorNursery } from './supervisor-nursery.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -71,7 +73,12 @@ export type AttachedTasks = Map<string, AttachedAttempt>;
  * from the workflow ends the process group and still returns the outcome; a worker shutdown leaves
  * the command running for the next attempt; a closed workflow run ends it.
  */
-export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attached: AttachedTasks) {
+export function createRunCommand(
+  config: ExecutorConfig,
+  runs: TaskRuns,
+  attached: AttachedTasks,
+  nursery?: SupervisorNursery,
+) {
   const sweeper = new SpillSweeper(config);
   /** Whether the task's run moved to the background; an unanswered question is asked again, then taken as no. */
   async function moved(taskId: string): Promise<boolean> {
@@ -148,6 +155,17 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
     assertCommandAllowed(spec.command, config.denyCommands);
     await assertWorkdir(spec.workdir);
     const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : undefined;
+    if (nursery && !launcher) {
+      // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
+      const report = await nursery.launch({
+        files,
+        command: spec.command,
+        cwd: spec.workdir,
+        env: commandEnv(config.secretEnv, config.envAllowlist),
+        ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
+      });
+      return { exited: startedOrThrow(report) };
+    }
     const writers: FileHandle[] = [];
     try {
       writers.push(await openSpillWriter(files.stdout), await openSpillWriter(files.stderr));
@@ -164,14 +182,7 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
         stderrFd: stderrFile.fd,
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
       });
-      if (report.kind === 'error') {
-        throw ApplicationFailure.create({
-          type: RunFailureType.spawnFailed,
-          message: `could not start bash: ${report.message}`,
-          nonRetryable: true,
-        });
-      }
-      return { exited: report.kind === 'started' ? report.exited : undefined };
+      return { exited: startedOrThrow(report) };
     } finally {
       await Promise.all(writers.map((writer) => writer.close().catch(() => undefined)));
     }
@@ -317,6 +328,18 @@ export function createRunCommand(config: ExecutorConfig, runs: TaskRuns, attache
       await closeReaders(readers);
     }
   }
+}
+
+/** The supervisor's exit when it started the command, undefined when another held the task; a spawn that failed is the task's end. */
+function startedOrThrow(report: SpawnReport): Promise<void> | undefined {
+  if (report.kind === 'error') {
+    throw ApplicationFailure.create({
+      type: RunFailureType.spawnFailed,
+      message: `could not start bash: ${report.message}`,
+      nonRetryable: true,
+    });
+  }
+  return report.kind === 'started' ? report.exited : undefined;
 }
 
 /** The heartbeat cadence: the floor's, or quicker for a run whose heartbeat timeout is shorter (2.5 beats a timeout). */

@@ -392,16 +392,17 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
       text += chunk.toString();
     });
     report.once('close', () => {
-      const line = text.split('\n')[0] ?? '';
-      if (line.startsWith('started ')) resolve({ kind: 'started', exited });
-      else if (line === 'claimed') resolve({ kind: 'claimed' });
-      else
-        resolve({
-          kind: 'error',
-          message: line.replace(/^error /, '') || 'the supervisor ended without a report',
-        });
+      resolve(reportOf(text, exited));
     });
   });
+}
+
+/** What a supervisor's report (all it wrote on fd 3) says; `exited` settles when it exits. */
+export function reportOf(text: string, exited: Promise<void>): SpawnReport {
+  const line = text.split('\n')[0] ?? '';
+  if (line.startsWith('started ')) return { kind: 'started', exited };
+  if (line === 'claimed') return { kind: 'claimed' };
+  return { kind: 'error', message: line.replace(/^error /, '') || 'the supervisor ended without a report' };
 }
 
 /** A signal's name from its number (`SIGTERM` for 15), as results report it. */

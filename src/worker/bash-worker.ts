@@ -13,12 +13,14 @@ import {
   type ExecutorOptions,
 } from '../activities/index.js';
 import { ensurePrivateDir } from '../activities/spill-files.js';
-import { assertSupervisorBinary } from '../activities/supervisor.js';
+import { assertSupervisorBinary, supervisorPath } from '../activities/supervisor.js';
+import { SupervisorNursery } from '../activities/supervisor-nursery.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
   HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
+  KILL_GRACE_MS,
   ORPHAN_SCAN_INTERVAL_MS,
   STICKY_QUEUE_TIMEOUT_MS,
 } from '../shared/limits.js';
@@ -84,10 +86,13 @@ export class BashWorker {
     readonly hostQueue: string,
     /** One line saying how tasks are contained on this host and which limits hold (say it at start). */
     readonly containment: string,
+    /** Starts this worker's supervisors; let go of when the worker stops. */
+    private readonly nursery?: SupervisorNursery,
   ) {}
 
   /** Runs until `shutdown()` (or SIGINT/SIGTERM, through the SDK's runtime), or until either queue's worker fails. */
   async run(): Promise<void> {
+    this.nursery?.warmUp();
     void this.scanAtStart();
     this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
     this.scanTimer.unref();
@@ -114,6 +119,7 @@ export class BashWorker {
     } finally {
       clearInterval(this.scanTimer);
       clearInterval(this.closedRunTimer);
+      await this.nursery?.close();
     }
   }
 
@@ -168,7 +174,16 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   const client = new Client({ connection: options.connection, namespace, ...dataConverter });
   const runs = taskRunsOf(client);
   const attached: AttachedTasks = new Map();
-  const activities = createCommandActivities(config, runs, attached);
+  const nursery = SupervisorNursery.serves(config.containment.limits, config.sandbox !== undefined)
+    ? new SupervisorNursery({
+        binary: supervisorPath(),
+        cgroupParents: config.containment.cgroupParents,
+        limits: config.containment.limits,
+        graceMs: KILL_GRACE_MS,
+        warm: config.warmSupervisors,
+      })
+    : undefined;
+  const activities = createCommandActivities(config, runs, attached, nursery);
   const common = {
     connection: options.connection,
     namespace,
@@ -216,5 +231,6 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     config.hostId,
     config.hostQueue,
     [config.containment.summary, ...(config.sandbox ? [config.sandbox.summary] : [])].join('; '),
+    nursery,
   );
 }

@@ -1,0 +1,176 @@
+/**
+ * Where a foreground run's time goes (`npm run bench:phases`): foreground `bash` of `true` through
+ * the tools over a plain `Connection` client, with a command worker in the same process (what a
+ * user's agent host has), interleaved with Temporal's round-trip floor on the same server, then
+ * each run's history cut into phases by its events' server times. Prints one table of medians; the
+ * figures docs/PERFORMANCE.md quotes for each step taken come from it.
+ *
+ * BENCH_SERVER (memory | file), PHASES_SAMPLES (default 200), PHASES_EAGER_START=1 (the tools'
+ * `eagerStart` over the worker's NativeConnection).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time.js';
+import type { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, inject, it } from 'vitest';
+import { createBashTools } from '../src/tools/create-bash-tools.js';
+import { type BashWorker, createBashWorker } from '../src/worker/bash-worker.js';
+import { bundlerOptions } from '../src/worker/workflow-bundle.js';
+import { trivial } from './floor/activities.js';
+import { dist, ms } from './lib/figures.js';
+import { directSpawn, type Tools, timed } from './lib/host.js';
+import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
+
+const SERVER = (process.env.BENCH_SERVER ?? 'memory') as ServerKind;
+const SAMPLES = Number(process.env.PHASES_SAMPLES ?? 200);
+const EAGER_START = process.env.PHASES_EAGER_START === '1';
+
+let server: BenchServer;
+let bashWorker: BashWorker;
+let floorWorker: Worker;
+let running: Promise<unknown>[] = [];
+let tools: Tools;
+let spillDir: string;
+const taskQueue = `phases-${randomUUID()}`;
+const floorQueue = `phases-floor-${randomUUID()}`;
+
+beforeAll(async () => {
+  server = await startBenchServer(SERVER);
+  spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-phases-'));
+  bashWorker = await createBashWorker({
+    connection: server.nativeConnection,
+    namespace: server.namespace,
+    taskQueue,
+    executor: {
+      spillDir,
+      ...(process.env.PHASES_CONTAINMENT === 'process-tree' ? { containment: 'process-tree' as const } : {}),
+    },
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+  });
+  floorWorker = await Worker.create({
+    connection: server.nativeConnection,
+    namespace: server.namespace,
+    taskQueue: floorQueue,
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('./floor/workflows.ts', import.meta.url)),
+      ...bundlerOptions,
+      logger: new DefaultLogger('WARN'),
+    }),
+    activities: { trivial },
+  });
+  running = [bashWorker.run(), floorWorker.run()];
+  const client = EAGER_START
+    ? new Client({ connection: server.nativeConnection, namespace: server.namespace })
+    : server.client;
+  tools = Object.fromEntries(
+    createBashTools({ client, taskQueue, ...(EAGER_START ? { eagerStart: true } : {}) }).map((tool) => [
+      tool.name,
+      tool,
+    ]),
+  ) as Tools;
+}, 300_000);
+
+afterAll(async () => {
+  bashWorker?.shutdown();
+  floorWorker?.shutdown();
+  await Promise.all(running);
+  await server?.stop();
+  rmSync(spillDir, { recursive: true, force: true });
+}, 120_000);
+
+type Event = temporal.api.history.v1.IHistoryEvent;
+
+/** Milliseconds from the run's start to each of its events, by event type name (first and last seen). */
+async function phasesOf(workflowId: string): Promise<Record<string, number>> {
+  const history = await server.client.workflow.getHandle(workflowId).fetchHistory();
+  const events = (history.events ?? []) as Event[];
+  const t0 = tsToMs(events[0]?.eventTime);
+  const at: Record<string, number> = {};
+  let wft = 0;
+  for (const event of events) {
+    const name = String(event.eventType).replace('EVENT_TYPE_', '');
+    const t = tsToMs(event.eventTime) - t0;
+    if (name.startsWith('WORKFLOW_TASK_SCHEDULED') || event.workflowTaskScheduledEventAttributes) wft++;
+    const key = event.workflowTaskScheduledEventAttributes
+      ? `wft${wft} scheduled`
+      : event.workflowTaskStartedEventAttributes
+        ? `wft${wft} started`
+        : event.workflowTaskCompletedEventAttributes
+          ? `wft${wft} completed`
+          : event.activityTaskScheduledEventAttributes
+            ? 'activity scheduled'
+            : event.activityTaskStartedEventAttributes
+              ? 'activity started'
+              : event.activityTaskCompletedEventAttributes
+                ? 'activity completed'
+                : event.workflowExecutionCompletedEventAttributes
+                  ? 'workflow completed'
+                  : undefined;
+    if (key !== undefined && at[key] === undefined) at[key] = t;
+  }
+  return at;
+}
+
+it('foreground bash of true: where the time goes', async () => {
+  const floorIds: string[] = [];
+  const toolIds: string[] = [];
+  const spawnMs: number[] = [];
+  const floorMs: number[] = [];
+  const toolMs: number[] = [];
+  const roundTrip = async () => {
+    const workflowId = `floor-${randomUUID()}`;
+    floorIds.push(workflowId);
+    await server.client.workflow.execute('roundTripFloor', { taskQueue: floorQueue, workflowId });
+  };
+  const bash = async () => {
+    const result = await tools.bash.execute({ command: 'true', description: 'Trivial' });
+    if (result.isError) throw new Error(JSON.stringify(result));
+  };
+  for (let i = 0; i < 10; i++) {
+    await directSpawn('true');
+    await roundTrip();
+    await bash();
+  }
+  floorIds.length = 0;
+  const steps = [
+    async () => spawnMs.push(await timed(() => directSpawn('true'))),
+    async () => floorMs.push(await timed(roundTrip)),
+    async () => toolMs.push(await timed(bash)),
+  ];
+  for (let i = 0; i < SAMPLES; i++)
+    for (let j = 0; j < steps.length; j++) await (steps[(i + j) % steps.length] as () => Promise<number>)();
+
+  // The tool's runs are the bash tasks of this queue; their ids come from a listing.
+  for await (const info of server.client.workflow.list({
+    query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'bashTask'`,
+  }))
+    toolIds.push(info.workflowId);
+  const spawn = dist(spawnMs).p50;
+  const floor = dist(floorMs).p50;
+  const tool = dist(toolMs).p50;
+  const lines = [
+    `server ${SERVER}${EAGER_START ? ', eagerStart' : ''}; ${SAMPLES} samples each; p50s`,
+    `spawn ${ms(spawn)}, floor ${ms(floor)}, bash ${ms(tool)}: spawn + ${((tool - spawn) / floor).toFixed(2)} x floor`,
+    `p99: floor ${ms(dist(floorMs).p99)}, bash ${ms(dist(toolMs).p99)}: spawn + ${((dist(toolMs).p99 - dist(spawnMs).p99) / dist(floorMs).p99).toFixed(2)} x floor`,
+  ];
+  for (const [name, ids] of [
+    ['floor', floorIds.slice(-100)],
+    ['bash', toolIds.slice(0, 100)],
+  ] as const) {
+    const all = await Promise.all(ids.map(phasesOf));
+    const keys = [...new Set(all.flatMap((at) => Object.keys(at)))].sort(
+      (a, b) => dist(all.map((at) => at[a] ?? 0)).p50 - dist(all.map((at) => at[b] ?? 0)).p50,
+    );
+    lines.push(`${name} (${ids.length} histories), ms after the start event, p50:`);
+    for (const key of keys)
+      lines.push(
+        `  ${key.padEnd(22)} ${dist(all.flatMap((at) => (at[key] === undefined ? [] : [at[key]]))).p50.toFixed(1)}`,
+      );
+  }
+  console.log(lines.join('\n'));
+});

@@ -1341,6 +1341,10 @@ static void relay_report(struct launched *l) {
   }
 }
 
+/* Warm refills wait until then after a warm supervisor died before it had a task. */
+static long long refill_after_ms;
+enum { WARM_RETRY_MS = 1000 };
+
 static void reap(void) {
   int status;
   pid_t pid;
@@ -1352,7 +1356,9 @@ static void reap(void) {
     }
     for (int i = 0; i < n_pool; i++) {
       if (pool[i].pid != pid) continue;
-      /* Died warm (a setup error, already on fd 2): it is no one's task. */
+      /* Died warm (a setup error: cgroups that cannot be made, say): it is no one's task. The
+       * next launch's own supervisor reports the error; refills pause, so this is no fork loop. */
+      refill_after_ms = now_ms() + WARM_RETRY_MS;
       close(pool[i].task_fd);
       close(pool[i].report_fd);
       pool[i--] = pool[--n_pool];
@@ -1407,7 +1413,8 @@ static int nursery_main(int argc, char **argv) {
   for (;;) {
     got_chld = 0;
     reap();
-    while (n_pool < warm_target && fork_warm(parents, n_parents, seq, &pool[n_pool]) == 0) {
+    int refill = now_ms() >= refill_after_ms;
+    while (refill && n_pool < warm_target && fork_warm(parents, n_parents, seq, &pool[n_pool]) == 0) {
       seq++;
       n_pool++;
     }
@@ -1426,7 +1433,9 @@ static int nursery_main(int argc, char **argv) {
       which[nfds] = i;
       fds[nfds++] = (struct pollfd){.fd = launched[i].report_fd, .events = POLLIN};
     }
-    if (ppoll(fds, (nfds_t)nfds, NULL, &waiting_mask) < 0) continue; /* EINTR: SIGCHLD */
+    struct timespec retry = {.tv_sec = WARM_RETRY_MS / 1000, .tv_nsec = 0};
+    int waiting_to_refill = n_pool < warm_target;
+    if (ppoll(fds, (nfds_t)nfds, waiting_to_refill ? &retry : NULL, &waiting_mask) < 0) continue; /* EINTR: SIGCHLD */
     for (int f = 1; f < nfds; f++)
       if (fds[f].revents) relay_report(&launched[which[f]]);
     if (!fds[0].revents) continue;

@@ -19,10 +19,10 @@ const ours = () =>
 const nurseries: SupervisorNursery[] = [];
 let serial = 0;
 
-function nursery(warm = 2) {
+function nursery(warm = 2, cgroupParents: string[] = []) {
   const made = new SupervisorNursery({
     binary: supervisorPath(),
-    cgroupParents: [],
+    cgroupParents,
     limits,
     graceMs: 2_000,
     warm,
@@ -97,6 +97,24 @@ describe('the supervisor nursery', () => {
     process.kill(record?.supervisorPid ?? 0, 'SIGUSR2'); // Close stdin once drained: cat ends.
     await (report as { exited: Promise<void> }).exited;
     expect(readFileSync(files.stdout, 'utf8')).toBe('fed\n');
+  });
+
+  it('answers a setup error of its supervisors, and does not fork in a loop when they cannot start', async () => {
+    const report = await nursery(2, ['/nonexistent-durable-bash-cgroups']).launch({
+      files: task(),
+      command: 'true',
+      cwd: '/',
+      env: process.env,
+    });
+    expect(report).toEqual({
+      kind: 'error',
+      message: expect.stringMatching(
+        /^cannot make cgroup \/nonexistent-durable-bash-cgroups\/warm-\d+-\d+: No such file or directory$/,
+      ),
+    });
+    // Warm supervisors that die are not replaced at once: a second later there are few forks.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(ours().length).toBeLessThanOrEqual(3);
   });
 
   it('starts again after it was killed, and a closed nursery leaves no supervisor behind', async () => {

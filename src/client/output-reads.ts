@@ -309,8 +309,18 @@ export async function readOnHost(
   // No answer: a read the reader took after all has its answer in the reader's history.
   const memo = await readerMemo(client, taskId);
   const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
-  if (applied === undefined) return undefined;
   const handle = client.workflow.getHandle(outputReaderId(taskId));
+  if (applied === undefined) {
+    // Accepted but not answered yet (its workflow task outlived the deadline: a server restart
+    // under it): the reader will move the position when it answers, so the answer is awaited.
+    const accepted = await acceptedRead(client, taskId, sent.claimIds);
+    if (accepted === undefined) return undefined;
+    return client
+      .withDeadline(Date.now() + ACCEPTED_READ_WAIT_MS, () =>
+        handle.getUpdateHandle<HostReadResult>(accepted).result(),
+      )
+      .catch(() => ({ kind: 'late' as const, position: memo.position, serverTimeMs: serverNow(client) }));
+  }
   return client
     .withDeadline(Date.now() + LOST_ANSWER_WAIT_MS, () =>
       handle.getUpdateHandle<HostReadResult>(applied.claimId).result(),
@@ -321,6 +331,32 @@ export async function readOnHost(
       position: memo.position,
       serverTimeMs: serverNow(client),
     }));
+}
+
+/** How long a read the reader accepted, but had not answered by the deadline, is waited for. */
+const ACCEPTED_READ_WAIT_MS = 30_000;
+
+/** How long the reader's history is asked for whether it accepted a read (the server may be restarting). */
+const ACCEPTED_CHECK_MS = 5_000;
+
+/**
+ * The one of `claimIds` the task's reader accepted, from its history (a read accepted in time is
+ * one it will answer, and move the position for). Undefined when none was, or the server cannot
+ * say now; the reader refuses one later, its answer-by time having passed.
+ */
+async function acceptedRead(client: Client, taskId: string, claimIds: string[]): Promise<string | undefined> {
+  try {
+    const history = await client.withDeadline(Date.now() + ACCEPTED_CHECK_MS, () =>
+      client.workflow.getHandle(outputReaderId(taskId)).fetchHistory(),
+    );
+    for (const event of history.events ?? []) {
+      const updateId = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId;
+      if (updateId && claimIds.includes(updateId)) return updateId;
+    }
+  } catch {
+    // Unreachable: nothing better to answer than what the server last held.
+  }
+  return undefined;
 }
 
 /**

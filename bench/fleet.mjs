@@ -178,6 +178,40 @@ class StartedRecords {
   }
 }
 
+/**
+ * The pids of the live supervisors the state records in these spill dirs name (same start time).
+ * A supervisor's command line does not name its spill dir when its worker's nursery started it.
+ */
+function supervisorPidsOf(spillDirs) {
+  const pids = new Set();
+  for (const spillDir of spillDirs) {
+    let names = [];
+    try {
+      names = readdirSync(spillDir).filter((name) => name.endsWith('.state'));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      try {
+        const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8'));
+        if (record.supervisorPid > 0 && startTimeOf(record.supervisorPid) === record.supervisorStart)
+          pids.add(record.supervisorPid);
+      } catch {
+        // Gone, or being written.
+      }
+    }
+  }
+  return pids;
+}
+
+/** This run's supervisors (with their PSS when asked). */
+function supervisorsOfRun(hosts, withPss = false) {
+  const pids = supervisorPidsOf(hosts.map((h) => h.spillDir));
+  return processes((args) => args[0]?.endsWith('durable-bash-supervisor'), withPss).filter((p) =>
+    pids.has(p.pid),
+  );
+}
+
 /** SIGKILLs the command groups and supervisors the state records in `spillDir` name (same start time). */
 function endLeftovers(spillDir) {
   let ended = 0;
@@ -426,12 +460,7 @@ async function main() {
           .cancel()
           .catch(() => undefined),
       );
-      const mine = () =>
-        processes(
-          (args) =>
-            args[0]?.endsWith('durable-bash-supervisor') &&
-            hosts.some((h) => args.some((a) => a.startsWith(h.spillDir))),
-        );
+      const mine = () => supervisorsOfRun(hosts);
       const deadline = Date.now() + STOP_DEADLINE_MS;
       let left = mine().length;
       while (left > 0 && Date.now() < deadline) {
@@ -466,9 +495,7 @@ async function main() {
     }
     await sleep(500);
     const leftSupervisors = processes((args) => args[0]?.endsWith('durable-bash-supervisor'));
-    const mineLeft = leftSupervisors.filter((p) =>
-      hosts.some((h) => p.args.some((a) => a.startsWith(h.spillDir))),
-    );
+    const mineLeft = supervisorsOfRun(hosts);
     const sleeps = processes((args) => args.join(' ') === COMMAND);
     const workersLeft = hosts.filter((h) => !h.exited());
     result.leftOver = {
@@ -641,12 +668,7 @@ async function main() {
     );
 
     // 4. Memory: each worker's RSS, the supervisors' PSS.
-    const supervisors = processes(
-      (args) =>
-        args[0]?.endsWith('durable-bash-supervisor') &&
-        hosts.some((h) => args.some((a) => a.startsWith(h.spillDir))),
-      true,
-    );
+    const supervisors = supervisorsOfRun(hosts, true);
     const pss = supervisors.reduce((total, p) => total + p.pss, 0);
     result.figures.memory = {
       workers: Object.fromEntries(

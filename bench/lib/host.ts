@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
 import type { BenchServer } from './server.js';
@@ -168,21 +169,30 @@ export function endLeftovers(spillDir: string): number {
   return ended;
 }
 
-/** The supervisors running tasks from `spillDir` (their command lines name it), with their PSS. */
+/**
+ * The supervisors running tasks from `spillDir`, with their PSS: those its state records name and
+ * that still run (a supervisor's command line does not name the spill dir when the worker's nursery
+ * started it). The nursery and its warm supervisors, a few small processes per worker, are not in it.
+ */
 export function supervisorsOf(spillDir: string): { count: number; pssBytes: number } {
   let count = 0;
   let pssBytes = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
+  let names: string[] = [];
+  try {
+    names = readdirSync(spillDir).filter((name) => name.endsWith('.state'));
+  } catch {
+    return { count, pssBytes };
+  }
+  for (const name of names) {
     try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (!args[0]?.endsWith('durable-bash-supervisor') || !args.some((arg) => arg.startsWith(spillDir)))
-        continue;
-      const kib = /^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${entry}/smaps_rollup`, 'utf8'))?.[1];
+      const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8')) as SupervisorRecord;
+      if (!(record.supervisorPid > 0) || !isSameProcess(record, 'supervisor')) continue;
+      const rollup = readFileSync(`/proc/${record.supervisorPid}/smaps_rollup`, 'utf8');
+      const kib = /^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1];
       count++;
       pssBytes += Number(kib) * 1024;
     } catch {
-      // Ended while we looked.
+      // Ended while we looked, or a record being written.
     }
   }
   return { count, pssBytes };

@@ -14,5 +14,6 @@ export default defineConfig({
     testTimeout: 180_000,
     hookTimeout: 240_000,
     teardownTimeout: 60_000,
+    expect: { poll: { timeout: 15_000 } },
   },
 });

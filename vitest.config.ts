@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     teardownTimeout: 30_000,
+    // A poll waits for something that will happen; on a loaded CI machine one round (a read
+    // through Temporal, a CLI process) can alone take longer than vitest's default 1 s.
+    expect: { poll: { timeout: 15_000 } },
   },
 });

@@ -205,6 +205,7 @@ describe('encryption at rest', () => {
       stderr: '',
     });
     const [taskId] = taskIds;
+    await client.workflow.getHandle(taskId as string).result();
     expect(await cli(['logs', ...server(), '--owner', session, taskId as string], keys)).toEqual({
       code: 0,
       stdout: `${canary}\n`,

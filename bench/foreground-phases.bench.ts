@@ -85,6 +85,17 @@ afterAll(async () => {
 
 type Event = temporal.api.history.v1.IHistoryEvent;
 
+/** The events a phase starts with, by their attributes' field; `wft` is numbered per workflow task. */
+const PHASES: [keyof Event, string][] = [
+  ['workflowTaskScheduledEventAttributes', 'wft scheduled'],
+  ['workflowTaskStartedEventAttributes', 'wft started'],
+  ['workflowTaskCompletedEventAttributes', 'wft completed'],
+  ['activityTaskScheduledEventAttributes', 'activity scheduled'],
+  ['activityTaskStartedEventAttributes', 'activity started'],
+  ['activityTaskCompletedEventAttributes', 'activity completed'],
+  ['workflowExecutionCompletedEventAttributes', 'workflow completed'],
+];
+
 /** Milliseconds from the run's start to each of its events, by event type name (first and last seen). */
 async function phasesOf(workflowId: string): Promise<Record<string, number>> {
   const history = await server.client.workflow.getHandle(workflowId).fetchHistory();
@@ -93,25 +104,9 @@ async function phasesOf(workflowId: string): Promise<Record<string, number>> {
   const at: Record<string, number> = {};
   let wft = 0;
   for (const event of events) {
-    const name = String(event.eventType).replace('EVENT_TYPE_', '');
-    const t = tsToMs(event.eventTime) - t0;
-    if (name.startsWith('WORKFLOW_TASK_SCHEDULED') || event.workflowTaskScheduledEventAttributes) wft++;
-    const key = event.workflowTaskScheduledEventAttributes
-      ? `wft${wft} scheduled`
-      : event.workflowTaskStartedEventAttributes
-        ? `wft${wft} started`
-        : event.workflowTaskCompletedEventAttributes
-          ? `wft${wft} completed`
-          : event.activityTaskScheduledEventAttributes
-            ? 'activity scheduled'
-            : event.activityTaskStartedEventAttributes
-              ? 'activity started'
-              : event.activityTaskCompletedEventAttributes
-                ? 'activity completed'
-                : event.workflowExecutionCompletedEventAttributes
-                  ? 'workflow completed'
-                  : undefined;
-    if (key !== undefined && at[key] === undefined) at[key] = t;
+    if (event.workflowTaskScheduledEventAttributes) wft++;
+    const key = PHASES.find(([attributes]) => event[attributes])?.[1].replace('wft', `wft${wft}`);
+    if (key !== undefined && at[key] === undefined) at[key] = tsToMs(event.eventTime) - t0;
   }
   return at;
 }

@@ -600,11 +600,11 @@ static int pump_stdin(void) {
   return 1;
 }
 
-/* The command's side of the fork: its own group, default signals, only fds 0-2, and it waits for
- * the go byte, which the supervisor writes only once the state file names it (and the command is
- * in its cgroups). EOF = the supervisor died. */
-static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
-                                   int status_fd, int stdin_fd) {
+/* What every command process is before it execs: its own group, every signal at its default and
+ * none blocked, its output on the relay pipes (when out_fd >= 0), an OOM score above the worker's,
+ * fd 3 closed and every fd above it close-on-exec (the go and exec-error pipes stay open until
+ * exec). */
+static void become_command_process(int out_fd, int errout_fd) {
   setpgid(0, 0);
   struct sigaction dfl = {.sa_handler = SIG_DFL};
   for (int sig = 1; sig < NSIG; sig++)
@@ -613,7 +613,6 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   if (out_fd >= 0 && (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0)) _exit(125);
-  if (stdin_fd >= 0 && dup2(stdin_fd, 0) < 0) _exit(125);
   /* Under memory pressure the kernel picks the task's processes before the worker or others. */
   int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
   if (adj >= 0) {
@@ -621,7 +620,15 @@ static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd
     close(adj);
   }
   close(REPORT_FD);
-  close_from(REPORT_FD, 1); /* the go and exec-error pipes stay open until exec */
+  close_from(REPORT_FD, 1);
+}
+
+/* The command's side of the fork: it waits for the go byte, which the supervisor writes only once
+ * the state file names it (and the command is in its cgroups). EOF = the supervisor died. */
+static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
+                                   int status_fd, int stdin_fd) {
+  become_command_process(out_fd, errout_fd);
+  if (stdin_fd >= 0 && dup2(stdin_fd, 0) < 0) _exit(125);
   if (status_fd >= 0 && dup2(status_fd, REPORT_FD) < 0) _exit(125); /* the inner supervisor's fd 3 */
   char go;
   ssize_t n;
@@ -703,6 +710,17 @@ static int write_state(const char *state_file, const struct identity *id, int pi
   return publish(state_file, record, exclusive, 0);
 }
 
+/* execvp's errno from the exec-error pipe (and closes it), 0 when it succeeded: EOF then, as the
+ * pipe's CLOEXEC end closed with the exec. */
+static int read_exec_errno(int fd) {
+  int e = 0;
+  ssize_t n;
+  do n = read(fd, &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  close(fd);
+  return n == (ssize_t)sizeof e ? e : 0;
+}
+
 /* Forks the command, puts it in its cgroups, names it in the state file, then lets it run.
  * Returns its pid; *exec_errno is execvp's errno when the program could not be started (the child
  * then exits 127). With relays, the command's stdout and stderr are their pipes. */
@@ -771,13 +789,7 @@ static pid_t start_command(char **argv, const char *state_file, const struct ide
   }
   close(go[1]);
 
-  /* EOF on the exec-error pipe means execvp succeeded (its CLOEXEC end closed with it). */
-  ssize_t n;
-  *exec_errno = 0;
-  do n = read(exec_err[0], exec_errno, sizeof *exec_errno);
-  while (n < 0 && errno == EINTR);
-  if (n != (ssize_t)sizeof *exec_errno) *exec_errno = 0;
-  close(exec_err[0]);
+  *exec_errno = read_exec_errno(exec_err[0]);
   return child;
 }
 
@@ -936,6 +948,17 @@ static int write_end(const char *exit_file, int status, int exec_errno, const st
   return publish(exit_file, record, 0, 1);
 }
 
+/* What a supervisor is before its claim: its signals blocked but in ppoll, its own session (it
+ * outlives the worker), the subreaper of the command's orphans (so it reaps, and can end, them),
+ * and its identity and cgroups ready for the state record. */
+static void become_supervisor(sigset_t *waiting_mask, struct identity *id) {
+  block_signals(waiting_mask);
+  if (setsid() < 0 && errno != EPERM) die("setsid: %s", strerror(errno));
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+  read_identity(id);
+  build_cgroups_json();
+}
+
 /* Once the command runs (or failed to exec): reports it, follows it to its end, removes its cgroups
  * and writes the exit file. */
 static int supervise(pid_t child, struct relay relays[2], int exec_errno, const char *exit_file,
@@ -1088,21 +1111,7 @@ static int split_fields(char *buf, size_t len, char **fields, int max) {
 /* The waiting command's side: like run_command, but the program, its workdir and its environment
  * come on the go pipe, once there is a task. Mode 'p': stdin is the stdin pipe; 'n': /dev/null. */
 static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int errout_fd, int stdin_fd) {
-  setpgid(0, 0);
-  struct sigaction dfl = {.sa_handler = SIG_DFL};
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
-  sigset_t none;
-  sigemptyset(&none);
-  sigprocmask(SIG_SETMASK, &none, NULL);
-  if (dup2(out_fd, 1) < 0 || dup2(errout_fd, 2) < 0) _exit(125);
-  int adj = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
-  if (adj >= 0) {
-    (void)!write(adj, "500", 3);
-    close(adj);
-  }
-  close(REPORT_FD);
-  close_from(REPORT_FD, 1); /* the go, exec-error and stdin pipes stay open until exec */
+  become_command_process(out_fd, errout_fd); /* the stdin pipe stays open until exec too */
   size_t len;
   char *msg = read_to_eof(go_fd, &len);
   if (!msg || len == 0) _exit(125);
@@ -1144,6 +1153,12 @@ static void open_spill(const char *file, int target) {
   close(fd);
 }
 
+/* Ends a command process that never got its go message (it runs nothing), and reaps it. */
+static void end_waiting_command(pid_t child) {
+  kill(child, SIGKILL);
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+}
+
 /* A warm supervisor: fd 0 brings its task, fd 3 takes its report (both from the nursery). */
 static _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   report_open = 1;
@@ -1158,12 +1173,8 @@ static _Noreturn void warm_main(const char *const *parents, int n_parents, int s
   }
   opt.n_cgroups = n_parents;
   sigset_t waiting_mask;
-  block_signals(&waiting_mask);
-  if (setsid() < 0 && errno != EPERM) die("setsid: %s", strerror(errno));
-  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
   struct identity id;
-  read_identity(&id);
-  build_cgroups_json();
+  become_supervisor(&waiting_mask, &id);
   make_cgroups();
 
   int go[2], exec_err[2], out[2], err[2], input[2];
@@ -1197,8 +1208,7 @@ static _Noreturn void warm_main(const char *const *parents, int n_parents, int s
   n--;
   int argc = whole ? atoi(f[6]) : 0;
   if (!whole || argc < 1 || 7 + argc > n) {
-    kill(child, SIGKILL);
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    end_waiting_command(child);
     remove_made_cgroups();
     if (n <= 0) _exit(0);
     die("a malformed task from the nursery");
@@ -1207,8 +1217,7 @@ static _Noreturn void warm_main(const char *const *parents, int n_parents, int s
   id.started_ms = now_ms();
   if (write_state(state_file, &id, 0, 0, 1) < 0) {
     int e = errno;
-    kill(child, SIGKILL);
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    end_waiting_command(child);
     if (e != EEXIST) die("cannot claim %s: %s", state_file, strerror(e));
     remove_made_cgroups();
     report("claimed\n");
@@ -1235,8 +1244,7 @@ static _Noreturn void warm_main(const char *const *parents, int n_parents, int s
   snprintf(pid_text, sizeof pid_text, "%d", (int)child);
   if (start_time(pid_text, &child_start) < 0 || write_state(state_file, &id, (int)child, child_start, 0) < 0) {
     int e = errno;
-    kill(child, SIGKILL);
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+    end_waiting_command(child);
     die("cannot record the command (%s): %s", state_file, strerror(e));
   }
   /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. */
@@ -1246,12 +1254,7 @@ static _Noreturn void warm_main(const char *const *parents, int n_parents, int s
   close(go[1]);
   if (!ok) die("cannot start the command (%s): %s", state_file, strerror(errno));
 
-  int exec_errno = 0;
-  ssize_t got;
-  do got = read(exec_err[0], &exec_errno, sizeof exec_errno);
-  while (got < 0 && errno == EINTR);
-  if (got != (ssize_t)sizeof exec_errno) exec_errno = 0;
-  close(exec_err[0]);
+  int exec_errno = read_exec_errno(exec_err[0]);
   /* What a worker that spawns the supervisor itself would have been told at its spawn. */
   if (exec_errno == E2BIG) die("spawn E2BIG");
   _exit(supervise(child, relays, exec_errno, exit_file, &waiting_mask));
@@ -1487,13 +1490,8 @@ int main(int argc, char **argv) {
   const char *state_file = argv[first], *exit_file = argv[first + 1];
 
   sigset_t waiting_mask;
-  block_signals(&waiting_mask);
-  if (setsid() < 0 && errno != EPERM) die("setsid: %s", strerror(errno));
-  /* Orphans of the command reparent to us rather than to init, so we reap (and can end) them. */
-  if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) die("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
   struct identity id;
-  read_identity(&id);
-  build_cgroups_json();
+  become_supervisor(&waiting_mask, &id);
 
   /* The claim: from here on the state file exists; a second supervisor (or a tombstone left by a
    * worker that gave up on this task) makes us run nothing. */

@@ -14,7 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TaskLimits } from './containment.js';
-import { reportOf, type SpawnReport, type TaskFiles } from './supervisor.js';
+import { limitFlags, reportOf, type SpawnReport, type TaskFiles } from './supervisor.js';
 
 /** What a launch needs: the same as a spawned supervisor, with the spill files named, not opened. */
 export interface NurseryLaunch {
@@ -30,7 +30,6 @@ export interface NurseryOptions {
   /** The hierarchies' parents, under which each warm supervisor makes its task's cgroups. */
   cgroupParents: readonly string[];
   limits: TaskLimits;
-  graceMs: number;
   /** Supervisors kept warm. */
   warm: number;
 }
@@ -128,18 +127,12 @@ export class SupervisorNursery {
     if (this.child && this.child.exitCode === null && this.child.signalCode === null) return this.child;
     if (this.closed) throw new Error('the supervisor nursery is closed');
     const { options } = this;
-    const { limits } = options;
     const args = [
       '--nursery',
       ...options.cgroupParents.flatMap((dir) => ['--cgroup-parent', dir]),
       '--warm',
       String(options.warm),
-      ...(limits.processes > 0 ? ['--pids-max', String(limits.processes)] : []),
-      ...(limits.memoryBytes > 0 ? ['--memory-max', String(limits.memoryBytes)] : []),
-      '--output-max',
-      String(limits.outputBytesPerStream),
-      '--grace-ms',
-      String(options.graceMs),
+      ...limitFlags(options.limits),
     ];
     const child = spawn(options.binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     this.child = child;

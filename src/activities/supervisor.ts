@@ -344,6 +344,17 @@ export type SpawnReport =
   | { kind: 'claimed' }
   | { kind: 'error'; message: string };
 
+/** The supervisor's flags for a task's limits and its kill grace (a spawned one's and the nursery's). */
+export function limitFlags(limits: TaskLimits): string[] {
+  return [
+    ...(limits.processes > 0 ? ['--pids-max', String(limits.processes)] : []),
+    ...(limits.memoryBytes > 0 ? ['--memory-max', String(limits.memoryBytes)] : []),
+    ...(limits.outputBytesPerStream > 0 ? ['--output-max', String(limits.outputBytesPerStream)] : []),
+    '--grace-ms',
+    String(KILL_GRACE_MS),
+  ];
+}
+
 /**
  * Starts a supervisor for the command in a new session, so it outlives this worker, and waits for
  * its report on fd 3: `started <pid>` once the command's identity is on disk, `claimed`, or
@@ -354,11 +365,7 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
   const { limits } = options;
   const flags = [
     ...options.cgroups.flatMap((dir) => ['--cgroup', dir]),
-    ...(limits.processes > 0 ? ['--pids-max', String(limits.processes)] : []),
-    ...(limits.memoryBytes > 0 ? ['--memory-max', String(limits.memoryBytes)] : []),
-    ...(limits.outputBytesPerStream > 0 ? ['--output-max', String(limits.outputBytesPerStream)] : []),
-    '--grace-ms',
-    String(KILL_GRACE_MS),
+    ...limitFlags(limits),
     ...(options.launcher ? ['--sandboxed'] : []),
     ...(options.keepStdinOpen ? ['--stdin', files.stdin] : []),
   ];

@@ -309,21 +309,14 @@ export async function readOnHost(
   // No answer: a read the reader took after all has its answer in the reader's history.
   const memo = await readerMemo(client, taskId);
   const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
+  // Or accepted but not answered yet (its workflow task outlived the deadline: a server restart
+  // under it): the reader will move the position when it answers, so that answer is awaited longer.
+  const taken = applied?.claimId ?? (await acceptedRead(client, taskId, sent.claimIds));
+  if (taken === undefined) return undefined;
   const handle = client.workflow.getHandle(outputReaderId(taskId));
-  if (applied === undefined) {
-    // Accepted but not answered yet (its workflow task outlived the deadline: a server restart
-    // under it): the reader will move the position when it answers, so the answer is awaited.
-    const accepted = await acceptedRead(client, taskId, sent.claimIds);
-    if (accepted === undefined) return undefined;
-    return client
-      .withDeadline(Date.now() + ACCEPTED_READ_WAIT_MS, () =>
-        handle.getUpdateHandle<HostReadResult>(accepted).result(),
-      )
-      .catch(() => ({ kind: 'late' as const, position: memo.position, serverTimeMs: serverNow(client) }));
-  }
   return client
-    .withDeadline(Date.now() + LOST_ANSWER_WAIT_MS, () =>
-      handle.getUpdateHandle<HostReadResult>(applied.claimId).result(),
+    .withDeadline(Date.now() + (applied ? LOST_ANSWER_WAIT_MS : ACCEPTED_READ_WAIT_MS), () =>
+      handle.getUpdateHandle<HostReadResult>(taken).result(),
     )
     .catch(() => ({
       // Taken, but its answer is out of reach: its bytes were read and cannot be shown again.

@@ -20,7 +20,6 @@ import {
   CONTROL_ACTIVITY_SLOTS,
   HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
-  KILL_GRACE_MS,
   ORPHAN_SCAN_INTERVAL_MS,
   STICKY_QUEUE_TIMEOUT_MS,
 } from '../shared/limits.js';
@@ -179,7 +178,6 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
         binary: supervisorPath(),
         cgroupParents: config.containment.cgroupParents,
         limits: config.containment.limits,
-        graceMs: KILL_GRACE_MS,
         warm: config.warmSupervisors,
       })
     : undefined;

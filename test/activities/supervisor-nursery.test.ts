@@ -24,7 +24,6 @@ function nursery(warm = 2, cgroupParents: string[] = []) {
     binary: supervisorPath(),
     cgroupParents,
     limits,
-    graceMs: 2_000,
     warm,
   });
   nurseries.push(made);

@@ -1,7 +1,7 @@
 /** The floors' activities; they run in the bench process, so the bench counts their starts. */
 import { Context } from '@temporalio/activity';
 
-/** The interval a durable-bash task heartbeats at when idle (shared/limits HEARTBEAT_INTERVAL_MS). */
+/** The floor's cadence: a hand-written long activity heartbeating once a minute (durable-bash's is HEARTBEAT_INTERVAL_MS). */
 export const FLOOR_HEARTBEAT_MS = 60_000;
 
 /** Called with the time (performance.now()) each heartbeating activity started. */

@@ -1,5 +1,5 @@
 /** What the bench reads of this host: /proc, the supervisors' records, the tools' answers. */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
@@ -223,4 +223,53 @@ export async function inLanes<T>(items: T[], width: number, work: (item: T) => P
       }
     }),
   );
+}
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+
+/** CPU seconds a process has used so far (user + system of its own threads), 0 when it is gone. */
+export function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the command name: field 3 (state) first, so utime (14) and stime (15) are at 11 and 12.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** The machine's busy CPU seconds so far, over every core (all but idle and iowait). */
+export function machineBusySeconds(): number {
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = (
+    readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? ''
+  )
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS;
+}
+
+/** Where the CPU went over a stretch of time: the machine, this process, and one other process. */
+export class CpuSpan {
+  private readonly machine = machineBusySeconds();
+  private readonly self = process.cpuUsage();
+  private readonly started = performance.now();
+  private readonly other: number;
+
+  constructor(private readonly otherPid?: number) {
+    this.other = otherPid === undefined ? 0 : cpuSecondsOf(otherPid);
+  }
+
+  /** CPU seconds since the span began: the machine's, this process's, the other process's, and the wall time. */
+  end(): { machine: number; self: number; other: number; wallSeconds: number } {
+    const self = process.cpuUsage(this.self);
+    return {
+      machine: machineBusySeconds() - this.machine,
+      self: (self.user + self.system) / 1e6,
+      other: this.otherPid === undefined ? 0 : cpuSecondsOf(this.otherPid) - this.other,
+      wallSeconds: (performance.now() - this.started) / 1000,
+    };
+  }
 }

@@ -80,7 +80,7 @@ export interface ExecutorOptions {
    * Without a heartbeat for this long, a command's worker counts as gone (its host died with it; a
    * restarted worker says so at once). A running command heartbeats every 2/5 of this, at most once
    * a minute: a shorter timeout notices a dead host sooner and costs the server more heartbeats.
-   * @default HEARTBEAT_TIMEOUT_MS (150 s: one heartbeat a minute)
+   * @default HEARTBEAT_TIMEOUT_MS (300 s: a heartbeat every 2 minutes)
    */
   heartbeatTimeoutMs?: number;
   /**

@@ -26,8 +26,8 @@ export interface ProgressSource {
 /**
  * Heartbeats a running command's progress: once at attach (the record that the command started,
  * which keeps a retry from starting it again), then every `intervalMs` with the byte counts and
- * bounded tails as they stand then. The interval is the floor's cadence, so an idle task costs the
- * server one heartbeat a minute and a chatty one no more: readers get output from the host itself
+ * bounded tails as they stand then. At HEARTBEAT_INTERVAL_MS an idle task costs the server half a
+ * heartbeat a minute and a chatty one no more: readers get output from the host itself
  * (`readOutput`), and the heartbeats only keep what a reader sees while the host does not answer, and
  * what a lost task ends with. The spill files are touched now and then, so a sweeper (of any worker
  * sharing the directory) sees them as live however long the command stays silent.

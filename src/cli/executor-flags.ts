@@ -29,7 +29,7 @@ export function withExecutorOptions(command: Command): Command {
     )
     .option(
       '--heartbeat-timeout-ms <ms>',
-      "without a heartbeat for this long a command's worker counts as gone; commands heartbeat every 2/5 of it, at most once a minute (default: 150 s)",
+      "without a heartbeat for this long a command's worker counts as gone; commands heartbeat every 2/5 of it, at most every 2 minutes (default: 300 s)",
       positiveInt,
     )
     .option(

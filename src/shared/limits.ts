@@ -4,13 +4,16 @@
 export const KILL_GRACE_MS = 2_000;
 
 /**
- * How often a running command's activity heartbeats: liveness at the cadence of a hand-written
- * workflow's long activity, so an idle task costs the server one heartbeat (one write) a minute.
- * Output is read from the command's host when someone asks (`readOutput`), kills and stdin go there
- * by activities of their own, and a closed run is found by the host's own check
- * (CLOSED_RUN_CHECK_INTERVAL_MS): nothing waits for a heartbeat's response.
+ * How often a running command's activity heartbeats: liveness only. Output is read from the
+ * command's host when someone asks (`readOutput`), kills and stdin go there by activities of their
+ * own, and a closed run is found by the host's own check (CLOSED_RUN_CHECK_INTERVAL_MS): nothing
+ * waits for a heartbeat's response. Every two minutes, not every one: each heartbeat is a write, and
+ * so is each firing of the server's heartbeat-timeout timer (the history service re-arms it from
+ * the last heartbeat: `executeActivityTimeoutTask` in temporal's
+ * service/history/timer_queue_active_task_executor.go). A beat a minute with a 150 s timeout costs
+ * 1 + 1/2 writes a minute; a beat every 2 minutes with a 5-minute timeout costs 1/2 + 1/4.
  */
-export const HEARTBEAT_INTERVAL_MS = 60_000;
+export const HEARTBEAT_INTERVAL_MS = 120_000;
 
 /**
  * Without a heartbeat for this long the server deems the command activity's worker gone: two and a
@@ -18,7 +21,7 @@ export const HEARTBEAT_INTERVAL_MS = 60_000;
  * after this (then the lost window runs); a restarted worker fails its predecessor's attempts at
  * once, so a restart does not wait for it.
  */
-export const HEARTBEAT_TIMEOUT_MS = 150_000;
+export const HEARTBEAT_TIMEOUT_MS = 300_000;
 
 /** The SDK's heartbeat throttle on a command worker: the activity paces its heartbeats itself. */
 export const HEARTBEAT_THROTTLE_MS = 1_000;

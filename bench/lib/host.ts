@@ -1,6 +1,6 @@
 /** What the bench reads of this host: /proc, the supervisors' records, the tools' answers. */
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -272,4 +272,22 @@ export class CpuSpan {
       wallSeconds: (performance.now() - this.started) / 1000,
     };
   }
+}
+
+/**
+ * When each command attempt started since `sinceWallMs` (ms after it, sorted), from the host alone:
+ * an attempt writes its `<task id>.attempt` file before anything else (docs/DURABILITY.md).
+ */
+export function attemptsSince(spillDir: string, sinceWallMs: number): number[] {
+  return readdirSync(spillDir)
+    .filter((name) => name.endsWith('.attempt'))
+    .flatMap((name) => {
+      try {
+        return [statSync(path.join(spillDir, name)).mtimeMs - sinceWallMs];
+      } catch {
+        return [];
+      }
+    })
+    .filter((ms) => ms >= 0)
+    .sort((a, b) => a - b);
 }

@@ -6,7 +6,7 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
-import { SUPERVISOR_CHECK_INTERVAL_MS } from '../shared/limits.js';
+import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../shared/limits.js';
 import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
@@ -118,12 +118,20 @@ export async function closeReaders(readers: SpillReaders): Promise<void> {
   ]);
 }
 
+/** Waits polling a supervisor (re-attached ones), across this worker's activities. */
+let polling = 0;
+
+/** Each polled supervisor's interval: once a second, or slower when many share the checks' budget. */
+const checkIntervalMs = () =>
+  Math.max(SUPERVISOR_CHECK_INTERVAL_MS, (polling * 1000) / SUPERVISOR_CHECKS_PER_SECOND);
+
 /**
  * Waits until the command's end is on disk and returns it, or fails as lost when its supervisor is
  * gone without recording one (its group is then killed, so nothing runs unreported). `exited`
  * settles when the supervisor exits, for a supervisor this worker started: the end is read then,
- * with no polling (unless the supervisor still lives: its nursery died). A supervisor started by an earlier worker is polled (its end file and its
- * identity) every SUPERVISOR_CHECK_INTERVAL_MS. Stops (undefined) when `abandon` aborts.
+ * with no polling (unless the supervisor still lives: its nursery died). A supervisor started by an
+ * earlier worker is polled (its end file and its identity) every SUPERVISOR_CHECK_INTERVAL_MS, or
+ * slower when more than SUPERVISOR_CHECKS_PER_SECOND share that. Stops (undefined) when `abandon` aborts.
  */
 export async function waitForEnd(
   files: TaskFiles,
@@ -141,12 +149,17 @@ export async function waitForEnd(
     // A nursery that died settles `exited` of the supervisors it started: one still alive is polled.
     if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
   }
-  for (;;) {
-    const end = await readEnd(files.exit);
-    if (end) return end;
-    if (abandon.aborted) return undefined;
-    if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
-    await Promise.race([sleep(SUPERVISOR_CHECK_INTERVAL_MS), abandoned]);
+  polling++;
+  try {
+    for (;;) {
+      const end = await readEnd(files.exit);
+      if (end) return end;
+      if (abandon.aborted) return undefined;
+      if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
+      await Promise.race([sleep(checkIntervalMs()), abandoned]);
+    }
+  } finally {
+    polling--;
   }
 }
 

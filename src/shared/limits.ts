@@ -117,9 +117,17 @@ export const ORPHAN_SCAN_INTERVAL_MS = 60_000;
 /**
  * How often an activity re-attached to a supervisor an earlier worker started checks for the
  * command's end and that the supervisor is alive (a supervisor this worker started announces its
- * end by exiting).
+ * end by exiting), while few are: see SUPERVISOR_CHECKS_PER_SECOND.
  */
 export const SUPERVISOR_CHECK_INTERVAL_MS = 1_000;
+
+/**
+ * At most this many such checks a second for the whole worker (an end file read and a /proc read
+ * each): a worker restarted under 1,000 tasks checks each every 5 s instead of every second, so
+ * what its idle tasks cost it stays flat in their number (one check a second each was about a
+ * tenth of a core at 1,000).
+ */
+export const SUPERVISOR_CHECKS_PER_SECOND = 200;
 
 /** First wait before a command attempt is retried on its host (after a worker died or restarted). */
 export const COMMAND_RETRY_INITIAL_INTERVAL_MS = 200;

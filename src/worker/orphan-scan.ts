@@ -114,32 +114,34 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   }
   const supervisorAlive = isSameProcess(record, 'supervisor');
   if (!supervisorAlive && !isSameProcess(record, 'command')) return;
+  // At a restart the run almost always goes on: its attempt is failed at once, one call, no
+  // describe. Refused (the run closed, or a newer attempt replaced it): asked below which.
+  if (options.failStaleAttempts && (await failStaleAttempt(options.client, attempt.taskToken))) return;
   const closed = await options.runs.isClosed(taskId);
   if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
-  if (closed === true) {
-    if (!supervisorAlive) {
-      killOrphanedGroup(record);
-      return;
-    }
+  if (closed !== true) return;
+  if (supervisorAlive)
     endGroup(record); // Its SIGKILL after the grace must come: nothing waits for this end.
-    return;
-  }
-  if (closed === false && options.failStaleAttempts)
-    await failStaleAttempt(options.client, attempt.taskToken);
+  else killOrphanedGroup(record);
 }
 
-/** Fails the attempt a previous worker process left running, so its retry re-attaches now. */
-async function failStaleAttempt(client: Client, taskToken: string): Promise<void> {
-  await client.activity
-    .fail(
+/**
+ * Fails the attempt a previous worker process left running, so its retry re-attaches now. False
+ * when the server has no such attempt: it ended (timed out, failed by another worker), or its run
+ * closed.
+ */
+async function failStaleAttempt(client: Client, taskToken: string): Promise<boolean> {
+  try {
+    await client.activity.fail(
       Buffer.from(taskToken, 'base64'),
       ApplicationFailure.retryable(
         'the worker running this attempt restarted',
         AttemptFailureType.workerRestarted,
       ),
-    )
-    .catch((err: unknown) => {
-      // That attempt already ended (timed out, or another worker failed it): nothing to do.
-      if (!(err instanceof ActivityNotFoundError)) throw err;
-    });
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ActivityNotFoundError) return false;
+    throw err;
+  }
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Drives `durable-bash mcp` over stdio with the MCP SDK's own client, the way an agent would, and
- * prints each request and the text it got back: the README's transcript comes from here.
+ * prints each request and the text it got back: docs/MCP.md's transcript comes from here.
  *
  *   npm start                                     # terminal 1: Temporal + a worker
  *   node scripts/mcp-transcript.mjs [address]     # terminal 2 (default 127.0.0.1:7233)

@@ -89,7 +89,7 @@ export function markdown(results, soak) {
     '# Benchmarks',
     '',
     'Written by `npm run bench` (bench/run.mjs runs bench/budgets.bench.ts once per server); one run.',
-    'Targets: DESIGN.md §4. Every figure is put against floors measured in the same run on the same',
+    'Targets: the target column. Every figure is put against floors measured in the same run on the same',
     "server: a direct `spawn('bash', ['-c', 'true'])` (spawn), Temporal's own round trip (a trivial",
     'workflow running one trivial activity on a worker in the bench process: floor), and for scale',
     "Temporal's own burst (N workflows from 8 callers, each one activity heartbeating once a minute).",

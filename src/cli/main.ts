@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
@@ -20,8 +21,14 @@ import { type PsFlags, runPs } from './ps.js';
 import { type RunFlags, runCommand } from './run-command.js';
 import { runWorker } from './run-worker.js';
 
+/** The package's own version (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
 const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')
+  .version(version, '-V, --version', 'print the version')
   .showHelpAfterError();
 
 withCodecOption(

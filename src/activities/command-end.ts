@@ -8,18 +8,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../shared/limits.js';
 import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
+import { killOrphanedGroup } from './process-groups.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
   currentBootId,
   type EndRecord,
   isSameProcess,
-  killOrphanedGroup,
   readEnd,
   readRecord,
   type SupervisorRecord,
   signalName,
-  type TaskFiles,
-} from './supervisor.js';
+} from './supervisor-records.js';
+import type { TaskFiles } from './task-files.js';
 
 /** Why a command's end can never be known (the status line's reason). */
 export const LostReason = {

@@ -17,23 +17,15 @@ import { commandEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
 import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
 import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
-import {
-  endGroup,
-  readRecord,
-  rememberAttempt,
-  type SpawnReport,
-  type SupervisorRecord,
-  signalSupervisor,
-  spawnSupervisor,
-  type TaskFiles,
-  taskFiles,
-  warnForcedEnd,
-} from './supervisor.js';
+import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
+import { readRecord, type SupervisorRecord } from './supervisor-records.js';
+import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;

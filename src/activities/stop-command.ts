@@ -3,8 +3,10 @@ import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
 import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { endGroup, warnForcedEnd } from './process-groups.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { endGroup, readRecord, taskFiles, warnForcedEnd, writeTombstone } from './supervisor.js';
+import { readRecord, writeTombstone } from './supervisor-records.js';
+import { taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;

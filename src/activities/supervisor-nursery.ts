@@ -14,7 +14,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TaskLimits } from './containment.js';
-import { limitFlags, reportOf, type SpawnReport, type TaskFiles } from './supervisor.js';
+import { limitFlags, reportOf, type SpawnReport } from './supervisor.js';
+import type { TaskFiles } from './task-files.js';
 
 /** What a launch needs: the same as a spawned supervisor, with the spill files named, not opened. */
 export interface NurseryLaunch {

@@ -52,7 +52,9 @@ export async function runDev(
   // A dev that was SIGKILLed left its server running on this file and port: stop it, and say so.
   const orphan = await stopOrphanedDevServer(place);
   if (orphan !== undefined)
-    log(`stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on ${shownPath(place.dbFile)}`);
+    log(
+      `stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on ${shownPath(place.dbFile)}`,
+    );
   await assertPortsFree(place);
 
   // Ctrl-C on a terminal signals the server too: its exit then is no reason to restart it. Once

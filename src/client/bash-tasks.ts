@@ -13,6 +13,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { ActivityName } from '../activities/activity-names.js';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import {
   ForeignTaskError,
@@ -391,7 +392,7 @@ export class BashTasks {
     return (
       description?.raw.pendingActivities?.some((activity) => {
         const name = activity.activityType?.name;
-        if (name !== 'runCommand' && name !== 'stopCommand') return false;
+        if (name !== ActivityName.runCommand && name !== ActivityName.stopCommand) return false;
         // Due this long ago and no worker has taken it (a retry's backoff is not yet due).
         return (
           activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED &&

@@ -6,7 +6,14 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
 import { dynamicConfigArgs, sqlitePragmaArgs } from './dynamic-config.js';
-import { DEV_SERVER_HOST, orphanedDevServer, pickFreePort, portInUseMessage, portOwner, tryBind } from './ports.js';
+import {
+  DEV_SERVER_HOST,
+  orphanedDevServer,
+  pickFreePort,
+  portInUseMessage,
+  portOwner,
+  tryBind,
+} from './ports.js';
 
 export interface DevServerOptions {
   /** gRPC port; 0 picks a free one (and a free UI port, unless `uiPort` is given). @default 7233 */

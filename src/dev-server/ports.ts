@@ -118,7 +118,11 @@ export function orphanedDevServer(port: number, dbFile: string): number | undefi
     argv.includes('start-dev') && flag('--port') === String(port) && flag('--db-filename') === dbFile;
   if (!isOurServer) return undefined;
   const parent = parentOf(owner.pid);
-  const parentIsDev = parent !== undefined && argvOf(parent).some((word, i, all) => word === 'dev' && i > 0 && /durable-bash|main\.js$/.test(all[i - 1] ?? ''));
+  const parentIsDev =
+    parent !== undefined &&
+    argvOf(parent).some(
+      (word, i, all) => word === 'dev' && i > 0 && /durable-bash|main\.js$/.test(all[i - 1] ?? ''),
+    );
   return parentIsDev ? undefined : owner.pid;
 }
 

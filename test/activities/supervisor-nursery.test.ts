@@ -3,8 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readEnd, readRecord, supervisorPath, taskFiles } from '../../src/activities/supervisor.js';
+import { supervisorPath } from '../../src/activities/supervisor.js';
 import { SupervisorNursery } from '../../src/activities/supervisor-nursery.js';
+import { readEnd, readRecord } from '../../src/activities/supervisor-records.js';
+import { taskFiles } from '../../src/activities/task-files.js';
 import { waitFor } from '../helpers/processes.js';
 
 // The nursery against real supervisors, without a worker: what a launch starts, what it reports,

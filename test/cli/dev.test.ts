@@ -243,7 +243,9 @@ describe('durable-bash dev', () => {
     const server = serverChild(first);
     const second = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
     expect(await second.exited).toBe(1);
-    expect(second.stderr()).toMatch(new RegExp(`^durable-bash: port ${port} is already in use \\(by pid ${server}: `));
+    expect(second.stderr()).toMatch(
+      new RegExp(`^durable-bash: port ${port} is already in use \\(by pid ${server}: `),
+    );
     expect(isAlive(server)).toBe(true);
   }, 120_000);
 

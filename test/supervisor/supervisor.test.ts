@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor.js';
+import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor-records.js';
 import { waitFor } from '../helpers/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

@@ -1,4 +1,4 @@
-/** durable-bash: bash, bash_output and bash_kill for AI agents, where every command run is a Temporal workflow. */
+/** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
 export type { ExecutorOptions } from './activities/index.js';
 export type { AgentSessions } from './activities/inject-notice.js';
 export {
@@ -29,6 +29,7 @@ export {
 } from './codec/codec-server.js';
 export { encryptingDataConverter } from './codec/data-converter.js';
 export { type CodecKey, CodecKeyring, loadKeyring, parseKeyring } from './codec/keyring.js';
+export * from './defaults.js';
 export {
   BackgroundQuotaError,
   CodecKeyError,
@@ -44,6 +45,7 @@ export {
   RunFailedError,
   StdinWriteError,
   TemporalUnreachableError,
+  ToolCallError,
   UnknownTaskError,
 } from './errors.js';
 export {
@@ -66,7 +68,6 @@ export type {
   PermissionRequest,
 } from './policy/types.js';
 export { RuleAction } from './policy/types.js';
-export * from './shared/limits.js';
 export {
   ownerSearchAttribute,
   searchAttributeNames,
@@ -75,7 +76,6 @@ export {
 export type { StdinWrite, StdinWriteResult } from './shared/stdin.js';
 export type { BashTaskInput, BashTaskResult, CommandOutcome, StreamTail, TaskId } from './shared/task.js';
 export { TaskStatus } from './shared/task.js';
-export { DEFAULT_TASK_QUEUE } from './shared/task-queues.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
 export { renderRun } from './tools/render.js';
 export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';

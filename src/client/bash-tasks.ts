@@ -8,6 +8,7 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import { ForeignTaskError, UnknownTaskError } from '../errors.js';
+import { positiveIntegerOption, positiveOption } from '../shared/checks.js';
 import { DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.js';
 import type { HostRead, ReadPosition } from '../shared/read-position.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
@@ -79,15 +80,13 @@ export class BashTasks {
         "eagerStart needs a client on the command worker's NativeConnection (new Client({ connection: nativeConnection }))",
       );
     // Zero means "no limit" to Temporal's timeouts and "every activation" to the reader: refuse both.
-    assertPositive('noticeWindowMs', this.noticeWindowMs);
-    if (this.readerOptions.idleMs !== undefined) assertPositive('reader.idleMs', this.readerOptions.idleMs);
+    positiveOption('noticeWindowMs', this.noticeWindowMs);
+    if (this.readerOptions.idleMs !== undefined) positiveOption('reader.idleMs', this.readerOptions.idleMs);
     if (this.readerOptions.probeIntervalMs !== undefined) {
-      assertPositive('reader.probeIntervalMs', this.readerOptions.probeIntervalMs);
+      positiveOption('reader.probeIntervalMs', this.readerOptions.probeIntervalMs);
     }
     const { claimsPerRun } = this.readerOptions;
-    if (claimsPerRun !== undefined && (!Number.isSafeInteger(claimsPerRun) || claimsPerRun < 1)) {
-      throw new RangeError(`reader.claimsPerRun must be a positive integer, got ${claimsPerRun}`);
-    }
+    if (claimsPerRun !== undefined) positiveIntegerOption('reader.claimsPerRun', claimsPerRun);
   }
 
   /** Starts a run; resolves once the server has accepted it. */
@@ -275,9 +274,4 @@ export class BashTasks {
     }
     return description;
   }
-}
-
-function assertPositive(name: string, value: number): void {
-  if (!Number.isFinite(value) || value <= 0)
-    throw new RangeError(`${name} must be a positive number, got ${value}`);
 }

@@ -1,5 +1,5 @@
 import { CommandDeniedError, CommandNotApprovedError } from '../errors.js';
-import { oneLine } from './rules.js';
+import { messageOf, oneLine } from '../shared/checks.js';
 import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './types.js';
 
 export interface PermissionOptions {
@@ -78,8 +78,4 @@ async function approval(
   } finally {
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
   }
-}
-
-function messageOf(err: unknown): string {
-  return oneLine(err instanceof Error ? err.message : String(err)) || 'no message';
 }

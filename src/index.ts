@@ -1,6 +1,5 @@
 /** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
 export type { ExecutorOptions } from './activities/index.js';
-export type { AgentSessions } from './activities/inject-notice.js';
 export {
   BashTasks,
   type BashTasksOptions,
@@ -68,6 +67,7 @@ export type {
   PermissionRequest,
 } from './policy/types.js';
 export { RuleAction } from './policy/types.js';
+export type { AgentSessions } from './shared/notice.js';
 export {
   ownerSearchAttribute,
   searchAttributeNames,

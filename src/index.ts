@@ -17,7 +17,7 @@ export {
   type TemporalTlsOptions,
 } from './client/connection-config.js';
 export type { OutputRead, StreamRead } from './client/output-reads.js';
-export { registerSearchAttributes } from './client/search-attributes.js';
+export { registerSearchAttributes } from './client/register-search-attributes.js';
 export type { TaskSnapshot } from './client/task-snapshot.js';
 export { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from './codec/aes-gcm-codec.js';
 export {
@@ -55,8 +55,6 @@ export {
   startMcpHost,
 } from './mcp/host.js';
 export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
-export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
-export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export type {
   Approver,
   CommandMatch,
@@ -65,8 +63,10 @@ export type {
   PermissionDecision,
   PermissionPolicy,
   PermissionRequest,
-} from './policy/types.js';
-export { RuleAction } from './policy/types.js';
+} from './policy/policy-types.js';
+export { RuleAction } from './policy/policy-types.js';
+export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
+export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export type { AgentSessions } from './shared/notice.js';
 export {
   ownerSearchAttribute,

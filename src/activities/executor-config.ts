@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { DenyRule } from '../policy/policy-types.js';
 import { type CompiledRules, compileDenyRules } from '../policy/rules.js';
-import type { DenyRule } from '../policy/types.js';
 import { positiveOption } from '../shared/checks.js';
 import {
   DEFAULT_LOST_AFTER_MS,

@@ -12,8 +12,8 @@ import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
+import { newTaskId } from './new-task-id.js';
 import { ownerToken } from './ownership.js';
-import { newTaskId } from './task-id.js';
 import { asClientError } from './temporal-unreachable.js';
 
 export interface StartRequest {

@@ -1,6 +1,6 @@
 import { CommandDeniedError, CommandNotApprovedError } from '../errors.js';
 import { messageOf, oneLine } from '../shared/checks.js';
-import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './types.js';
+import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './policy-types.js';
 
 export interface PermissionOptions {
   /** Decides each call before anything starts. @default every call is allowed */

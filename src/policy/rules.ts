@@ -6,9 +6,9 @@
  */
 
 import { oneLine } from '../shared/checks.js';
+import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './policy-types.js';
+import { RuleAction } from './policy-types.js';
 import { basename, splitCommands } from './split-commands.js';
-import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './types.js';
-import { RuleAction } from './types.js';
 
 export interface RulePolicyOptions {
   rules: readonly CommandRule[];

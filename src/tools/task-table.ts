@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { TaskSummary } from './task-list.js';
+import type { TaskSummary } from '../client/task-list.js';
 
 /** Widest command a listing shows; a longer one is cut with `…`. */
 const COMMAND_WIDTH = 60;

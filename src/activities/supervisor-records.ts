@@ -1,5 +1,5 @@
 /**
- * What a task's supervisor records (supervisor/supervisor.c, docs/SUPERVISOR.md): its claim with the
+ * What a task's supervisor records (supervisor/, docs/SUPERVISOR.md): its claim with the
  * command's identity, and the command's exact end. A record names processes by pid, start time and
  * boot, so a reused pid is never taken for the supervisor or the command.
  */

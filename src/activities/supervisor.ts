@@ -1,5 +1,5 @@
 /**
- * Starting a command's supervisor (supervisor/supervisor.c, docs/SUPERVISOR.md) from the worker, and
+ * Starting a command's supervisor (supervisor/, docs/SUPERVISOR.md) from the worker, and
  * what its report says. The supervisor is the command's real parent and runs in its own session, so
  * it outlives the worker; the nursery (supervisor-nursery.ts) starts most of them.
  */

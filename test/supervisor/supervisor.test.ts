@@ -1,4 +1,4 @@
-// The per-command supervisor (supervisor/supervisor.c), tested as the worker will use it: real
+// The per-command supervisor (supervisor/), tested as the worker will use it: real
 // processes, real signals, real files; no mocks. Every test kills only what it started and checks
 // that nothing it started is left.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';

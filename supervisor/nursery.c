@@ -16,7 +16,15 @@ struct launched {
   size_t line_len;
 };
 
+/* A supervisor an earlier nursery started (its worker restarted), watched for its exit. */
+struct watched {
+  int pidfd;
+  long long id;
+};
+
 static struct warm pool[MAX_WARM];
+static struct watched *watched; /* grows, as launched does */
+static int n_watched, watched_size;
 static int n_pool;
 static struct launched *launched; /* grows: one per supervisor alive (a host may hold thousands) */
 static int n_launched, launched_size;
@@ -125,6 +133,37 @@ static int read_exact(int fd, char *buf, size_t len) {
   return 0;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same on every architecture since Linux 5.3 */
+#endif
+
+/* `<id> watch <pid> <start time>`: says `<id> exited` once that process is gone (at once if it is
+ * gone already or the pid is another process now), or `<id> unwatched` when this kernel cannot
+ * (no pidfd_open): the worker then polls. The pidfd is taken before the start time is checked, so
+ * it is that process's, never a later one's under the same pid. */
+static void watch(long long id, int pid, unsigned long long start) {
+  int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) {
+    if (errno == ESRCH) say("%lld exited\n", id);
+    else say("%lld unwatched\n", id);
+    return;
+  }
+  char pid_text[24];
+  unsigned long long now;
+  snprintf(pid_text, sizeof pid_text, "%d", pid);
+  if (start_time(pid_text, &now) < 0 || now != start) {
+    close(fd);
+    say("%lld exited\n", id);
+    return;
+  }
+  if (n_watched == watched_size) {
+    watched_size = watched_size ? 2 * watched_size : 64;
+    watched = realloc(watched, (size_t)watched_size * sizeof *watched);
+    if (!watched) die("out of memory");
+  }
+  watched[n_watched++] = (struct watched){.pidfd = fd, .id = id};
+}
+
 int nursery_main(int argc, char **argv) {
   static const char *parents[MAX_CGROUPS];
   int n_parents = 0, warm_target = 2;
@@ -164,8 +203,8 @@ int nursery_main(int argc, char **argv) {
     }
     static struct pollfd *fds;
     static int *which, fds_size;
-    if (fds_size < n_launched + 1) {
-      fds_size = 2 * (n_launched + 1);
+    if (fds_size < n_launched + n_watched + 1) {
+      fds_size = 2 * (n_launched + n_watched + 1);
       fds = realloc(fds, (size_t)fds_size * sizeof *fds);
       which = realloc(which, (size_t)fds_size * sizeof *which);
       if (!fds || !which) die("out of memory");
@@ -177,13 +216,23 @@ int nursery_main(int argc, char **argv) {
       which[nfds] = i;
       fds[nfds++] = (struct pollfd){.fd = launched[i].report_fd, .events = POLLIN};
     }
+    int first_watched = nfds;
+    for (int i = 0; i < n_watched; i++) fds[nfds++] = (struct pollfd){.fd = watched[i].pidfd, .events = POLLIN};
     struct timespec retry = {.tv_sec = WARM_RETRY_MS / 1000, .tv_nsec = 0};
     int waiting_to_refill = n_pool < warm_target;
     if (ppoll(fds, (nfds_t)nfds, waiting_to_refill ? &retry : NULL, &waiting_mask) < 0) continue; /* EINTR: SIGCHLD */
-    for (int f = 1; f < nfds; f++)
+    for (int f = 1; f < first_watched; f++)
       if (fds[f].revents) relay_report(&launched[which[f]]);
+    /* Backwards, so the entry moved into a freed slot was already looked at. */
+    for (int i = n_watched - 1; i >= 0; i--) {
+      if (!fds[first_watched + i].revents) continue;
+      say("%lld exited\n", watched[i].id);
+      close(watched[i].pidfd);
+      watched[i] = watched[--n_watched];
+    }
     if (!fds[0].revents) continue;
-    /* A task: "<id> <length>\n" then that many bytes. EOF: the worker is gone or let us go. */
+    /* A task: "<id> <length>\n" then that many bytes; or "<id> watch <pid> <start>\n". EOF: the
+     * worker is gone or let us go. */
     char c;
     ssize_t n = read(0, &c, 1);
     if (n < 0 && errno == EINTR) continue;
@@ -195,6 +244,12 @@ int nursery_main(int argc, char **argv) {
     header[header_len] = '\0';
     header_len = 0;
     long long id = -1, len = -1;
+    int watch_pid;
+    unsigned long long watch_start;
+    if (sscanf(header, "%lld watch %d %llu", &id, &watch_pid, &watch_start) == 3) {
+      watch(id, watch_pid, watch_start);
+      continue;
+    }
     if (sscanf(header, "%lld %lld", &id, &len) != 2 || len <= 0 || len > (1LL << 30)) die("a malformed header %s", header);
     char *payload = malloc((size_t)len);
     if (!payload || read_exact(0, payload, (size_t)len) < 0) return 0;

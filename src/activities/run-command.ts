@@ -7,6 +7,7 @@ import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureTy
 import {
   closeReaders,
   commandLost,
+  type ExitWatch,
   LostReason,
   openReaders,
   outcomeOf,
@@ -299,7 +300,10 @@ export function createRunCommand(
             );
 
       try {
-        const end = await Promise.race([waitForEnd(files, record, exited, abandon.signal), leftRunning]);
+        const end = await Promise.race([
+          waitForEnd(files, record, exited, abandon.signal, nursery && exitWatchOf(nursery)),
+          leftRunning,
+        ]);
         if (end === undefined) throw new Error('attempt abandoned');
         clearTimeout(deadline);
         const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
@@ -401,4 +405,9 @@ async function workdirProblem(workdir: string): Promise<string | undefined> {
 /** A path as it is, or JSON-quoted when it holds a line break or another control character. */
 function onePath(file: string): string {
   return /[\p{Cc}\u2028\u2029]/u.test(file) ? JSON.stringify(file) : file;
+}
+
+/** The nursery's watch of a supervisor's exit, as `waitForEnd` takes it. */
+export function exitWatchOf(nursery: SupervisorNursery): ExitWatch {
+  return (pid, start) => nursery.watchExit(pid, start);
 }

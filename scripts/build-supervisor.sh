@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the per-command supervisor (supervisor/supervisor.c) into dist/bin/durable-bash-supervisor.
-# Idempotent: skips the compile when the binary is newer than the source and this script.
+# Builds the per-command supervisor (supervisor/*.c: supervisor.c has main, supervisor.h the parts'
+# declarations) into dist/bin/durable-bash-supervisor. Idempotent: skips the compile when the binary
+# is newer than every source file and this script.
 #
 # Compiler, first found: $DURABLE_BASH_SUPERVISOR_CC (forces a rebuild; the value `zig` forces the
 # zig fallback), $CC, cc, gcc, clang; else Zig from the pinned PyPI wheel `ziglang`
@@ -15,7 +16,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-src=$root/supervisor/supervisor.c
+sources=("$root"/supervisor/*.c)
 out=$root/dist/bin/durable-bash-supervisor
 requirements=$root/scripts/supervisor-requirements.txt
 tools=$root/.tools
@@ -27,7 +28,12 @@ link=${DURABLE_BASH_SUPERVISOR_LINK:-static}
 say() { printf 'build-supervisor: %s\n' "$*" >&2; }
 fail() { say "$*"; exit 1; }
 
-if [ -z "$forced" ] && [ -x "$out" ] && [ "$out" -nt "$src" ] && [ "$out" -nt "${BASH_SOURCE[0]}" ]; then
+up_to_date() {
+  [ -x "$out" ] && [ "$out" -nt "${BASH_SOURCE[0]}" ] || return 1
+  local file
+  for file in "${sources[@]}" "$root/supervisor/supervisor.h"; do [ "$out" -nt "$file" ] || return 1; done
+}
+if [ -z "$forced" ] && up_to_date; then
   exit 0
 fi
 
@@ -74,7 +80,7 @@ fi
 mkdir -p "$(dirname "$out")"
 tmp=$out.tmp.$$
 trap 'rm -f "$tmp"' EXIT
-compile() { "${cc[@]}" "${flags[@]}" "$@" -o "$tmp" "$src"; }
+compile() { "${cc[@]}" "${flags[@]}" "$@" -o "$tmp" "${sources[@]}"; }
 if [ "$link" = static ] && compile -static 2>/dev/null; then
   linked=static
 else

@@ -1,7 +1,13 @@
 /** Errors durable-bash raises on purpose. Messages are one line the model (or a user) can act on. */
 
+/**
+ * An error a tool answers with: its message is the one line of an error result (`isError`), the
+ * model's to read. Anything else a tool meets is a bug, and surfaces.
+ */
+export class ToolCallError extends Error {}
+
 /** Thrown by argument validation when a tool call's arguments break the contract. */
-export class InvalidArgumentsError extends Error {
+export class InvalidArgumentsError extends ToolCallError {
   override readonly name = 'InvalidArgumentsError';
 }
 
@@ -10,7 +16,7 @@ export function isInvalidArgumentsError(err: unknown): err is InvalidArgumentsEr
 }
 
 /** Thrown by the client side when the Temporal server does not answer within its deadline. */
-export class TemporalUnreachableError extends Error {
+export class TemporalUnreachableError extends ToolCallError {
   override readonly name = 'TemporalUnreachableError';
   constructor(
     readonly address: string,
@@ -40,7 +46,7 @@ export function isConnectionConfigError(err: unknown): err is ConnectionConfigEr
 }
 
 /** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
-export class RunAbortedError extends Error {
+export class RunAbortedError extends ToolCallError {
   override readonly name = 'RunAbortedError';
   constructor(readonly taskId: string) {
     super(`command aborted; task ${taskId} was stopped`);
@@ -48,7 +54,7 @@ export class RunAbortedError extends Error {
 }
 
 /** Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`). */
-export class RunFailedError extends Error {
+export class RunFailedError extends ToolCallError {
   override readonly name = 'RunFailedError';
   constructor(
     readonly taskId: string,
@@ -60,7 +66,7 @@ export class RunFailedError extends Error {
 }
 
 /** Thrown by task operations when no task has the id. */
-export class UnknownTaskError extends Error {
+export class UnknownTaskError extends ToolCallError {
   override readonly name = 'UnknownTaskError';
   constructor(readonly taskId: string) {
     super(`unknown bash task ${taskId}`);
@@ -68,7 +74,7 @@ export class UnknownTaskError extends Error {
 }
 
 /** Thrown by task operations when the task belongs to another agent session. */
-export class ForeignTaskError extends Error {
+export class ForeignTaskError extends ToolCallError {
   override readonly name = 'ForeignTaskError';
   constructor(readonly taskId: string) {
     super(`task ${taskId} belongs to another session`);
@@ -79,7 +85,7 @@ export class ForeignTaskError extends Error {
  * Thrown by `BashTasks.waitForOutput` when the caller aborted a `bash_output` call while it waited;
  * nothing was read, so the output comes with the next read.
  */
-export class ReadAbortedError extends Error {
+export class ReadAbortedError extends ToolCallError {
   override readonly name = 'ReadAbortedError';
   constructor(readonly taskId: string) {
     super(`read of task ${taskId} aborted while waiting; its new output stays unread`);
@@ -90,7 +96,7 @@ export class ReadAbortedError extends Error {
  * Thrown by the `bash` tool when its permission policy denied a call, or asked with no approver
  * configured; nothing was started.
  */
-export class CommandDeniedError extends Error {
+export class CommandDeniedError extends ToolCallError {
   override readonly name = 'CommandDeniedError';
   constructor(readonly reason: string) {
     super(`command denied: ${reason}`);
@@ -98,7 +104,7 @@ export class CommandDeniedError extends Error {
 }
 
 /** Thrown by the `bash` tool when the host did not approve a call its policy asked about; nothing was started. */
-export class CommandNotApprovedError extends Error {
+export class CommandNotApprovedError extends ToolCallError {
   override readonly name = 'CommandNotApprovedError';
   constructor(readonly reason: string) {
     super(`command not approved: ${reason}`);
@@ -106,7 +112,7 @@ export class CommandNotApprovedError extends Error {
 }
 
 /** Thrown by the `bash` tool when a session already runs its limit of background tasks; nothing was started. */
-export class BackgroundQuotaError extends Error {
+export class BackgroundQuotaError extends ToolCallError {
   override readonly name = 'BackgroundQuotaError';
   constructor(
     readonly running: number,
@@ -134,6 +140,6 @@ export function isCodecKeyError(err: unknown): err is CodecKeyError {
  * Thrown by `BashTasks.writeStdin` when a write to a task's stdin was refused or came to nothing:
  * its stdin is not open (or closed), its command ended or has not started, or its host did not answer.
  */
-export class StdinWriteError extends Error {
+export class StdinWriteError extends ToolCallError {
   override readonly name = 'StdinWriteError';
 }

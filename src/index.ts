@@ -1,6 +1,5 @@
-/** durable-bash: bash, bash_output and bash_kill for AI agents, where every command run is a Temporal workflow. */
+/** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
 export type { ExecutorOptions } from './activities/index.js';
-export type { AgentSessions } from './activities/inject-notice.js';
 export {
   BashTasks,
   type BashTasksOptions,
@@ -18,7 +17,7 @@ export {
   type TemporalTlsOptions,
 } from './client/connection-config.js';
 export type { OutputRead, StreamRead } from './client/output-reads.js';
-export { registerSearchAttributes } from './client/search-attributes.js';
+export { registerSearchAttributes } from './client/register-search-attributes.js';
 export type { TaskSnapshot } from './client/task-snapshot.js';
 export { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from './codec/aes-gcm-codec.js';
 export {
@@ -29,6 +28,7 @@ export {
 } from './codec/codec-server.js';
 export { encryptingDataConverter } from './codec/data-converter.js';
 export { type CodecKey, CodecKeyring, loadKeyring, parseKeyring } from './codec/keyring.js';
+export * from './defaults.js';
 export {
   BackgroundQuotaError,
   CodecKeyError,
@@ -44,6 +44,7 @@ export {
   RunFailedError,
   StdinWriteError,
   TemporalUnreachableError,
+  ToolCallError,
   UnknownTaskError,
 } from './errors.js';
 export {
@@ -54,8 +55,6 @@ export {
   startMcpHost,
 } from './mcp/host.js';
 export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
-export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
-export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export type {
   Approver,
   CommandMatch,
@@ -64,9 +63,11 @@ export type {
   PermissionDecision,
   PermissionPolicy,
   PermissionRequest,
-} from './policy/types.js';
-export { RuleAction } from './policy/types.js';
-export * from './shared/limits.js';
+} from './policy/policy-types.js';
+export { RuleAction } from './policy/policy-types.js';
+export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
+export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
+export type { AgentSessions } from './shared/notice.js';
 export {
   ownerSearchAttribute,
   searchAttributeNames,
@@ -75,7 +76,6 @@ export {
 export type { StdinWrite, StdinWriteResult } from './shared/stdin.js';
 export type { BashTaskInput, BashTaskResult, CommandOutcome, StreamTail, TaskId } from './shared/task.js';
 export { TaskStatus } from './shared/task.js';
-export { DEFAULT_TASK_QUEUE } from './shared/task-queues.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
 export { renderRun } from './tools/render.js';
 export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor.js';
+import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor-records.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
 import type { BenchServer } from './server.js';

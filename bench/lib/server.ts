@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { NativeConnection } from '@temporalio/worker';
-import { registerSearchAttributes } from '../../src/client/search-attributes.js';
+import { registerSearchAttributes } from '../../src/client/register-search-attributes.js';
 import { pickFreePort } from '../../src/dev-server/ports.js';
 import { createDevServerEnv } from '../../test/helpers/temporal-env.js';
 

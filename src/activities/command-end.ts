@@ -8,18 +8,18 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../shared/limits.js';
 import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
+import { killOrphanedGroup } from './process-groups.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
   currentBootId,
   type EndRecord,
   isSameProcess,
-  killOrphanedGroup,
   readEnd,
   readRecord,
   type SupervisorRecord,
   signalName,
-  type TaskFiles,
-} from './supervisor.js';
+} from './supervisor-records.js';
+import type { TaskFiles } from './task-files.js';
 
 /** Why a command's end can never be known (the status line's reason). */
 export const LostReason = {
@@ -118,6 +118,9 @@ export async function closeReaders(readers: SpillReaders): Promise<void> {
   ]);
 }
 
+/** Tells when a supervisor (by pid and start time) exits; `unwatched` when it cannot (see SupervisorNursery.watchExit). */
+export type ExitWatch = (pid: number, start: number) => Promise<'exited' | 'unwatched'>;
+
 /** Waits polling a supervisor (re-attached ones), across this worker's activities. */
 let polling = 0;
 
@@ -130,24 +133,33 @@ const checkIntervalMs = () =>
  * gone without recording one (its group is then killed, so nothing runs unreported). `exited`
  * settles when the supervisor exits, for a supervisor this worker started: the end is read then,
  * with no polling (unless the supervisor still lives: its nursery died). A supervisor started by an
- * earlier worker is polled (its end file and its identity) every SUPERVISOR_CHECK_INTERVAL_MS, or
- * slower when more than SUPERVISOR_CHECKS_PER_SECOND share that. Stops (undefined) when `abandon` aborts.
+ * earlier worker is watched through `watch` (the nursery's pidfd on it); where that cannot be, it
+ * is polled (its end file and its identity) every SUPERVISOR_CHECK_INTERVAL_MS, or slower when more
+ * than SUPERVISOR_CHECKS_PER_SECOND share that. Stops (undefined) when `abandon` aborts.
  */
 export async function waitForEnd(
   files: TaskFiles,
   record: SupervisorRecord,
   exited: Promise<void> | undefined,
   abandon: AbortSignal,
+  watch?: ExitWatch,
 ): Promise<EndRecord | undefined> {
   const abandoned = new Promise<void>((resolve) => {
     if (abandon.aborted) resolve();
     abandon.addEventListener('abort', () => resolve(), { once: true });
   });
-  if (exited !== undefined) {
-    await Promise.race([exited, abandoned]);
-    if (abandon.aborted) return undefined;
+  // The supervisor's exit without polling: the nursery's report for one this worker started, a
+  // pidfd the nursery holds for one an earlier worker started. Else (or `unwatched`) the loop polls.
+  const exit =
+    exited !== undefined
+      ? exited.then(() => 'exited' as const)
+      : watch?.(record.supervisorPid, record.supervisorStart);
+  if (exit !== undefined) {
+    const outcome = await Promise.race([exit, abandoned.then(() => 'abandoned' as const)]);
+    if (outcome === 'abandoned' || abandon.aborted) return undefined;
     // A nursery that died settles `exited` of the supervisors it started: one still alive is polled.
-    if (!isSameProcess(record, 'supervisor')) return endOrLost(files, record, LostReason.supervisorKilled);
+    if (outcome === 'exited' && !isSameProcess(record, 'supervisor'))
+      return endOrLost(files, record, LostReason.supervisorKilled);
   }
   polling++;
   try {

@@ -1,7 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { DenyRule } from '../policy/policy-types.js';
 import { type CompiledRules, compileDenyRules } from '../policy/rules.js';
-import type { DenyRule } from '../policy/types.js';
+import { positiveOption } from '../shared/checks.js';
 import {
   DEFAULT_LOST_AFTER_MS,
   DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
@@ -180,9 +181,9 @@ export interface ExecutorConfig {
 }
 
 export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
-  const maxTimeoutMs = positive('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
+  const maxTimeoutMs = positiveOption('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
   const defaultTimeoutMs = Math.min(
-    positive('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
+    positiveOption('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
     maxTimeoutMs,
   );
   const uid = process.getuid?.() ?? 'user';
@@ -198,28 +199,37 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     defaultTimeoutMs,
     maxTimeoutMs,
     defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
-    outputLimitBytes: positive('outputLimitBytes', options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES),
+    outputLimitBytes: positiveOption(
+      'outputLimitBytes',
+      options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,
+    ),
     spillDir,
-    spillRetentionMs: positive('spillRetentionMs', options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS),
+    spillRetentionMs: positiveOption(
+      'spillRetentionMs',
+      options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS,
+    ),
     secretEnv: options.secretEnv ?? [],
     commandTaskQueue,
     taskQueue,
     hostId,
     hostQueue: hostTaskQueue(taskQueue, hostId),
-    lostAfterMs: positive('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
-    heartbeatTimeoutMs: positive('heartbeatTimeoutMs', options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS),
+    lostAfterMs: positiveOption('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
+    heartbeatTimeoutMs: positiveOption(
+      'heartbeatTimeoutMs',
+      options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
+    ),
     containment: detectContainment(
       {
-        outputBytesPerStream: positive(
+        outputBytesPerStream: positiveOption(
           'maxOutputBytesPerStream',
           options.maxOutputBytesPerStream ?? DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
         ),
-        processes: positive('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
-        memoryBytes: positive('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
+        processes: positiveOption('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
+        memoryBytes: positiveOption('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
       },
       options.containment === 'process-tree',
     ),
-    spillQuotaBytes: positive('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
+    spillQuotaBytes: positiveOption('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
     envAllowlist: options.envAllowlist,
     sandbox:
       options.sandbox === 'bwrap'
@@ -253,13 +263,6 @@ function warmCount(value: number): number {
     throw new TypeError(
       `invalid warmSupervisors: expected a whole number from 0 to ${MAX_WARM_SUPERVISORS}, got ${value}`,
     );
-  }
-  return value;
-}
-
-function positive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`invalid ${name}: expected a positive number, got ${value}`);
   }
   return value;
 }

@@ -3,7 +3,7 @@ import type { ExecutorConfig } from './executor-config.js';
 import { createReadOutput } from './read-output.js';
 import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
-import { type AttachedTasks, createRunCommand, type TaskRuns } from './run-command.js';
+import { type AttachedTasks, createRunCommand, exitWatchOf, type TaskRuns } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
 import { createWriteStdin } from './write-stdin.js';
@@ -23,7 +23,7 @@ export function createCommandActivities(
     resolveCommand: createResolveCommand(config),
     chooseHost: createChooseHost(config),
     runCommand: createRunCommand(config, runs, attached, nursery),
-    stopCommand: createStopCommand(config),
+    stopCommand: createStopCommand(config, nursery && exitWatchOf(nursery)),
     writeStdin: createWriteStdin(config),
     readOutput: createReadOutput(config, attached),
     releaseCommand: createReleaseCommand(attached),

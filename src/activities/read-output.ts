@@ -7,7 +7,8 @@ import type { HostRead, HostReadRequest, StreamRead } from '../shared/read-posit
 import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import type { AttachedTasks } from './run-command.js';
-import { readEnd, taskFiles } from './supervisor.js';
+import { readEnd } from './supervisor-records.js';
+import { taskFiles } from './task-files.js';
 
 type StreamName = 'stdout' | 'stderr';
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];

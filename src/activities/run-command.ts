@@ -7,6 +7,7 @@ import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureTy
 import {
   closeReaders,
   commandLost,
+  type ExitWatch,
   LostReason,
   openReaders,
   outcomeOf,
@@ -17,23 +18,15 @@ import { commandEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
 import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
 import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
-import {
-  endGroup,
-  readRecord,
-  rememberAttempt,
-  type SpawnReport,
-  type SupervisorRecord,
-  signalSupervisor,
-  spawnSupervisor,
-  type TaskFiles,
-  taskFiles,
-  warnForcedEnd,
-} from './supervisor.js';
+import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
+import { readRecord, type SupervisorRecord } from './supervisor-records.js';
+import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -307,7 +300,10 @@ export function createRunCommand(
             );
 
       try {
-        const end = await Promise.race([waitForEnd(files, record, exited, abandon.signal), leftRunning]);
+        const end = await Promise.race([
+          waitForEnd(files, record, exited, abandon.signal, nursery && exitWatchOf(nursery)),
+          leftRunning,
+        ]);
         if (end === undefined) throw new Error('attempt abandoned');
         clearTimeout(deadline);
         const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
@@ -409,4 +405,9 @@ async function workdirProblem(workdir: string): Promise<string | undefined> {
 /** A path as it is, or JSON-quoted when it holds a line break or another control character. */
 function onePath(file: string): string {
   return /[\p{Cc}\u2028\u2029]/u.test(file) ? JSON.stringify(file) : file;
+}
+
+/** The nursery's watch of a supervisor's exit, as `waitForEnd` takes it. */
+export function exitWatchOf(nursery: SupervisorNursery): ExitWatch {
+  return (pid, start) => nursery.watchExit(pid, start);
 }

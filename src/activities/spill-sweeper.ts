@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';
 import type { ExecutorConfig } from './executor-config.js';
-import { isSameProcess, readRecord } from './supervisor.js';
+import { isSameProcess, readRecord } from './supervisor-records.js';
 
 /** A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` / `.attempt` / `.stdin`. */
 const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin)$/;

@@ -1,10 +1,19 @@
 import { Context } from '@temporalio/activity';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
-import { closeReaders, openReaders, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
+import {
+  closeReaders,
+  type ExitWatch,
+  openReaders,
+  outcomeOf,
+  startedRecord,
+  waitForEnd,
+} from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { endGroup, warnForcedEnd } from './process-groups.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { endGroup, readRecord, taskFiles, warnForcedEnd, writeTombstone } from './supervisor.js';
+import { readRecord, writeTombstone } from './supervisor-records.js';
+import { taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;
@@ -16,7 +25,7 @@ const STOP_SETTLE_MS = 10_000;
  * the supervisor, SIGKILL after the grace) and returns the recorded end; a task no supervisor ever
  * claimed gets a tombstone, so no attempt can start it later.
  */
-export function createStopCommand(config: ExecutorConfig) {
+export function createStopCommand(config: ExecutorConfig, watch?: ExitWatch) {
   return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
     await ensurePrivateDir(config.spillDir);
     const files = taskFiles(config.spillDir, spec.taskId);
@@ -32,7 +41,13 @@ export function createStopCommand(config: ExecutorConfig) {
     if (end === undefined) {
       const cancelSigkill = endGroup(record, warnForcedEnd(Context.current().log, spec.taskId));
       try {
-        end = await waitForEnd(files, record, undefined, AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS));
+        end = await waitForEnd(
+          files,
+          record,
+          undefined,
+          AbortSignal.timeout(KILL_GRACE_MS + STOP_SETTLE_MS),
+          watch,
+        );
       } finally {
         cancelSigkill();
       }

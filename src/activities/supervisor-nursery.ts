@@ -14,7 +14,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TaskLimits } from './containment.js';
-import { limitFlags, reportOf, type SpawnReport, type TaskFiles } from './supervisor.js';
+import { limitFlags, reportOf, type SpawnReport } from './supervisor.js';
+import type { TaskFiles } from './task-files.js';
 
 /** What a launch needs: the same as a spawned supervisor, with the spill files named, not opened. */
 export interface NurseryLaunch {
@@ -45,10 +46,19 @@ interface Pending {
   done: { reported: boolean; exited: boolean };
 }
 
+/** How a watch of a supervisor's exit ended: it exited, or the nursery cannot tell (poll instead). */
+export type WatchOutcome = 'exited' | 'unwatched';
+
+interface Watch {
+  child: ChildProcess;
+  settle: (outcome: WatchOutcome) => void;
+}
+
 export class SupervisorNursery {
   private child: ChildProcess | undefined;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  private readonly watches = new Map<number, Watch>();
   private closed = false;
   /** Launches whose report has not come yet. */
   private awaited = 0;
@@ -111,6 +121,27 @@ export class SupervisorNursery {
     });
   }
 
+  /**
+   * Settles when the supervisor with this pid and start time (one an earlier worker started) has
+   * exited: the nursery holds a pidfd on it, so nothing polls. `unwatched` when the nursery cannot
+   * (a kernel without pidfd_open, or the nursery died or closed): the caller then polls.
+   */
+  watchExit(pid: number, start: number): Promise<WatchOutcome> {
+    if (this.closed) return Promise.resolve('unwatched');
+    const child = this.running();
+    const id = this.nextId++;
+    return new Promise<WatchOutcome>((resolve) => {
+      this.watches.set(id, {
+        child,
+        settle: (outcome) => {
+          this.watches.delete(id);
+          resolve(outcome);
+        },
+      });
+      (child.stdin as Socket).write(`${id} watch ${pid} ${start}\n`);
+    });
+  }
+
   /** Lets the warm supervisors go (they end, and their cgroups with them) and waits for the nursery's exit. */
   async close(): Promise<void> {
     this.closed = true;
@@ -166,6 +197,11 @@ export class SupervisorNursery {
     const space = line.indexOf(' ');
     const id = Number(line.slice(0, space));
     const text = line.slice(space + 1);
+    const watch = this.watches.get(id);
+    if (watch && (text === 'exited' || text === 'unwatched')) {
+      watch.settle(text);
+      return;
+    }
     const launch = this.pending.get(id);
     if (!launch) return;
     // The two ends come in either order (the nursery may reap the supervisor before its report's EOF).
@@ -190,6 +226,8 @@ export class SupervisorNursery {
    */
   private onExit(child: ChildProcess): void {
     if (this.child === child) this.child = undefined;
+    // Its watches end unanswered: their callers poll.
+    for (const watch of [...this.watches.values()]) if (watch.child === child) watch.settle('unwatched');
     // Only what was sent to this nursery; a launch made again below goes to the next one.
     const orphans = [...this.pending].filter(([, pending]) => pending.child === child);
     for (const [id, pending] of orphans) {

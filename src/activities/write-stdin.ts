@@ -3,7 +3,9 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
 import type { ExecutorConfig } from './executor-config.js';
-import { readRecord, signalSupervisor, type TaskFiles, taskFiles } from './supervisor.js';
+import { signalSupervisor } from './process-groups.js';
+import { readRecord } from './supervisor-records.js';
+import { type TaskFiles, taskFiles } from './task-files.js';
 
 /** How long a write waits for room in a full stdin, or for a command that is being spawned. */
 const STDIN_WAIT_MS = 3_000;

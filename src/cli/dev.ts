@@ -13,6 +13,7 @@ import {
   ensureTemporalCli,
   resolveDevServerPlace,
   startDevServer,
+  stopOrphanedDevServer,
 } from '../dev-server/dev-server.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
@@ -48,6 +49,12 @@ export async function runDev(
   const cli = ensureTemporalCli(log);
   // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
   const place = await resolveDevServerPlace(flags);
+  // A dev that was SIGKILLed left its server running on this file and port: stop it, and say so.
+  const orphan = await stopOrphanedDevServer(place);
+  if (orphan !== undefined)
+    log(
+      `stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on ${shownPath(place.dbFile)}`,
+    );
   await assertPortsFree(place);
 
   // Ctrl-C on a terminal signals the server too: its exit then is no reason to restart it. Once

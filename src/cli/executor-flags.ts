@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExecutorOptions } from '../activities/index.js';
+import type { DenyRule } from '../policy/policy-types.js';
 import { denyRuleFromFlag } from '../policy/rules.js';
-import type { DenyRule } from '../policy/types.js';
 import { positiveInt } from './options.js';
 
 /** Flags for a worker's executor config (timeouts, workdir, output limit, spill directory). */

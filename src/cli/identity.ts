@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { userName } from '../agent-host/names.js';
 
 /**
  * The session id the CLI acts as when no --owner is given: the same for a user on a host across
@@ -7,12 +8,4 @@ import os from 'node:os';
  */
 export function localSessionId(): string {
   return `cli:${userName()}@${os.hostname()}`;
-}
-
-function userName(): string {
-  try {
-    return os.userInfo().username;
-  } catch {
-    return `uid-${process.getuid?.() ?? 'unknown'}`;
-  }
 }

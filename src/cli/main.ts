@@ -1,8 +1,8 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
-import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './codec-server.js';
 import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { type InputFlags, runInput } from './input.js';
@@ -17,11 +17,18 @@ import {
   withServerOptions,
 } from './options.js';
 import { type PsFlags, runPs } from './ps.js';
-import { type RunFlags, runCommand } from './run-command.js';
+import { type RunFlags, runCommand } from './run.js';
 import { runWorker } from './run-worker.js';
+import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './serve-codec.js';
+
+/** The package's own version (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')
+  .version(version, '-V, --version', 'print the version')
   .showHelpAfterError();
 
 withCodecOption(

@@ -1,5 +1,5 @@
 import type { TaskFilter } from '../client/task-list.js';
-import { taskTable } from '../client/task-table.js';
+import { taskTable } from '../tools/task-table.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 

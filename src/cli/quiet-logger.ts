@@ -3,6 +3,9 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 
 const SEVERITIES: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
+/** What the SDK logs for a worker given no workflows (durable-bash's host and control workers). */
+const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
+
 /** At most one "still cannot reach" line per this long. */
 export const OUTAGE_SUMMARY_INTERVAL_MS = 60_000;
 /** A connection failure after this long without one starts a new outage (the last one ended). */
@@ -46,6 +49,8 @@ export class QuietLogger implements Logger {
 
   log(level: LogLevel, message: string, meta?: LogMetadata): void {
     if (SEVERITIES.indexOf(level) < this.severity) return;
+    // The host and control queues' workers run activities only, by design: not worth a warning.
+    if (message === NO_WORKFLOWS_WARNING) return;
     const failure = connectionFailure(message, meta);
     if (failure === undefined) {
       this.inner.log(level, message, meta);

@@ -44,5 +44,3 @@ export function clientAddress(client: Client): string {
     ? client.connection.options.address
     : 'the configured address';
 }
-
-export { firstLine } from './tls-handshake.js';

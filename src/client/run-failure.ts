@@ -5,8 +5,8 @@ import {
   type WorkflowFailedError,
 } from '@temporalio/client';
 import { RunFailedError } from '../errors.js';
+import { firstLine } from '../shared/checks.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
-import { firstLine } from './connect.js';
 
 /** Why a run's workflow failed, as one line: its worker was lost, or the command could not run. */
 export function runFailure(taskId: string, err: WorkflowFailedError): RunFailedError {

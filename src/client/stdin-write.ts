@@ -7,10 +7,10 @@ import {
   WorkflowUpdateStage,
 } from '@temporalio/client';
 import { StdinWriteError } from '../errors.js';
+import { firstLine } from '../shared/checks.js';
 import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
-import { firstLine } from './connect.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 
 /** Time kept past the host's own bounds for the answer to travel back. */

@@ -7,6 +7,7 @@ import {
   type WorkflowExecutionDescription,
   WorkflowFailedError,
 } from '@temporalio/client';
+import { ActivityName } from '../activities/activity-names.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
 import type {
@@ -84,7 +85,7 @@ async function runningSnapshot(
   description: WorkflowExecutionDescription,
 ): Promise<SnapshotBody> {
   const pending = description.raw.pendingActivities ?? [];
-  const command = pending.find((activity) => activity.activityType?.name === 'runCommand');
+  const command = pending.find((activity) => activity.activityType?.name === ActivityName.runCommand);
   if (command === undefined && mayHaveRunCommand(description, pending)) {
     const ended = await endedCommand(client, description);
     if (ended !== undefined) return closingSnapshot(client, description, ended);
@@ -120,7 +121,7 @@ export async function commandHostQueue(
 ): Promise<string | undefined> {
   if (description.status.name !== 'RUNNING') return undefined;
   const attempts = (description.raw.pendingActivities ?? []).filter(
-    (activity) => activity.activityType?.name === 'runCommand',
+    (activity) => activity.activityType?.name === ActivityName.runCommand,
   );
   for (const attempt of attempts) {
     const progress = await progressOf(client, attempt).catch(() => undefined);
@@ -148,7 +149,7 @@ function mayHaveRunCommand(
 ): boolean {
   return (
     description.historyLength >= EVENTS_AFTER_A_COMMAND &&
-    !pending.some((activity) => activity.activityType?.name === 'chooseHost')
+    !pending.some((activity) => activity.activityType?.name === ActivityName.chooseHost)
   );
 }
 
@@ -165,7 +166,7 @@ async function endedCommand(
   const commandEvents = new Set<string>();
   let completion: Payload | undefined;
   for (const event of history.events ?? []) {
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'runCommand')
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === ActivityName.runCommand)
       commandEvents.add(String(event.eventId));
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && commandEvents.has(String(completed.scheduledEventId)))

@@ -7,6 +7,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { TemporalUnreachableError } from '../errors.js';
+import { firstLine } from '../shared/checks.js';
 import type { ConnectionConfig, TemporalConnectionOptions } from './connection-config.js';
 
 /** The port Temporal's address format implies when an address has none. */
@@ -145,9 +146,4 @@ function splitAddress(address: string): { host: string; port: number } {
   const match = /^(?:\[(?<v6>[^\]]+)\]|(?<host>[^:]+))(?::(?<port>\d+))?$/.exec(address);
   const host = match?.groups?.v6 ?? match?.groups?.host ?? address;
   return { host, port: match?.groups?.port ? Number(match.groups.port) : DEFAULT_PORT };
-}
-
-export function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
-  return text.split('\n', 1)[0] ?? text;
 }

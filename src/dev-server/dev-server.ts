@@ -6,7 +6,14 @@ import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
 import { dynamicConfigArgs, sqlitePragmaArgs } from './dynamic-config.js';
-import { DEV_SERVER_HOST, pickFreePort, portInUseMessage, portOwner, tryBind } from './ports.js';
+import {
+  DEV_SERVER_HOST,
+  orphanedDevServer,
+  pickFreePort,
+  portInUseMessage,
+  portOwner,
+  tryBind,
+} from './ports.js';
 
 export interface DevServerOptions {
   /** gRPC port; 0 picks a free one (and a free UI port, unless `uiPort` is given). @default 7233 */
@@ -81,6 +88,39 @@ export async function resolveDevServerPlace(options: DevServerOptions = {}): Pro
   if (uiPort === port) throw new DevServerStartError(`the gRPC port and the UI port are both ${port}`);
   const dbFile = path.resolve(options.dbFile ?? path.join('.durable-bash', 'temporal.db'));
   return { port, uiPort, dbFile };
+}
+
+/** How long an orphaned dev server gets to stop on SIGTERM before it is SIGKILLed. */
+const ORPHAN_STOP_MS = 10_000;
+
+/**
+ * Stops the dev server an earlier `dev` left running on `place` (see `orphanedDevServer`) and
+ * waits until it is gone; its pid, or undefined when there was none.
+ */
+export async function stopOrphanedDevServer(place: DevServerPlace): Promise<number | undefined> {
+  const pid = orphanedDevServer(place.port, place.dbFile);
+  if (pid === undefined) return undefined;
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const gone = async (ms: number) => {
+    for (const until = Date.now() + ms; Date.now() < until; ) {
+      if (!alive()) return true;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return !alive();
+  };
+  process.kill(pid, 'SIGTERM');
+  if (!(await gone(ORPHAN_STOP_MS))) {
+    process.kill(pid, 'SIGKILL');
+    await gone(ORPHAN_STOP_MS);
+  }
+  return pid;
 }
 
 /** Fails with `port N is already in use (by pid P: ...)` if either port of `place` is taken. */

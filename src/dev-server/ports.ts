@@ -103,3 +103,43 @@ export function portInUseMessage(port: number): string {
   const owner = portOwner(port);
   return `port ${port} is already in use${owner ? ` (by pid ${owner.pid}: ${owner.command})` : ''}`;
 }
+
+/**
+ * The Temporal dev server an earlier `durable-bash dev` started on this database file and port and
+ * left running when it was killed (SIGKILL leaves no time to stop it): its pid, or undefined. Only
+ * a server whose parent is no longer a `dev` counts, so a `dev` still running is never touched.
+ */
+export function orphanedDevServer(port: number, dbFile: string): number | undefined {
+  const owner = portOwner(port);
+  if (!owner) return undefined;
+  const argv = argvOf(owner.pid);
+  const flag = (name: string) => argv[argv.indexOf(name) + 1];
+  const isOurServer =
+    argv.includes('start-dev') && flag('--port') === String(port) && flag('--db-filename') === dbFile;
+  if (!isOurServer) return undefined;
+  const parent = parentOf(owner.pid);
+  const parentIsDev =
+    parent !== undefined &&
+    argvOf(parent).some(
+      (word, i, all) => word === 'dev' && i > 0 && /durable-bash|main\.js$/.test(all[i - 1] ?? ''),
+    );
+  return parentIsDev ? undefined : owner.pid;
+}
+
+function argvOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+/** The parent pid (field 4 of /proc/<pid>/stat, after the command name). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,12 +1,8 @@
 /** The plugin's configuration, as the harness validates it (zod 4 is a Standard Schema). */
-import os from 'node:os';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 
-/** The agent host's own task queue when the config names none: one per host name. */
-export function defaultAgentTaskQueue(hostname = os.hostname()): string {
-  return `durable-bash-agent@${hostname}`;
-}
+export { hostAgentTaskQueue as defaultAgentTaskQueue } from '../agent-host/names.js';
 
 const positiveMs = z.number().int().positive();
 
@@ -37,6 +33,12 @@ export const Config = z.strictObject({
   followup: z.boolean().default(false),
   /** Background tasks one session may run at once (see `createBashTools`). @default 20 */
   maxBackgroundTasksPerSession: z.number().int().positive().optional(),
+  /**
+   * Encryption at rest, as the fleet's workers have it (docs/ENCRYPTION.md): a key file, one
+   * `<key id>=<base64 of 32 bytes>` a line, the current key first. @default
+   * $DURABLE_BASH_CODEC_KEY_FILE, else $DURABLE_BASH_CODEC_KEYS, else no encryption
+   */
+  codecKeyFile: z.string().min(1).optional(),
 });
 
 /** The configuration a harness config file (or `ctx.plugin(plugin, config)`) gives. */

@@ -10,18 +10,20 @@ import type { Context } from '@deepseek-ai/cordis';
 import type {} from '@deepseek-ai/dsh-agent';
 import type {} from '@deepseek-ai/dsh-tools';
 import type { Client } from '@temporalio/client';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
+import { type AgentHost, startAgentHost } from '../agent-host/agent-host.js';
 import { connectClient } from '../client/connect.js';
 import { resolveConnectionConfig } from '../client/connection-config.js';
-import { createBashTools } from '../tools/create-bash-tools.js';
-import { createAgentWorker } from '../worker/agent-worker.js';
+import { encryptingDataConverter } from '../codec/data-converter.js';
+import { loadKeyring } from '../codec/keyring.js';
 import { connectNativeConnection } from '../worker/native-connection.js';
 import { Config, type ConfigInput, defaultAgentTaskQueue } from './config.js';
 import { createHarnessSessions } from './notices.js';
 import { toToolDefinition } from './tool-definition.js';
 
+export { REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
 export { Config, type ConfigInput, defaultAgentTaskQueue } from './config.js';
-export { createHarnessSessions, type HarnessSessionsOptions, REMEMBERED_NOTICE_IDS } from './notices.js';
+export { createHarnessSessions, type HarnessSessionsOptions } from './notices.js';
 export {
   TOOL_TEXT_SCHEMA,
   type ToolTextValue,
@@ -37,9 +39,11 @@ export const name = 'durable-bash';
 export const inject = ['tools', 'agents'];
 
 /**
- * Connects to Temporal, starts the agent worker on `agentTaskQueue`, and registers every tool.
- * The returned disposer (run when the plugin is unloaded) stops the worker and closes both
- * connections; the tool registrations are undone with the plugin's context.
+ * Connects to Temporal (encrypting when the config or the environment names codec keys), starts
+ * the agent host on `agentTaskQueue`, and registers every tool. The returned disposer (run when the
+ * plugin is unloaded) stops the agent worker and closes both connections; the tool registrations
+ * are undone with the plugin's context. A harness that already has a `bash` (its own tool-bash)
+ * refuses the name: the plugin then fails to load with that error, and nothing is left open.
  */
 export async function apply(ctx: Context, config: Config): Promise<() => Promise<void>> {
   const connectionConfig = resolveConnectionConfig({
@@ -48,48 +52,44 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
     ...(config.profile !== undefined ? { profile: config.profile } : {}),
     ...(config.configFile !== undefined ? { configFile: config.configFile } : {}),
   });
+  const keyring = loadKeyring({ keyFile: config.codecKeyFile });
+  const dataConverter = keyring === undefined ? undefined : encryptingDataConverter(keyring);
   const agentTaskQueue = config.agentTaskQueue ?? defaultAgentTaskQueue();
   let client: Client | undefined;
   let connection: NativeConnection | undefined;
-  let worker: Worker | undefined;
+  let host: AgentHost | undefined;
   const registrations: Array<() => void> = [];
   try {
-    client = await connectClient(connectionConfig);
-    // Registered before any worker or native connection exists: a harness that already has a
-    // `bash` (its own tool-bash) refuses the name, and the plugin then fails to load with that
-    // error and nothing left open.
-    for (const tool of createBashTools({
+    client = await connectClient(connectionConfig, dataConverter);
+    connection = await connectNativeConnection(connectionConfig);
+    host = await startAgentHost({
       client,
+      connection,
       taskQueue: config.taskQueue,
       agentTaskQueue,
-      ...(config.noticeWindowMs !== undefined ? { noticeWindowMs: config.noticeWindowMs } : {}),
-      ...(config.maxBackgroundTasksPerSession !== undefined
-        ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
-        : {}),
-    })) {
-      registrations.push(ctx.tools.register(toToolDefinition(tool)));
-    }
-    connection = await connectNativeConnection(connectionConfig);
-    worker = await createAgentWorker({
-      connection,
-      namespace: connectionConfig.namespace,
-      taskQueue: agentTaskQueue,
-      agents: createHarnessSessions(() => ctx.agents, { followup: config.followup }),
+      sessions: createHarnessSessions(() => ctx.agents, { followup: config.followup }),
+      tools: {
+        ...(config.noticeWindowMs !== undefined ? { noticeWindowMs: config.noticeWindowMs } : {}),
+        ...(config.maxBackgroundTasksPerSession !== undefined
+          ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
+          : {}),
+      },
     });
+    for (const tool of host.tools) registrations.push(ctx.tools.register(toToolDefinition(tool)));
   } catch (error) {
     for (const unregister of registrations.reverse()) unregister();
+    await host?.close();
     await connection?.close().catch(() => undefined);
     await client?.connection.close().catch(() => undefined);
     throw error;
   }
   // A worker that fails is reported, never an unhandled rejection that would end the harness.
-  const running = worker.run().catch((error: unknown) => {
+  host.running.catch((error: unknown) => {
     console.error(`durable-bash/dsh: the agent worker on ${agentTaskQueue} stopped: ${String(error)}`);
   });
-  const [openClient, openConnection, runningWorker] = [client, connection, worker];
+  const [openClient, openConnection, runningHost] = [client, connection, host];
   return async () => {
-    if (runningWorker.getState() === 'RUNNING') runningWorker.shutdown();
-    await running;
+    await runningHost.close();
     await openConnection.close();
     await openClient.connection.close();
   };

@@ -5,13 +5,12 @@
 
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Client } from '@temporalio/client';
-import type { NativeConnection, Worker } from '@temporalio/worker';
-import { createBashTools } from '../tools/create-bash-tools.js';
-import { createAgentWorker } from '../worker/agent-worker.js';
+import type { NativeConnection } from '@temporalio/worker';
+import { startAgentHost } from '../agent-host/agent-host.js';
+import { sessionAgentTaskQueue } from '../agent-host/names.js';
 import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
 import { NoticeStore } from './notice-store.js';
 import { createMcpServer, McpNotices, type McpSession } from './server.js';
-import { noticeTaskQueue } from './session.js';
 
 /**
  * How long a foreground `bash` call runs before it becomes a background task: below the 60 s
@@ -46,29 +45,24 @@ export interface McpHost {
   close(): Promise<void>;
 }
 
-/** Starts the agent worker and the transport; `close` (or stdin ending, on stdio) stops both. */
+/** Starts the agent host (tools and agent worker) and the transport; `close` (or stdin ending, on stdio) stops both. */
 export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
-  const agentTaskQueue = noticeTaskQueue(options.sessionId);
   const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId));
-  const worker: Worker = await createAgentWorker({
-    connection: options.connection,
-    namespace: options.client.options.namespace,
-    taskQueue: agentTaskQueue,
-    agents: notices,
-    dataConverter: options.client.options.dataConverter,
-  });
-  const tools = createBashTools({
+  const host = await startAgentHost({
     client: options.client,
+    connection: options.connection,
     taskQueue: options.taskQueue,
-    agentTaskQueue,
-    maxWaitMs: MCP_MAX_WAIT_MS,
-    ...(options.autoBackgroundAfterMs !== undefined
-      ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
-      : {}),
+    agentTaskQueue: sessionAgentTaskQueue(options.sessionId),
+    sessions: notices,
+    tools: {
+      maxWaitMs: MCP_MAX_WAIT_MS,
+      ...(options.autoBackgroundAfterMs !== undefined
+        ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
+        : {}),
+    },
   });
-  const running = worker.run();
-  const newServer = () => createMcpServer(tools, session, notices, options.version);
+  const newServer = () => createMcpServer(host.tools, session, notices, options.version);
 
   let http: McpHttpServer | undefined;
   let closeTransport: () => Promise<void>;
@@ -76,20 +70,20 @@ export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
   if (options.http !== undefined) {
     http = await serveMcpHttp(options.http, newServer);
     closeTransport = http.close;
-    ended = running;
+    ended = host.running;
   } else {
     const server = newServer();
     await server.connect(new StdioServerTransport());
     closeTransport = () => server.close();
-    ended = Promise.race([running, new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
+    ended = Promise.race([host.running, new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
   }
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
       await closeTransport();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      await host.close();
+      await host.running;
     })();
     return closing;
   };

@@ -6,10 +6,8 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
 import { sessionDigest } from './session.js';
-
-/** How many delivered notice ids the file remembers, to drop an inject repeated after a lost answer. */
-export const REMEMBERED_NOTICE_IDS = 1000;
 
 interface PendingNotice {
   noticeId: string;

@@ -12,7 +12,7 @@ import {
   type LoggingMessageNotification,
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentSessions } from '../activities/inject-notice.js';
+import type { AgentSessions } from '../shared/notice.js';
 import type { TextBlock, Tool, ToolResult } from '../tools/types.js';
 import type { NoticeStore } from './notice-store.js';
 

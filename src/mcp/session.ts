@@ -1,7 +1,9 @@
 /** The agent session an MCP server acts as, and the names derived from it. */
-import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
+import { userName } from '../agent-host/names.js';
+
+export { sessionAgentTaskQueue as noticeTaskQueue, sessionDigest } from '../agent-host/names.js';
 
 /** The variable that names the session when `--session` is not given. */
 export const SESSION_ENV = 'DURABLE_BASH_SESSION';
@@ -13,25 +15,4 @@ export const SESSION_ENV = 'DURABLE_BASH_SESSION';
  */
 export function defaultSessionId(cwd: string): string {
   return `mcp:${userName()}@${os.hostname()}:${path.resolve(cwd)}`;
-}
-
-/**
- * The task queue the session's completion notices wait on: one per session, so a restarted MCP
- * server polls the same queue and receives the notices that fell due while it was down.
- */
-export function noticeTaskQueue(sessionId: string): string {
-  return `durable-bash-mcp@${sessionDigest(sessionId)}`;
-}
-
-/** A short, file-name-safe digest of the session id (for the notice queue and the notice file). */
-export function sessionDigest(sessionId: string): string {
-  return createHash('sha256').update(sessionId).digest('hex').slice(0, 32);
-}
-
-function userName(): string {
-  try {
-    return os.userInfo().username;
-  } catch {
-    return `uid-${process.getuid?.() ?? 'unknown'}`;
-  }
 }

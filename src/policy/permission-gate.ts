@@ -1,6 +1,6 @@
 import { CommandDeniedError, CommandNotApprovedError } from '../errors.js';
-import { oneLine } from './rules.js';
-import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './types.js';
+import { messageOf, oneLine } from '../shared/checks.js';
+import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './policy-types.js';
 
 export interface PermissionOptions {
   /** Decides each call before anything starts. @default every call is allowed */
@@ -78,8 +78,4 @@ async function approval(
   } finally {
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort);
   }
-}
-
-function messageOf(err: unknown): string {
-  return oneLine(err instanceof Error ? err.message : String(err)) || 'no message';
 }

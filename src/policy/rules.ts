@@ -4,9 +4,11 @@
  * A convenience for agent hosts, not a security boundary: text rules cannot see what a program
  * does (an interpreter, a copied binary, a script written a moment ago).
  */
+
+import { oneLine } from '../shared/checks.js';
+import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './policy-types.js';
+import { RuleAction } from './policy-types.js';
 import { basename, splitCommands } from './split-commands.js';
-import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './types.js';
-import { RuleAction } from './types.js';
 
 export interface RulePolicyOptions {
   rules: readonly CommandRule[];
@@ -159,11 +161,6 @@ export function checkCommand(line: string, rules: CompiledRules): RuleVerdict {
     consider({ action, reason: `cannot check the command with certainty: ${oneLine(uncertain)}` }, 2);
   }
   return verdict;
-}
-
-/** Text on one line: runs of whitespace (newlines too) become one space. */
-export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
 }
 
 function compileRule(rule: CommandRule, index: number): CompiledRule {

@@ -27,3 +27,25 @@ export const NoticeOutcome = {
   expired: 'expired',
 } as const;
 export type NoticeOutcome = (typeof NoticeOutcome)[keyof typeof NoticeOutcome];
+
+/** The harness's agent sessions, as far as a completion notice needs them. */
+export interface AgentSessions {
+  /**
+   * Adds `content` to the session's context for its next model request (not a wake-up). Resolves
+   * true once delivered into a live session, false when the session no longer exists (disposed).
+   * A throw is a transient failure: the notice is retried within its window. A retry after an
+   * inject whose answer was lost (the agent host died) repeats `noticeId`: drop a repeat to keep
+   * the notice exactly once.
+   */
+  inject(
+    sessionId: string,
+    content: string,
+    options: { source: NoticeSource; noticeId: string },
+  ): Promise<boolean>;
+}
+
+/**
+ * How many delivered notice ids an agent host remembers, to drop an inject repeated after its
+ * answer was lost (the MCP host's notice file, the harness plugin's memory).
+ */
+export const REMEMBERED_NOTICE_IDS = 1_000;

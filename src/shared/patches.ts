@@ -1,7 +1,50 @@
 /**
- * Workflow patches (`patched(id)`) shared by more than one workflow module. A patch marks runs
- * recorded after a change, so runs recorded before it replay the old way.
+ * Workflow patches (`patched(id)`): each marks the runs recorded after a change, so runs recorded
+ * before it replay the old way. The policy:
+ *
+ * - A change to what a workflow does (a command, an order, a new await) that runs already recorded
+ *   could meet on replay goes behind a new patch here, with a replay fixture in
+ *   test/fixtures/histories recorded before the change (test/workflows/replay.test.ts).
+ * - A patch becomes `deprecatePatch(id)` once no worker that recorded runs without it can still
+ *   have one open (a release and the longest a task lives later), and is removed with its old
+ *   branch one release after that, with the fixtures that only the old branch replays.
+ * - durable-bash has not been released yet (no tag, not on npm): every patch below marks
+ *   development histories, and all may be retired together before 1.0. So may the runs recorded
+ *   before per-host queues (`runOnSharedQueue` in bash-task.ts, fixtures background-completed,
+ *   background-completed-with-notice, background-killed, background-tells-reader): the
+ *   time-skipping tests' stand-in worker still takes that path and must move to a host first.
  */
 
-/** Runs recorded before hosts had a control queue sent their stops and stdin writes to the host queue. */
+/**
+ * Stops and stdin writes go to the host's control queue; runs recorded before it sent them to the
+ * host queue. Fixtures: host-reads-stdin-killed (with it), host-queue-killed-while-down and
+ * stdin-written-and-closed (before it).
+ */
 export const CONTROL_QUEUE_PATCH = 'control-queue';
+
+/** Marks a foreground run that moved to the background (the update was new). Fixtures: moved-to-background*. */
+export const MOVE_TO_BACKGROUND_PATCH = 'move-to-background';
+
+/**
+ * The command's first attempt goes on the workflow's own queue, eagerly dispatched. Fixtures:
+ * eager-first-attempt-* (with it), host-queue-* (before it).
+ */
+export const EAGER_PATCH = 'command-first-attempt-eager';
+
+/**
+ * A move to the background tells the host at once. Fixtures: moved-to-background-released-on-host
+ * (with it), moved-to-background (before it).
+ */
+export const RELEASE_ON_HOST_PATCH = 'move-releases-on-host';
+
+/**
+ * An ended background task signals its output reader. Fixtures: background-tells-reader (with it),
+ * background-completed (before it).
+ */
+export const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
+
+/**
+ * The output reader tells its task it started and probes whether the task still runs. Fixtures:
+ * output-reader-v3-* and v4 (with it), output-reader-v1-* and v2-* (before it).
+ */
+export const PROBE_PATCH = 'reader-tells-and-probes-its-task';

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks } from '../client/bash-tasks.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
+import { positiveOption } from '../shared/checks.js';
 import { type BashArguments, bashArguments, parseArguments, toInputSchema } from './arguments.js';
 import { autoBackgroundDescription, bashDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
@@ -33,12 +34,7 @@ export interface BashToolOptions extends BashGuards {
  */
 export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): Tool<BashArguments> {
   const { autoBackgroundAfterMs, quota } = guards;
-  if (
-    autoBackgroundAfterMs !== undefined &&
-    !(Number.isFinite(autoBackgroundAfterMs) && autoBackgroundAfterMs > 0)
-  ) {
-    throw new RangeError(`autoBackgroundAfterMs must be a positive number, got ${autoBackgroundAfterMs}`);
-  }
+  if (autoBackgroundAfterMs !== undefined) positiveOption('autoBackgroundAfterMs', autoBackgroundAfterMs);
   return {
     name: 'bash',
     description:

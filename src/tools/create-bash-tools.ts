@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
 import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
-import type { Approver, PermissionPolicy } from '../policy/types.js';
+import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import { createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';

@@ -6,7 +6,7 @@
  * shows every line instead, so nothing is lost and the tools' process never hangs.
  */
 import vm from 'node:vm';
-import { firstLine } from '../client/connect.js';
+import { firstLine } from '../shared/checks.js';
 
 /** The longest one stream's filtering may take. */
 export const FILTER_TIME_LIMIT_MS = 1_000;

@@ -1,6 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { type NativeConnection, Worker } from '@temporalio/worker';
-import { type AgentSessions, createNoticeActivities } from '../activities/inject-notice.js';
+import { createNoticeActivities } from '../activities/inject-notice.js';
+import type { AgentSessions } from '../shared/notice.js';
 
 export interface AgentWorkerOptions {
   connection: NativeConnection;

@@ -6,16 +6,9 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import type { AttachedTasks, TaskRuns } from '../activities/index.js';
-import {
-  currentBootId,
-  endGroup,
-  isSameProcess,
-  killOrphanedGroup,
-  readAttempt,
-  readEnd,
-  readRecord,
-  taskFiles,
-} from '../activities/supervisor.js';
+import { endGroup, killOrphanedGroup } from '../activities/process-groups.js';
+import { currentBootId, isSameProcess, readEnd, readRecord } from '../activities/supervisor-records.js';
+import { readAttempt, taskFiles } from '../activities/task-files.js';
 import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
 import { AttemptFailureType } from '../shared/task.js';
 

@@ -1,64 +1,56 @@
-import { TimeoutType, WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+/**
+ * The `bashTask` workflow: one run of one command, from resolving the request to its end, with the
+ * move to the background, kills and timeouts on the command's host. Its parts: command-attempts
+ * (how activities are scheduled), run-standing (foreground or background, the timeout), run-outcome
+ * (how a run ends), task-end (the reader and the notice), stdin-writes.
+ */
 import {
-  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
   CancellationScope,
   condition,
   defineUpdate,
-  getExternalWorkflowHandle,
   isCancellation,
-  log,
-  ParentClosePolicy,
   patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
-  sleep,
-  startChild,
   TimeoutFailure,
   upsertMemo,
-  upsertSearchAttributes,
-  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
 import {
-  COMMAND_RETRY_INITIAL_INTERVAL_MS,
-  COMMAND_RETRY_MAX_INTERVAL_MS,
-  EAGER_ATTEMPT_SCHEDULE_TO_START_MS,
-  HEARTBEAT_TIMEOUT_MS,
-  KILL_GRACE_MS,
-  STOP_COMMAND_TIMEOUT_MS,
-} from '../shared/limits.js';
-import { noticeText } from '../shared/notice.js';
-import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
-import { outputReaderId } from '../shared/read-position.js';
-import { statusSearchAttribute } from '../shared/search-attributes.js';
-import {
-  failedState,
-  finishedState,
-  isLost,
-  isWorkerLoss,
-  KILLED_BEFORE_START,
-  statusLine,
-  type TaskState,
-} from '../shared/status-line.js';
+  EAGER_PATCH,
+  MOVE_TO_BACKGROUND_PATCH,
+  RELEASE_ON_HOST_PATCH,
+  TELL_READER_PATCH,
+} from '../shared/patches.js';
+import { finishedState, isWorkerLoss } from '../shared/status-line.js';
 import type {
   BashTaskInput,
   BashTaskResult,
   CommandHost,
-  CommandOutcome,
   CommandSpec,
   NoticeTarget,
   StopResult,
-  TaskId,
 } from '../shared/task.js';
-import { AttemptFailureType, RunFailureType, TaskStatus } from '../shared/task.js';
-import { controlTaskQueue } from '../shared/task-queues.js';
-import { completionNotice } from './completion-notice.js';
-import { outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+import { RunFailureType, TaskStatus } from '../shared/task.js';
+import {
+  commandStarted,
+  continuesOnHost,
+  eagerCommand,
+  hostActivities,
+  inBackground,
+  isReleased,
+  releaseOnHost,
+  resolveCommand,
+  sharedQueueCommand,
+} from './command-attempts.js';
+import { outputReaderStartedSignal } from './reader-signals.js';
+import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
+import { type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
+import { startNotice, tellReader } from './task-end.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
@@ -76,100 +68,6 @@ export interface MoveToBackgroundRequest {
  * its timeout has fired, so an accepted move is one the run takes.
  */
 export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundRequest]>('moveToBackground');
-
-/** The patch a moved run records when the update applies (replays of older runs never see the update). */
-const MOVE_TO_BACKGROUND_PATCH = 'move-to-background';
-
-/** The run's foreground or background standing, which a move to the background changes. */
-interface Standing {
-  background: boolean;
-  notice: NoticeTarget | undefined;
-  /** False once the run ended, its timeout fired, or it runs in a way that cannot move (the shared queue). */
-  movable: boolean;
-  /** Cancels the foreground timer that runs now. */
-  cancelTimeout?: () => void;
-  /** Lets go of the foreground attempt that runs now (the command keeps running), for one without a deadline. */
-  release?: () => void;
-  /** The command's host, once chosen: where writes to its stdin go. */
-  host?: CommandHost;
-  /** The run has its outcome (the command ended, or it never will run). */
-  ended: boolean;
-}
-
-/** A foreground spec as a background one: no timeout, and a background task's spill files. */
-function inBackground(spec: CommandSpec): CommandSpec {
-  const { timeoutMs, ...rest } = spec;
-  return { ...rest, background: true };
-}
-
-const { resolveCommand } = proxyLocalActivities<CommandActivities>({
-  // Pure arithmetic on the worker's config.
-  startToCloseTimeout: '10 seconds',
-});
-
-/** Time a background command may run before Temporal gives up on it. */
-const BACKGROUND_RUN_LIMIT = '365 days';
-
-/** Time one attempt of a foreground command may take: its timeout, the kill's grace, then slack. */
-function attemptLimit(spec: CommandSpec) {
-  return spec.timeoutMs === undefined
-    ? BACKGROUND_RUN_LIMIT
-    : spec.timeoutMs + KILL_GRACE_MS + HEARTBEAT_TIMEOUT_MS;
-}
-
-/** What every attempt of the command activity has, on whichever queue it runs. */
-function attemptOptions(spec: CommandSpec) {
-  return {
-    startToCloseTimeout: attemptLimit(spec),
-    // How a worker that died mid-command is noticed (a restarted one says so at once).
-    heartbeatTimeout: spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
-    // A kill's outcome (the signal, the last output) comes back from the activity.
-    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  };
-}
-
-/** The command activity of runs recorded before per-host queues: one attempt on the shared queue. */
-function sharedQueueCommand(spec: CommandSpec) {
-  return proxyActivities<CommandActivities>({
-    ...attemptOptions(spec),
-    taskQueue: spec.taskQueue,
-    retry: { maximumAttempts: 1 },
-  }).runCommand;
-}
-
-/**
- * The activities on the command's host. Every attempt of the command activity is idempotent on its
- * host (it re-attaches to the command's supervisor, or returns the end it recorded), so a worker
- * that died is simply retried there; a host whose worker stays away past the lost window ends the
- * task lost.
- */
-function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs: number) {
-  const onHost = {
-    taskQueue: hostQueue,
-    // A dead host never polls again: this bounds each wait for its worker (not retried).
-    scheduleToStartTimeout: lostAfterMs,
-    retry: {
-      initialInterval: COMMAND_RETRY_INITIAL_INTERVAL_MS,
-      backoffCoefficient: 2,
-      maximumInterval: COMMAND_RETRY_MAX_INTERVAL_MS,
-    },
-  };
-  const stopOn = (taskQueue: string) =>
-    proxyActivities<CommandActivities>({
-      ...onHost,
-      taskQueue,
-      startToCloseTimeout: STOP_COMMAND_TIMEOUT_MS,
-    }).stopCommand;
-  return {
-    runCommand: proxyActivities<CommandActivities>({ ...onHost, ...attemptOptions(spec) }).runCommand,
-    // On the host's control queue, whose slots running commands never take; runs recorded before
-    // it sent stops to the host queue.
-    stopCommand: (stopped: CommandSpec) =>
-      patched(CONTROL_QUEUE_PATCH)
-        ? stopOn(controlTaskQueue(hostQueue))(stopped)
-        : stopOn(hostQueue)(stopped),
-  };
-}
 
 /**
  * One run of one command. Resolves the request against the worker's config, runs the command
@@ -396,65 +294,6 @@ async function runOnHost(
   }
 }
 
-const EAGER_PATCH = 'command-first-attempt-eager';
-
-/** Runs recorded before the move told the host (the cancellation alone let go of the attempt). */
-const RELEASE_ON_HOST_PATCH = 'move-releases-on-host';
-
-/** Tells the command's host that the foreground attempt may let go; a host that does not answer has no attempt running. */
-function releaseOnHost(taskId: TaskId, hostQueue: string): Promise<void> {
-  const { releaseCommand } = proxyActivities<CommandActivities>({
-    taskQueue: controlTaskQueue(hostQueue),
-    scheduleToStartTimeout: RELEASE_TIMEOUT_MS,
-    startToCloseTimeout: RELEASE_TIMEOUT_MS,
-    retry: { maximumAttempts: 1 },
-  });
-  return CancellationScope.nonCancellable(() => releaseCommand(taskId)).catch(() => undefined);
-}
-
-const RELEASE_TIMEOUT_MS = 10_000;
-
-/** The command's first attempt, on the workflow's own queue (eager dispatch); never retried there. */
-function eagerCommand(spec: CommandSpec) {
-  return proxyActivities<CommandActivities>({
-    ...attemptOptions(spec),
-    // A worker that does not take it soon (no eager slot, no worker) leaves it to the host queue.
-    scheduleToStartTimeout: EAGER_ATTEMPT_SCHEDULE_TO_START_MS,
-    retry: { maximumAttempts: 1 },
-  }).runCommand;
-}
-
-/**
- * The eager attempt had started the command: it heartbeated, or a restarted worker failed it after
- * finding its supervisor. The host queue's attempts then never start it again, even if its records
- * are gone.
- */
-function commandStarted(err: unknown): boolean {
-  if (!(err instanceof ActivityFailure)) return false;
-  if (err.cause instanceof TimeoutFailure) return err.cause.lastHeartbeatDetails !== undefined;
-  return err.cause instanceof ApplicationFailure && err.cause.type === AttemptFailureType.workerRestarted;
-}
-
-/** The attempt let go of a command it had attached to (the run moved to the background). */
-function isReleased(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof ApplicationFailure &&
-    err.cause.type === AttemptFailureType.released
-  );
-}
-
-/**
- * The eager attempt ended without the command's end, in a way the host queue's attempts can take
- * over: its worker was lost or restarted, or it was not the host. A kill, or a failure of the
- * command itself (no such workdir, bash would not start), is final.
- */
-function continuesOnHost(err: unknown): boolean {
-  if (!(err instanceof ActivityFailure)) return false;
-  if (err.cause instanceof TimeoutFailure) return true;
-  return err.cause instanceof ApplicationFailure && !err.cause.nonRetryable;
-}
-
 /** The runs recorded before per-host queues: one attempt, and a lost worker loses the task. */
 async function runOnSharedQueue(spec: CommandSpec, standing: Standing): Promise<BashTaskResult> {
   const command = new CancellationScope();
@@ -473,135 +312,4 @@ async function runOnSharedQueue(spec: CommandSpec, standing: Standing): Promise<
   } finally {
     timeout.cancel();
   }
-}
-
-/**
- * The foreground timeout: a workflow timer, so it holds even while no worker runs the command. A
- * move to the background cancels it; once it fired, the run can no longer move.
- */
-function startTimeout(spec: CommandSpec, onFire: () => void, standing: Standing) {
-  let firedAfterMs: number | undefined;
-  const timer = new CancellationScope();
-  const { timeoutMs } = spec;
-  if (timeoutMs !== undefined) {
-    timer
-      .run(() => sleep(timeoutMs))
-      .then(
-        () => {
-          firedAfterMs = timeoutMs;
-          standing.movable = false;
-          onFire();
-        },
-        () => undefined, // Cancelled: the command ended first, or the run moved to the background.
-      );
-  }
-  const cancel = () => timer.cancel();
-  standing.cancelTimeout = cancel;
-  return { firedAfterMs: () => firedAfterMs, cancel };
-}
-
-/**
- * The run's result from a command's outcome: timed out when the workflow's timer fired or the
- * activity's own copy of the deadline did, whichever the workflow heard of first.
- */
-function resultOf(
-  spec: CommandSpec,
-  outcome: CommandOutcome,
-  timerFiredAfterMs: number | undefined,
-): BashTaskResult {
-  const { timedOut, ...ended } = outcome;
-  return { ...ended, timedOutAfterMs: timerFiredAfterMs ?? (timedOut ? spec.timeoutMs : undefined) };
-}
-
-function finish(result: BashTaskResult): BashTaskResult {
-  setStatus(endStatus(result));
-  return result;
-}
-
-function neverStarted(spec: CommandSpec, firedAfterMs: number): ApplicationFailure {
-  setStatus(TaskStatus.lost);
-  return ApplicationFailure.create({
-    type: RunFailureType.neverStarted,
-    message: `task ${spec.taskId} timed out after ${firedAfterMs}ms before any worker started the command`,
-    nonRetryable: true,
-  });
-}
-
-/**
- * The failure a run ends with when its command gave no outcome, with its status set. A host whose
- * worker stayed away past the lost window is named; the output its worker last heartbeated rides
- * along, so readers still see it.
- */
-function endWithoutOutcome(
-  err: unknown,
-  host: CommandHost,
-  lostAfterMs: number,
-  earlierProgress?: unknown,
-): unknown {
-  if (err instanceof ActivityFailure && err.cause instanceof TimeoutFailure) {
-    if (err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START) {
-      setStatus(TaskStatus.lost);
-      const progress = err.cause.lastHeartbeatDetails ?? earlierProgress;
-      return ApplicationFailure.create({
-        type: RunFailureType.commandLost,
-        message: `no worker on its host ${host.hostId} came back within ${lostAfterMs}ms; the exit status is unknown`,
-        nonRetryable: true,
-        details: progress === undefined ? [] : [progress],
-      });
-    }
-  }
-  setStatus(isLost(err) ? TaskStatus.lost : TaskStatus.failed);
-  return err;
-}
-
-const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
-
-/** Tells the task's output reader that the task ended, so it can end once idle. */
-async function tellReader(taskId: TaskId): Promise<void> {
-  await CancellationScope.nonCancellable(() =>
-    getExternalWorkflowHandle(outputReaderId(taskId))
-      .signal(taskEndedSignal)
-      .catch(() => undefined),
-  );
-}
-
-/**
- * Starts the notice as an abandoned child and waits only for its start (a child not yet started
- * when its parent closes may never start). It runs on this task queue; only its inject activity
- * goes to the agent host. A notice that cannot start is logged, never the task's failure.
- */
-async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskState): Promise<void> {
-  try {
-    // A kill cancels this workflow; the notice must still start.
-    await CancellationScope.nonCancellable(() =>
-      startChild(completionNotice, {
-        workflowId: `${taskId}-notice`,
-        args: [{ ...target, content: noticeText(taskId, statusLine(state)) }],
-        parentClosePolicy: ParentClosePolicy.ABANDON,
-        // A task reset and run again must not notify twice: its notice id is taken.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        staticSummary: `Completion notice for ${taskId}`,
-      }),
-    );
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      log.info('completion notice already sent', { taskId });
-    } else {
-      log.warn('completion notice could not start', { taskId, error: String(err) });
-    }
-  }
-}
-
-/** The state a run that threw stands for; a kill before any worker took the command has its own reason. */
-function endedState(err: unknown): TaskState {
-  if (isCancellation(err)) return { status: 'failed', reason: KILLED_BEFORE_START };
-  return failedState(err);
-}
-
-function endStatus(outcome: CommandOutcome): TaskStatus {
-  return outcome.signal === null ? TaskStatus.completed : TaskStatus.killed;
-}
-
-function setStatus(status: TaskStatus): void {
-  upsertSearchAttributes([{ key: statusSearchAttribute, value: status }]);
 }

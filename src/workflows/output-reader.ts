@@ -18,6 +18,7 @@ import {
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
 import { HOST_READ_START_MS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
+import { PROBE_PATCH } from '../shared/patches.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
@@ -50,8 +51,6 @@ const READ_ANSWER_MARGIN_MS = 500;
 
 /** Time a read activity gets past its wait, to read and return. */
 const READ_ACTIVITY_SLACK_MS = 10_000;
-
-const PROBE_PATCH = 'reader-tells-and-probes-its-task';
 
 /**
  * Holds the `bash_output` read position of one task. Updates serialize claims, so two readers never

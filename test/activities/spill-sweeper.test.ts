@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpillSweeper, sweepSpillDir } from '../../src/activities/spill-sweeper.js';
-import { currentBootId, processStart } from '../../src/activities/supervisor.js';
+import { currentBootId, processStart } from '../../src/activities/supervisor-records.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../src/shared/limits.js';
 
 const DAY_MS = 24 * 60 * 60_000;

@@ -3,8 +3,10 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readEnd, readRecord, supervisorPath, taskFiles } from '../../src/activities/supervisor.js';
+import { supervisorPath } from '../../src/activities/supervisor.js';
 import { SupervisorNursery } from '../../src/activities/supervisor-nursery.js';
+import { readEnd, readRecord } from '../../src/activities/supervisor-records.js';
+import { taskFiles } from '../../src/activities/task-files.js';
 import { waitFor } from '../helpers/processes.js';
 
 // The nursery against real supervisors, without a worker: what a launch starts, what it reports,
@@ -132,5 +134,53 @@ describe('the supervisor nursery', () => {
     await made.close();
     await waitFor(() => ours().length === 0, 5_000);
     expect(existsSync(again.exit)).toBe(true);
+  });
+
+  it('watches a supervisor another nursery started, and says when it exits; a gone or reused pid at once', async () => {
+    const files = task();
+    const first = nursery(0);
+    const report = await first.launch({
+      files,
+      command: 'read -r line < /dev/stdin; exit 7',
+      cwd: '/',
+      env: process.env,
+      keepStdinOpen: true,
+    });
+    expect(report.kind).toBe('started');
+    const record = await readRecord(files.state);
+    const supervisor = { pid: record?.supervisorPid ?? 0, start: record?.supervisorStart ?? 0 };
+    // A second nursery, as a restarted worker's, holds a pidfd on it.
+    const second = nursery(0);
+    let outcome: string | undefined;
+    const watched = second.watchExit(supervisor.pid, supervisor.start).then((o) => {
+      outcome = o;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(outcome).toBeUndefined();
+    process.kill(supervisor.pid, 'SIGTERM');
+    await watched;
+    expect(outcome).toBe('exited');
+    expect(await second.watchExit(supervisor.pid, supervisor.start)).toBe('exited');
+    // A pid that is some other process now (its start time differs): not the one watched.
+    expect(await second.watchExit(process.pid, 1)).toBe('exited');
+  });
+
+  it('ends a watch as unwatched when its nursery dies, so the caller polls', async () => {
+    const files = task();
+    const first = nursery(0);
+    const report = await first.launch({ files, command: 'sleep 30', cwd: '/', env: process.env });
+    expect(report.kind).toBe('started');
+    const record = await readRecord(files.state);
+    const second = nursery(0);
+    const watched = second.watchExit(record?.supervisorPid ?? 0, record?.supervisorStart ?? 0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Kill the second nursery (its process, as a crash would).
+    const child = (second as unknown as { child: { pid: number } }).child;
+    process.kill(child.pid, 'SIGKILL');
+    expect(await watched).toBe('unwatched');
+    process.kill(record?.supervisorPid ?? 0, 'SIGTERM');
+    for (let i = 0; i < 100 && (await readEnd(files.exit)) === undefined; i++)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await readEnd(files.exit)).toMatchObject({ signal: 15 });
   });
 });

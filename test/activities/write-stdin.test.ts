@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileExecutorOptions } from '../../src/activities/index.js';
-import { taskFiles } from '../../src/activities/supervisor.js';
+import { taskFiles } from '../../src/activities/task-files.js';
 import { createWriteStdin } from '../../src/activities/write-stdin.js';
 
 // The stdin activity against a FIFO the test plays the supervisor for: the window between the

@@ -17,7 +17,14 @@ const READ_CONCURRENCY = 6;
 
 export class ChaosRun {
   constructor({ options, rng, server, workers, agent, markerFile, sessionId, log }) {
-    Object.assign(this, { options, rng, server, workers, agent, markerFile, sessionId, log });
+    this.options = options;
+    this.rng = rng;
+    this.server = server;
+    this.workers = workers;
+    this.agent = agent;
+    this.markerFile = markerFile;
+    this.sessionId = sessionId;
+    this.log = log;
     this.tasks = [];
     this.foreground = [];
     /** Worker kills, for the visibility measurements: {worker, killAt, restartAt, affected}. */

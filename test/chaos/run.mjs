@@ -32,9 +32,9 @@ const started = Date.now();
 const log = (message) =>
   process.stdout.write(`[chaos ${seconds(Date.now() - started).padStart(6)}] ${message}\n`);
 
-const options = parseOptions(process.argv.slice(2));
+const parsed = parseOptions(process.argv.slice(2));
 // Notices retry with backoff up to a minute; a task ending near the end of the rounds needs its time.
-options.drainMs = options.quick ? 180_000 : 240_000;
+const options = { ...parsed, drainMs: parsed.quick ? 180_000 : 240_000 };
 const NOTICE_WAIT_MS = 150_000;
 // How long a host may be gone before its tasks are given up as lost (passed when the worker takes
 // the flag): longer than any downtime here (20 s + its start), so every re-attach is due.

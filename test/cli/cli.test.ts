@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,6 +22,13 @@ async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
     return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
   }
 }
+
+describe('durable-bash --version', () => {
+  it('prints the package version alone', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(await cli(['--version'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+});
 
 describe('durable-bash run', () => {
   const suite = useDevServerWithWorker();

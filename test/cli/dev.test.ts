@@ -211,6 +211,44 @@ describe('durable-bash dev', () => {
     expect(dev.stderr()).toMatch(/durable-bash: stopped\n$/);
   }, 120_000);
 
+  it('starts with no warning, and stops the server a SIGKILLed dev left on its database and port, in one line', async () => {
+    const db = freshDb();
+    const [port, uiPort] = await freePorts();
+    const address = `127.0.0.1:${port}`;
+    const first = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    await first.ready;
+    // A normal start says nothing on stderr (no SDK or server warning), only the banner on stdout.
+    expect(first.stderr()).toBe('');
+    expect(first.stdout()).not.toMatch(/WARN|ERROR/);
+    const orphan = serverChild(first);
+    expect(orphan).toBeDefined();
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(isAlive(orphan)).toBe(true);
+
+    const second = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    await second.ready;
+    expect(second.stderr()).toBe(
+      `durable-bash: stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on state/temporal.db\n`,
+    );
+    expect(isAlive(orphan)).toBe(false);
+    expect(await runThrough(address, 'echo again')).toEqual({ code: 0, stdout: 'again\n', stderr: '' });
+  }, 120_000);
+
+  it('leaves alone a server that a running dev holds: the port is in use', async () => {
+    const db = freshDb();
+    const [port, uiPort] = await freePorts();
+    const first = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    await first.ready;
+    const server = serverChild(first);
+    const second = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toMatch(
+      new RegExp(`^durable-bash: port ${port} is already in use \\(by pid ${server}: `),
+    );
+    expect(isAlive(server)).toBe(true);
+  }, 120_000);
+
   it('stops the worker and exits 1 when its server dies three times within a minute', async () => {
     const db = freshDb();
     const [port, uiPort] = await freePorts();

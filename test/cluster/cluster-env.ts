@@ -26,7 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import Long from 'long';
-import { registerSearchAttributes } from '../../src/client/search-attributes.js';
+import { registerSearchAttributes } from '../../src/client/register-search-attributes.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 
 export interface ClusterOptions {

@@ -17,6 +17,7 @@ import SessionStore, { SessionId, type UserMessage } from '@deepseek-ai/dsh-sess
 import SystemPrompt from '@deepseek-ai/dsh-system-prompt';
 import ToolRuntime, { type ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dropRepeatedNotices } from '../../src/agent-host/repeated-notices.js';
 import durableBash, { type ConfigInput, createHarnessSessions } from '../../src/dsh/index.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool } from '../../src/tools/types.js';
@@ -262,9 +263,9 @@ describe('durable-bash/dsh', () => {
     );
   });
 
-  it('drops a repeated notice id', async () => {
+  it('drops a repeated notice id (the agent host does, for every entry point)', async () => {
     const agent = createAgent();
-    const sessions = createHarnessSessions(() => app.agents);
+    const sessions = dropRepeatedNotices(createHarnessSessions(() => app.agents));
     const options = {
       source: { kind: 'plugin' as const, plugin: 'tool-bash' },
       noticeId: `bash-${randomUUID()}-notice`,

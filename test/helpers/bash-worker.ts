@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
-import { isSameProcess, readRecord } from '../../src/activities/supervisor.js';
+import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
 
@@ -100,12 +100,17 @@ export interface DevServerWithWorker {
  * task queue: started before its tests, stopped after. Read the fields inside hooks and tests.
  */
 export function useDevServerWithWorker(
-  options: { executor?: ExecutorOptions; dynamicConfig?: Readonly<Record<string, number>> } = {},
+  options: {
+    executor?: ExecutorOptions;
+    dynamicConfig?: Readonly<Record<string, number>>;
+    /** @default a fresh one */
+    taskQueue?: string;
+  } = {},
 ): DevServerWithWorker {
   const suite = {} as DevServerWithWorker;
   beforeAll(async () => {
     suite.env = await createDevServerEnv(options.dynamicConfig);
-    suite.worker = await startBashWorker(suite.env, options.executor);
+    suite.worker = await startBashWorker(suite.env, options.executor, options.taskQueue);
   });
   afterAll(async () => {
     await suite.worker?.stop();

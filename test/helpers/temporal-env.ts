@@ -4,7 +4,7 @@
  * missing binary fails the run with the command that fixes it; it never falls back or skips.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { registerSearchAttributes } from '../../src/client/search-attributes.js';
+import { registerSearchAttributes } from '../../src/client/register-search-attributes.js';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
 import {
   DEV_SERVER_DYNAMIC_CONFIG,

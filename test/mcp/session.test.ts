@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseHttpListen } from '../../src/cli/mcp.js';
-import { NoticeStore, REMEMBERED_NOTICE_IDS } from '../../src/mcp/notice-store.js';
+import { NoticeStore } from '../../src/mcp/notice-store.js';
 import { defaultSessionId, noticeTaskQueue, sessionDigest } from '../../src/mcp/session.js';
+import { REMEMBERED_NOTICE_IDS } from '../../src/shared/notice.js';
 
 describe('defaultSessionId', () => {
   it('names the user, the host and the absolute working directory', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { PermissionDecision, PermissionRequest } from '../../src/policy/policy-types.js';
 import {
   checkCommand,
   compileDenyRules,
@@ -7,7 +8,6 @@ import {
   denyRuleFromFlag,
   type RulePolicyOptions,
 } from '../../src/policy/rules.js';
-import type { PermissionDecision, PermissionRequest } from '../../src/policy/types.js';
 
 const request = (command: string): PermissionRequest => ({
   command,

@@ -1,4 +1,4 @@
-// The per-command supervisor (supervisor/supervisor.c), tested as the worker will use it: real
+// The per-command supervisor (supervisor/), tested as the worker will use it: real
 // processes, real signals, real files; no mocks. Every test kills only what it started and checks
 // that nothing it started is left.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor.js';
+import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor-records.js';
 import { waitFor } from '../helpers/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');

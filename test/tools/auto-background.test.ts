@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSessions } from '../../src/activities/inject-notice.js';
+import type { AgentSessions } from '../../src/shared/notice.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';

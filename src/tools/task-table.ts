@@ -1,5 +1,5 @@
 import Table from 'cli-table3';
-import type { TaskSummary } from './task-list.js';
+import type { TaskSummary } from '../client/task-list.js';
 
 /** Widest command a listing shows; a longer one is cut with `…`. */
 const COMMAND_WIDTH = 60;
@@ -31,7 +31,7 @@ export function taskTable(tasks: TaskSummary[], now: Date): string {
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
   for (const task of tasks) {
-    table.push([task.taskId, task.status, age(task.startedAt, now), oneLine(task.command)]);
+    table.push([task.taskId, task.status, age(task.startedAt, now), commandCell(task.command)]);
   }
   return table
     .toString()
@@ -49,7 +49,8 @@ export function age(since: Date, now: Date): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-function oneLine(command: string): string {
+/** A command's first line, cut to the table's width. */
+function commandCell(command: string): string {
   const first = command.split('\n')[0] ?? '';
   const line = first.length < command.length ? `${first} …` : first;
   return line.length > COMMAND_WIDTH ? `${line.slice(0, COMMAND_WIDTH - 1)}…` : line;

@@ -1,0 +1,127 @@
+/**
+ * Ending a task's processes: through its supervisor (SIGTERM, SIGKILL after the grace), and past a
+ * supervisor that stopped doing its job or is gone (its cgroups and its group, SIGKILLed).
+ */
+import { readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Logger } from '@temporalio/common';
+import { KILL_GRACE_MS } from '../shared/limits.js';
+import { isSameProcess, procStat, type SupervisorRecord } from './supervisor-records.js';
+
+/**
+ * Asks the supervisor to end the command: SIGTERM is forwarded to the command's process group,
+ * SIGUSR1 makes it SIGKILL the group; SIGUSR2 closes the command's stdin once what its FIFO holds
+ * went in. Signals nothing unless the pid is still that supervisor.
+ */
+export function signalSupervisor(
+  record: SupervisorRecord,
+  signal: 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2',
+): boolean {
+  if (!isSameProcess(record, 'supervisor')) return false;
+  try {
+    process.kill(record.supervisorPid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How long after its SIGKILL a supervisor may take to record the end before it is killed itself. */
+export const FORCED_END_AFTER_MS = 6_000;
+
+/**
+ * Ends the command's group through its supervisor: SIGTERM now, SIGKILL (SIGUSR1) after the grace.
+ * A supervisor that still runs FORCED_END_AFTER_MS later has stopped doing its job: the task's
+ * cgroups, its group and the supervisor itself are SIGKILLed, so that a kill always ends (the task
+ * is then lost, its exit status unknown), and `onForced` hears what the processes were doing.
+ * Returns what cancels the timers once the end is known.
+ */
+export function endGroup(record: SupervisorRecord, onForced?: (state: string) => void): () => void {
+  signalSupervisor(record, 'SIGTERM');
+  const grace = setTimeout(() => signalSupervisor(record, 'SIGUSR1'), KILL_GRACE_MS);
+  const force = setTimeout(() => {
+    if (!isSameProcess(record, 'supervisor')) return;
+    onForced?.(processStates(record));
+    killOrphanedGroup(record);
+    try {
+      process.kill(record.supervisorPid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }, KILL_GRACE_MS + FORCED_END_AFTER_MS);
+  return () => {
+    clearTimeout(grace);
+    clearTimeout(force);
+  };
+}
+
+/** The `onForced` of `endGroup` that logs the forced end of a task's command as a warning. */
+export function warnForcedEnd(log: Pick<Logger, 'warn'>, taskId: string): (state: string) => void {
+  return (state) => log.warn(`task ${taskId}: its supervisor did not end the command; killed it`, { state });
+}
+
+/** What a task's supervisor and the processes in its cgroups are doing: `pid name state (wchan)`, for a log. */
+function processStates(record: SupervisorRecord): string {
+  const pids = new Set([record.supervisorPid]);
+  for (const dir of record.cgroups ?? []) for (const pid of cgroupMembers(dir) ?? []) pids.add(pid);
+  return [...pids]
+    .map((pid) => {
+      const stat = procStat(pid);
+      let wchan = '?';
+      try {
+        wchan = readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+      } catch {
+        // Gone meanwhile.
+      }
+      return `${pid} ${stat?.name ?? '?'} ${stat?.fields[0] ?? '?'} (${wchan})`;
+    })
+    .join(', ');
+}
+
+/** The pids in a cgroup, or undefined when there is no such cgroup. */
+function cgroupMembers(dir: string): number[] | undefined {
+  try {
+    return readFileSync(path.join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ends a command group whose supervisor is gone (killed), so that nothing runs that no one can
+ * report: SIGKILL to the group, only while its leader is still the recorded process.
+ */
+export function killOrphanedGroup(record: SupervisorRecord): void {
+  // The task's cgroups hold whatever is left, even what left the group (they are the task's own,
+  // so they hold no other task's processes).
+  for (const dir of record.cgroups ?? []) killCgroup(dir);
+  if (!isSameProcess(record, 'command')) return;
+  try {
+    process.kill(-record.pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+/** SIGKILLs every process in a cgroup (cgroup.kill, else each pid listed), then removes it. */
+function killCgroup(dir: string): void {
+  try {
+    writeFileSync(path.join(dir, 'cgroup.kill'), '1');
+  } catch {
+    const members = cgroupMembers(dir);
+    if (members === undefined) return; // No such cgroup: nothing to end.
+    for (const pid of members) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+  }
+  // Removed once empty; a later scan tries again if processes were still exiting.
+  try {
+    rmdirSync(dir);
+  } catch {
+    // Still busy.
+  }
+}

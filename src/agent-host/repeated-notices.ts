@@ -1,0 +1,22 @@
+import { type AgentSessions, REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
+
+/**
+ * `sessions` that drop a notice already delivered: an inject retried after its answer was lost
+ * repeats its `noticeId`. Remembers the last REMEMBERED_NOTICE_IDS delivered ids, in memory.
+ */
+export function dropRepeatedNotices(sessions: AgentSessions): AgentSessions {
+  const delivered = new Set<string>();
+  return {
+    async inject(sessionId, content, options) {
+      if (delivered.has(options.noticeId)) return true;
+      const injected = await sessions.inject(sessionId, content, options);
+      if (!injected) return false;
+      delivered.add(options.noticeId);
+      if (delivered.size > REMEMBERED_NOTICE_IDS) {
+        const oldest = delivered.values().next().value;
+        if (oldest !== undefined) delivered.delete(oldest);
+      }
+      return true;
+    },
+  };
+}

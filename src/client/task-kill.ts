@@ -1,0 +1,99 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  type Client,
+  type WorkflowExecutionDescription,
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { ActivityName } from '../activities/activity-names.js';
+import { KILL_GRACE_MS } from '../shared/limits.js';
+
+/** How long `kill` waits for the killed run to report its end. */
+const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
+
+/** How often `kill` checks whether its kill waits for the task's host to come back. */
+const KILL_CHECK_INTERVAL_MS = 500;
+
+/**
+ * A command or stop activity no worker has taken for this long has no worker on its host answering:
+ * a live worker takes one within milliseconds. (Heartbeats, minutes apart, say nothing this soon.)
+ */
+const SILENT_WORKER_MS = 2_000;
+
+/**
+ * Kills a running task (described behind the fence) and waits for its end; a finished task is left
+ * as it is. While no worker on the task's host answers, the kill is recorded and takes effect once
+ * one is back: that answers `pending` at once.
+ */
+export async function killTask(
+  client: Client,
+  description: WorkflowExecutionDescription,
+): Promise<'killed' | 'already-finished' | 'pending'> {
+  if (description.status.name !== 'RUNNING') return 'already-finished';
+  const taskId = description.workflowId;
+  const handle = client.workflow.getHandle(taskId);
+  try {
+    await handle.cancel();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return 'already-finished';
+    throw err;
+  }
+  const deadline = Date.now() + KILL_CONFIRM_MS;
+  const stopWaiting = new AbortController();
+  const ended = client
+    .withAbortSignal(stopWaiting.signal, () => handle.result())
+    .then(
+      () => true,
+      (err: unknown) => {
+        // The kill is requested either way; a run that ends without an outcome is still ended.
+        if (err instanceof WorkflowFailedError || stopWaiting.signal.aborted) return true;
+        throw err;
+      },
+    );
+  try {
+    while (Date.now() < deadline) {
+      const done = await Promise.race([ended, sleep(KILL_CHECK_INTERVAL_MS).then(() => false)]);
+      if (done) return 'killed';
+      if (await killWaitsForHost(client, taskId)) return 'pending';
+    }
+    return 'killed';
+  } finally {
+    stopWaiting.abort();
+  }
+}
+
+/**
+ * The kill waits for a worker to come back: the stop activity the kill sends (or the command's
+ * next attempt) has waited for a worker on the host longer than a live one takes, or the workflow
+ * task that carries the kill has waited for any worker of the queue. These are the probes: a
+ * worker that is there takes them at once, however long ago the command heartbeated.
+ */
+async function killWaitsForHost(client: Client, taskId: string): Promise<boolean> {
+  const description = await client.workflow
+    .getHandle(taskId)
+    .describe()
+    .catch(() => undefined);
+  const { PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.enums.v1;
+  const silentSince = (time: { seconds?: { toString(): string } | null } | null | undefined) =>
+    Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > SILENT_WORKER_MS;
+  // No worker takes the workflow task that carries the kill (every worker of the queue is down).
+  const workflowTask = description?.raw.pendingWorkflowTask;
+  if (
+    workflowTask?.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED &&
+    silentSince(workflowTask.scheduledTime)
+  ) {
+    return true;
+  }
+  return (
+    description?.raw.pendingActivities?.some((activity) => {
+      const name = activity.activityType?.name;
+      if (name !== ActivityName.runCommand && name !== ActivityName.stopCommand) return false;
+      // Due this long ago and no worker has taken it (a retry's backoff is not yet due).
+      return (
+        activity.state === PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED &&
+        silentSince(activity.scheduledTime)
+      );
+    }) ?? false
+  );
+}

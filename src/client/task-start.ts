@@ -1,0 +1,99 @@
+/** Starting a task: its `bashTask` workflow, with the owner and status search attributes and a memo the Web UI shows. */
+import {
+  type Client,
+  type InternalConnectionLike,
+  InternalConnectionLikeSymbol,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
+} from '@temporalio/client';
+import type { OwnerHasher } from '../codec/owner-hash.js';
+import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
+import { TaskStatus } from '../shared/task.js';
+import { bashTask } from '../workflows/bash-task.js';
+import { CONNECT_TIMEOUT_MS } from './connect.js';
+import { newTaskId } from './new-task-id.js';
+import { ownerToken } from './ownership.js';
+import { asClientError } from './temporal-unreachable.js';
+
+export interface StartRequest {
+  command: string;
+  description: string;
+  /** Absolute, or relative to the worker's default workdir; absent for the worker's default. */
+  workdir?: string;
+  timeoutMs?: number;
+  background: boolean;
+  /** The agent session that owns the task; undefined for a task with no owner. */
+  owner?: string;
+  /** A background run whose stdin stays open for `writeStdin`. */
+  keepStdinOpen?: boolean;
+}
+
+/** What a start needs of its client. */
+export interface StartContext {
+  client: Client;
+  taskQueue: string;
+  eagerStart: boolean;
+  /** Set when the client encrypts with durable-bash's codec: owners are then stored hashed. */
+  ownerHasher: OwnerHasher | undefined;
+  /** Where a background task of `owner` sends its completion notice. */
+  noticeFor(owner: string | undefined): { notice?: NoticeTarget };
+}
+
+/** Starts a run; resolves once the server has accepted it. */
+export async function startTask(context: StartContext, request: StartRequest): Promise<TaskId> {
+  const { client } = context;
+  const taskId = newTaskId();
+  const input: BashTaskInput = {
+    taskId,
+    command: request.command,
+    description: request.description,
+    background: request.background,
+    ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
+    ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+    ...(request.background ? context.noticeFor(request.owner) : {}),
+    ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
+  };
+  const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
+  const typedSearchAttributes = [
+    { key: statusSearchAttribute, value: TaskStatus.running },
+    ...(owner !== undefined
+      ? [{ key: ownerSearchAttribute, value: context.ownerHasher?.hash(owner) ?? owner }]
+      : []),
+  ];
+  try {
+    await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+      client.workflow.start(bashTask, {
+        workflowId: taskId,
+        taskQueue: context.taskQueue,
+        args: [input],
+        typedSearchAttributes,
+        memo: {
+          command: request.command,
+          description: request.description,
+          workdir: request.workdir ?? null,
+          // bash_list shows background tasks only; a run moved there says so again.
+          background: request.background,
+          // The search attribute holds only a hash then: listings show the owner from here.
+          ...(context.ownerHasher !== undefined && request.owner !== undefined
+            ? { owner: request.owner }
+            : {}),
+        },
+        staticSummary: request.description,
+        staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        ...(context.eagerStart ? { requestEagerStart: true } : {}),
+      }),
+    );
+  } catch (err) {
+    throw asClientError(client, err);
+  }
+  return taskId;
+}
+
+/** Whether the client's connection can start workflows eagerly (it is a worker's `NativeConnection`). */
+export function supportsEagerStart(client: Client): boolean {
+  const connection = client.connection as InternalConnectionLike;
+  return connection[InternalConnectionLikeSymbol]?.supportsEagerStart === true;
+}

@@ -1,0 +1,47 @@
+/**
+ * A run's standing, foreground or background, which a move to the background changes, and the
+ * foreground timeout that a move cancels.
+ */
+import { CancellationScope, sleep } from '@temporalio/workflow';
+import type { CommandHost, CommandSpec, NoticeTarget } from '../shared/task.js';
+
+export /** The run's foreground or background standing, which a move to the background changes. */
+interface Standing {
+  background: boolean;
+  notice: NoticeTarget | undefined;
+  /** False once the run ended, its timeout fired, or it runs in a way that cannot move (the shared queue). */
+  movable: boolean;
+  /** Cancels the foreground timer that runs now. */
+  cancelTimeout?: () => void;
+  /** Lets go of the foreground attempt that runs now (the command keeps running), for one without a deadline. */
+  release?: () => void;
+  /** The command's host, once chosen: where writes to its stdin go. */
+  host?: CommandHost;
+  /** The run has its outcome (the command ended, or it never will run). */
+  ended: boolean;
+}
+
+/**
+ * The foreground timeout: a workflow timer, so it holds even while no worker runs the command. A
+ * move to the background cancels it; once it fired, the run can no longer move.
+ */
+export function startTimeout(spec: CommandSpec, onFire: () => void, standing: Standing) {
+  let firedAfterMs: number | undefined;
+  const timer = new CancellationScope();
+  const { timeoutMs } = spec;
+  if (timeoutMs !== undefined) {
+    timer
+      .run(() => sleep(timeoutMs))
+      .then(
+        () => {
+          firedAfterMs = timeoutMs;
+          standing.movable = false;
+          onFire();
+        },
+        () => undefined, // Cancelled: the command ended first, or the run moved to the background.
+      );
+  }
+  const cancel = () => timer.cancel();
+  standing.cancelTimeout = cancel;
+  return { firedAfterMs: () => firedAfterMs, cancel };
+}

@@ -1,0 +1,52 @@
+/** What an ended background task tells others: its output reader, and its owner's completion notice. */
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  CancellationScope,
+  getExternalWorkflowHandle,
+  log,
+  ParentClosePolicy,
+  startChild,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import { noticeText } from '../shared/notice.js';
+import { outputReaderId } from '../shared/read-position.js';
+import { statusLine, type TaskState } from '../shared/status-line.js';
+import type { NoticeTarget, TaskId } from '../shared/task.js';
+import { completionNotice } from './completion-notice.js';
+import { taskEndedSignal } from './reader-signals.js';
+
+/** Tells the task's output reader that the task ended, so it can end once idle. */
+export async function tellReader(taskId: TaskId): Promise<void> {
+  await CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(outputReaderId(taskId))
+      .signal(taskEndedSignal)
+      .catch(() => undefined),
+  );
+}
+
+/**
+ * Starts the notice as an abandoned child and waits only for its start (a child not yet started
+ * when its parent closes may never start). It runs on this task queue; only its inject activity
+ * goes to the agent host. A notice that cannot start is logged, never the task's failure.
+ */
+export async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskState): Promise<void> {
+  try {
+    // A kill cancels this workflow; the notice must still start.
+    await CancellationScope.nonCancellable(() =>
+      startChild(completionNotice, {
+        workflowId: `${taskId}-notice`,
+        args: [{ ...target, content: noticeText(taskId, statusLine(state)) }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        // A task reset and run again must not notify twice: its notice id is taken.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        staticSummary: `Completion notice for ${taskId}`,
+      }),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      log.info('completion notice already sent', { taskId });
+    } else {
+      log.warn('completion notice could not start', { taskId, error: String(err) });
+    }
+  }
+}

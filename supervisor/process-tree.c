@@ -1,0 +1,133 @@
+/* Every process the command started (through its cgroups, else /proc), and the signals sent to them. */
+#include "supervisor.h"
+
+/* A process kill signals pass over (the sandbox launcher), 0 for none. */
+static pid_t spared;
+
+static void send(pid_t pid, int sig) {
+  if (pid != spared) kill(pid, sig);
+}
+
+/* Sends sig (if not 0) to each process in the cgroup; returns how many there were. */
+static int each_in_cgroup(const char *dir, int sig) {
+  if (cgroup_file(path, sizeof path, dir, "cgroup.procs") < 0) return 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[256];
+  int count = 0;
+  long pid = 0;
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) {
+    for (ssize_t i = 0; i < n; i++) {
+      if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
+      else if (pid > 0) {
+        count++;
+        if (sig) send((pid_t)pid, sig);
+        pid = 0;
+      }
+    }
+  }
+  close(fd);
+  if (pid > 0) {
+    count++;
+    if (sig) send((pid_t)pid, sig);
+  }
+  return count;
+}
+
+/* Our descendants, from /proc (this kernel class lacks /proc/<pid>/task/<tid>/children). The table
+ * lives on the heap only while a scan runs: a steady supervisor touches none of it. */
+struct proc_entry {
+  pid_t pid, parent, group;
+  char marked;
+};
+
+/* Sends sig to every process below us (the subreaper: orphans of the command are ours too), but
+ * those in process group `signalled` (already sent it); returns how many there were. */
+static int signal_descendants(int sig, pid_t signalled) {
+  DIR *d = opendir("/proc");
+  if (!d) return 0;
+  int n = 0, size = 0;
+  struct proc_entry *procs = NULL;
+  struct dirent *e;
+  char path[64], stat[512];
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] < '1' || e->d_name[0] > '9') continue;
+    snprintf(path, sizeof path, "/proc/%d/stat", atoi(e->d_name));
+    if (read_small(path, stat, sizeof stat) <= 0) continue;
+    char *p = strrchr(stat, ')'); /* ") S <ppid> <pgrp> ..." */
+    if (!p || strlen(p) < 8 || p[2] == 'Z') continue;
+    if (n == size) {
+      struct proc_entry *grown = realloc(procs, (size_t)(size = size ? 2 * size : 1024) * sizeof *procs);
+      if (!grown) break; /* what was read is still signalled; the next pass reads again */
+      procs = grown;
+    }
+    char *field = p + 4;
+    procs[n].pid = (pid_t)atoi(e->d_name);
+    procs[n].parent = (pid_t)strtol(field, &field, 10);
+    procs[n].group = (pid_t)strtol(field, NULL, 10);
+    procs[n].marked = 0;
+    n++;
+  }
+  closedir(d);
+  pid_t self = getpid();
+  int count = 0;
+  /* Each pass marks the children of what is marked; a task's tree is shallow, so few passes. */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int i = 0; i < n; i++) {
+      if (procs[i].marked) continue;
+      int below = procs[i].parent == self;
+      for (int j = 0; !below && j < n; j++) below = procs[j].marked && procs[j].pid == procs[i].parent;
+      if (!below) continue;
+      procs[i].marked = 1;
+      changed = 1;
+      count++;
+      if (sig && (signalled == 0 || procs[i].group != signalled)) send(procs[i].pid, sig);
+    }
+  }
+  free(procs);
+  return count;
+}
+
+/* Whether we have children that have not ended (reaping those that have). */
+static int has_children(void) {
+  int status;
+  pid_t got;
+  while ((got = waitpid(-1, &status, WNOHANG)) > 0) continue;
+  return got == 0;
+}
+
+/* Sends sig to everything the command started, each process once. With cgroups: every member
+ * (all of the task is in each of its cgroups; SIGKILL by cgroup.kill where there is one). Without:
+ * its process group while the leader lives (its pid cannot be reused before), then every other
+ * process below us, which catches what called setsid or double-forked. */
+void signal_tree(int sig, int leader_alive) {
+  if (sig == SIGKILL) sent_kill = 1;
+  /* A sandbox launcher dies of a TERM it does not handle, and takes its namespace down with
+   * SIGKILL: only the processes inside get a catchable signal, so a trap in the command runs. */
+  spared = opt.sandboxed && sig != SIGKILL ? group : 0;
+  if (opt.n_cgroups > 0) {
+    for (int i = 0; sig == SIGKILL && i < opt.n_cgroups; i++) {
+      if (cgroup_file(path, sizeof path, opt.cgroups[i], "cgroup.kill") == 0 && write_file(path, "1") == 0)
+        return;
+    }
+    /* A root command can move a process out of its cgroup; it is still below us. */
+    if (each_in_cgroup(opt.cgroups[0], sig) == 0 && has_children()) signal_descendants(sig, 0);
+    return;
+  }
+  pid_t signalled = 0;
+  if (leader_alive && group > 0 && !spared) {
+    kill(-group, sig);
+    signalled = group;
+  }
+  signal_descendants(sig, signalled);
+}
+
+/* Whether anything the command started still runs. Reaps what has ended. */
+int tree_alive(void) {
+  if (has_children()) return 1;
+  for (int i = 0; i < opt.n_cgroups; i++)
+    if (each_in_cgroup(opt.cgroups[i], 0) > 0) return 1;
+  return 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * durable-bash-supervisor's parts, shared across its files (supervisor.c has the program's usage;
+ * docs/SUPERVISOR.md its protocol). One process, single-threaded: the globals below are its state.
+ */
+#ifndef DURABLE_BASH_SUPERVISOR_H
+#define DURABLE_BASH_SUPERVISOR_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { EXIT_CLAIMED = 100, EXIT_SETUP = 101, REPORT_FD = 3, MAX_CGROUPS = 4 };
+
+/* One output stream relayed from the command's pipe to its spill file, up to opt.output_max. */
+struct relay {
+  const char *name;
+  int from; /* the pipe's read end; -1 once closed */
+  int to;   /* the spill file (our fd 1 or 2) */
+  long long written;
+  int capped; /* the cap was reached and the pipe closed: the command's later writes fail */
+  int copy;   /* splice(2) is refused for this file: copy through a buffer */
+  int failed; /* errno of a write the spill file refused (a full disk): the pipe was closed */
+};
+
+/* The command's stdin, fed from a named pipe a worker writes (--stdin). The supervisor holds the
+ * FIFO open for reading and writing, so it never sees EOF when a writer leaves; a close request
+ * (SIGUSR2) ends it: what the FIFO holds is passed on, the command's stdin is closed (EOF), and
+ * the FIFO is removed, so a later writer learns that stdin was closed. */
+struct stdin_pipe {
+  int fifo;    /* -1 when there is none, or once closed */
+  int to;      /* the command's stdin pipe, write end */
+  int blocked; /* the stdin pipe is full (the command is not reading): wait for room, not data */
+};
+
+/* What the state file says about us, fixed before the claim. */
+struct identity {
+  int pid;
+  unsigned long long start;
+  char boot_id[64]; /* JSON-escaped */
+  long long started_ms;
+};
+
+/* What the worker asked for on the command line. 0 = no limit. */
+struct options {
+  const char *cgroups[MAX_CGROUPS];
+  int n_cgroups;
+  long long pids_max, memory_max, output_max;
+  int grace_ms;
+  int sandboxed;
+  const char *stdin_fifo;
+};
+extern struct options opt;
+
+extern int report_open;                 /* fd 3 was given to us by the worker */
+extern pid_t group;                     /* the command's process group, 0 until it exists */
+extern volatile sig_atomic_t got_chld;  /* set by the SIGCHLD handler; the loop reaps */
+extern volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop */
+extern int kill_requested;              /* a kill signal arrived while the command ran */
+extern int sent_kill;                   /* we SIGKILLed the command's processes */
+extern int inner_status_fd;             /* --sandboxed: where the inner supervisor reports */
+extern volatile sig_atomic_t got_close_stdin; /* SIGUSR2: close the command's stdin once drained */
+extern int cgroups_made;                /* how many of opt.cgroups exist: a setup error removes them */
+extern char path[PATH_MAX];             /* the one buffer every cgroup file path is built in */
+extern const int kill_sigs[4];          /* the signals a worker sends to end a command */
+#define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
+extern struct stdin_pipe in;
+extern long long oom_kills, pids_max_hits; /* what the limits did, for the end record */
+
+/* util.c: reports, errors, files and fds */
+void report(const char *fmt, ...);
+_Noreturn void die(const char *fmt, ...);
+long long now_ms(void);
+int write_all(int fd, const char *buf, size_t len);
+ssize_t read_small(const char *path, char *buf, size_t size);
+int start_time(const char *pid, unsigned long long *out);
+void json_escape(const char *s, char *out, size_t size);
+int publish(const char *path, const char *text, int exclusive, int durable);
+void on_signal(int sig);
+void hold_low_fds(void);
+void close_from(int first, int cloexec_only);
+int write_file(const char *path, const char *text);
+
+/* cgroups.c: the task's cgroups, their limits and what the limits did */
+int cgroup_file(char *out, size_t size, const char *dir, const char *name);
+void make_cgroups(void);
+int join_cgroups(pid_t child);
+void remove_made_cgroups(void);
+void read_cgroup_stats(void);
+void remove_cgroups_after_end(void);
+
+/* process-tree.c: every process the command started, and signalling them */
+void signal_tree(int sig, int leader_alive);
+int tree_alive(void);
+
+/* relay.c: stdout and stderr relayed to the spill files, stdin fed from its FIFO */
+void close_relay(struct relay *r);
+void pump(struct relay *r);
+void close_stdin(void);
+int pump_stdin(void);
+
+/* command.c: the command's process, its claim and state record */
+void become_command_process(int out_fd, int errout_fd);
+_Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd, int status_fd, int stdin_fd);
+void block_signals(sigset_t *waiting_mask);
+void read_identity(struct identity *id);
+void build_cgroups_json(void);
+int write_state(const char *state_file, const struct identity *id, int pid, unsigned long long pid_start, int exclusive);
+int read_exec_errno(int fd);
+pid_t start_command(char **argv, const char *state_file, const struct identity *id, struct relay relays[2], int *exec_errno);
+
+/* supervise.c: following the command to its end, and the end record */
+void become_supervisor(sigset_t *waiting_mask, struct identity *id);
+int supervise(pid_t child, struct relay relays[2], int exec_errno, const char *exit_file, const sigset_t *waiting_mask);
+
+/* main.c: options */
+long long number_arg(const char *name, const char *value);
+
+/* inner.c, warm.c, nursery.c: the other modes */
+int inner_main(int argc, char **argv);
+_Noreturn void warm_main(const char *const *parents, int n_parents, int seq);
+int nursery_main(int argc, char **argv);
+
+#endif

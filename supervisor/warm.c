@@ -1,0 +1,212 @@
+/* A warm supervisor: made by the nursery before its task, then a supervisor like any other. */
+#include "supervisor.h"
+
+/* ---- The nursery and its warm supervisors ------------------------------------------------------
+ *
+ * A warm supervisor is forked by the nursery before any task asks for it. It makes its cgroups
+ * (named warm-<nursery pid>-<n> under each --cgroup-parent), forks its command's process, puts
+ * that process in them and leaves it waiting on its go pipe. Then it reads one task from fd 0
+ * until EOF: NUL-separated fields, the first their count (a task cut short is refused whole)
+ *
+ *   <count> <state-file> <exit-file> <stdout-file> <stderr-file> <stdin-fifo or empty> <workdir> <argc>
+ *   <argv...> <environment entries...>
+ *
+ * and goes on as a supervisor started with them would: the claim, the spill files (opened here,
+ * private regular files of this user only), the state record naming the command, then the go
+ * message (mode, workdir, argv, environment) on which the waiting process enters the workdir and
+ * execs. An EOF before any task (the nursery or its worker is gone) ends it, and its cgroups with
+ * it. Output always goes through the relay: the nursery takes only an --output-max above 0. */
+
+static char *warm_cgroup_names[MAX_CGROUPS];
+
+/* Reads fd until EOF into a malloc'd buffer; its length in *len. NULL on a read error. */
+static char *read_to_eof(int fd, size_t *len) {
+  size_t size = 4096, used = 0;
+  char *buf = malloc(size);
+  if (!buf) return NULL;
+  for (;;) {
+    if (used == size) {
+      char *bigger = realloc(buf, size *= 2);
+      if (!bigger) {
+        free(buf);
+        return NULL;
+      }
+      buf = bigger;
+    }
+    ssize_t n = read(fd, buf + used, size - used);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      free(buf);
+      return NULL;
+    }
+    if (n == 0) break;
+    used += (size_t)n;
+  }
+  *len = used;
+  return buf;
+}
+
+/* Splits a buffer of NUL-terminated fields into up to max pointers; returns how many. */
+static int split_fields(char *buf, size_t len, char **fields, int max) {
+  int n = 0;
+  size_t at = 0;
+  while (at < len && n < max) {
+    char *end = memchr(buf + at, '\0', len - at);
+    if (!end) break;
+    fields[n++] = buf + at;
+    at = (size_t)(end - buf) + 1;
+  }
+  return n;
+}
+
+/* The waiting command's side: like run_command, but the program, its workdir and its environment
+ * come on the go pipe, once there is a task. Mode 'p': stdin is the stdin pipe; 'n': /dev/null. */
+static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int errout_fd, int stdin_fd) {
+  become_command_process(out_fd, errout_fd); /* the stdin pipe stays open until exec too */
+  size_t len;
+  char *msg = read_to_eof(go_fd, &len);
+  if (!msg || len == 0) _exit(125);
+  static char *fields[1 << 16];
+  int n = split_fields(msg, len, fields, (int)(sizeof fields / sizeof *fields) - 2);
+  if (n < 3) _exit(125);
+  int argc = atoi(fields[2]);
+  if (argc < 1 || 3 + argc > n) _exit(125);
+  char **argv = fields + 3;
+  char **envp = fields + 3 + argc + 1;
+  /* argv ends at the NULL we put where the environment's first entry was; the environment ends
+   * after the last field. */
+  memmove(envp, fields + 3 + argc, (size_t)(n - 3 - argc) * sizeof *fields);
+  argv[argc] = NULL;
+  envp[n - 3 - argc] = NULL;
+  int in_fd = fields[0][0] == 'p' ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0 || dup2(in_fd, 0) < 0) _exit(125);
+  int e = 0;
+  if (chdir(fields[1]) < 0) e = errno;
+  else {
+    extern char **environ;
+    environ = envp;
+    execvp(argv[0], argv);
+    e = errno;
+  }
+  (void)!write(err_fd, &e, sizeof e);
+  _exit(127);
+}
+
+/* A spill file for the command's output, on fd `target`: created 0600, or one an attempt that
+ * started nothing left; never through a link, and only a private regular file of this user. */
+static void open_spill(const char *file, int target) {
+  int fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) die("cannot open spill file %s: %s", file, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+    die("spill file %s is not a private regular file of this user", file);
+  if (dup2(fd, target) < 0) die("dup2: %s", strerror(errno));
+  close(fd);
+}
+
+/* Ends a command process that never got its go message (it runs nothing), and reaps it. */
+static void end_waiting_command(pid_t child) {
+  kill(child, SIGKILL);
+  while (waitpid(child, NULL, 0) < 0 && errno == EINTR) continue;
+}
+
+/* A warm supervisor: fd 0 brings its task, fd 3 takes its report (both from the nursery). */
+_Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
+  report_open = 1;
+  char name[64];
+  snprintf(name, sizeof name, "warm-%d-%d", (int)getppid(), seq);
+  for (int i = 0; i < n_parents; i++) {
+    size_t size = strlen(parents[i]) + strlen(name) + 2;
+    warm_cgroup_names[i] = malloc(size);
+    if (!warm_cgroup_names[i]) die("out of memory");
+    snprintf(warm_cgroup_names[i], size, "%s/%s", parents[i], name);
+    opt.cgroups[i] = warm_cgroup_names[i];
+  }
+  opt.n_cgroups = n_parents;
+  sigset_t waiting_mask;
+  struct identity id;
+  become_supervisor(&waiting_mask, &id);
+  make_cgroups();
+
+  int go[2], exec_err[2], out[2], err[2], input[2];
+  if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
+      pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0)
+    die("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) die("fork: %s", strerror(errno));
+  if (child == 0) {
+    close(go[1]);
+    close(exec_err[0]);
+    close(input[1]);
+    run_warm_command(go[0], exec_err[1], out[1], err[1], input[0]);
+  }
+  close(go[0]);
+  close(exec_err[1]);
+  close(out[1]);
+  close(err[1]);
+  close(input[0]);
+  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
+  group = child;
+  if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
+
+  /* Warm. Now the task, or EOF: the nursery let us go. */
+  size_t len;
+  char *task = read_to_eof(0, &len);
+  static char *fields[1 << 16];
+  int n = task ? split_fields(task, len, fields, (int)(sizeof fields / sizeof *fields)) : 0;
+  int whole = n >= 8 && atoi(fields[0]) == n;
+  char **f = fields + 1; /* past the count */
+  n--;
+  int argc = whole ? atoi(f[6]) : 0;
+  if (!whole || argc < 1 || 7 + argc > n) {
+    end_waiting_command(child);
+    remove_made_cgroups();
+    if (n <= 0) _exit(0);
+    die("a malformed task from the nursery");
+  }
+  const char *state_file = f[0], *exit_file = f[1];
+  id.started_ms = now_ms();
+  if (write_state(state_file, &id, 0, 0, 1) < 0) {
+    int e = errno;
+    end_waiting_command(child);
+    if (e != EEXIST) die("cannot claim %s: %s", state_file, strerror(e));
+    remove_made_cgroups();
+    report("claimed\n");
+    _exit(EXIT_CLAIMED);
+  }
+  open_spill(f[2], 1);
+  open_spill(f[3], 2);
+  struct relay relays[2] = {{.name = "stdout", .from = out[0], .to = 1}, {.name = "stderr", .from = err[0], .to = 2}};
+  for (int i = 0; i < 2; i++) fcntl(relays[i].from, F_SETFL, O_NONBLOCK);
+  int keep_stdin = f[4][0] != '\0';
+  if (keep_stdin) {
+    opt.stdin_fifo = f[4];
+    if (mkfifo(opt.stdin_fifo, 0600) < 0) die("cannot make %s: %s", opt.stdin_fifo, strerror(errno));
+    in.fifo = open(opt.stdin_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (in.fifo < 0) die("cannot open %s: %s", opt.stdin_fifo, strerror(errno));
+    in.to = input[1];
+    fcntl(in.to, F_SETFL, O_NONBLOCK);
+  } else {
+    close(input[1]);
+  }
+
+  char pid_text[16];
+  unsigned long long child_start;
+  snprintf(pid_text, sizeof pid_text, "%d", (int)child);
+  if (start_time(pid_text, &child_start) < 0 || write_state(state_file, &id, (int)child, child_start, 0) < 0) {
+    int e = errno;
+    end_waiting_command(child);
+    die("cannot record the command (%s): %s", state_file, strerror(e));
+  }
+  /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. */
+  const char *mode = keep_stdin ? "p" : "n";
+  int ok = write_all(go[1], mode, 2) == 0 && write_all(go[1], f[5], strlen(f[5]) + 1) == 0;
+  for (int i = 6; ok && i < n; i++) ok = write_all(go[1], f[i], strlen(f[i]) + 1) == 0;
+  close(go[1]);
+  if (!ok) die("cannot start the command (%s): %s", state_file, strerror(errno));
+
+  int exec_errno = read_exec_errno(exec_err[0]);
+  /* What a worker that spawns the supervisor itself would have been told at its spawn. */
+  if (exec_errno == E2BIG) die("spawn E2BIG");
+  _exit(supervise(child, relays, exec_errno, exit_file, &waiting_mask));
+}

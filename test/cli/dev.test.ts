@@ -217,8 +217,8 @@ describe('durable-bash dev', () => {
     const address = `127.0.0.1:${port}`;
     const first = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
     await first.ready;
-    // A normal start says nothing on stderr (no SDK or server warning), only the banner on stdout.
-    expect(first.stderr()).toBe('');
+    // A normal start says only that it starts the server (no SDK or server warning), then the banner.
+    expect(first.stderr()).toBe('durable-bash: starting the Temporal dev server\n');
     expect(first.stdout()).not.toMatch(/WARN|ERROR/);
     const orphan = serverChild(first);
     expect(orphan).toBeDefined();
@@ -229,7 +229,8 @@ describe('durable-bash dev', () => {
     const second = startDev(['--port', String(port), '--ui-port', String(uiPort)], db);
     await second.ready;
     expect(second.stderr()).toBe(
-      `durable-bash: stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on state/temporal.db\n`,
+      `durable-bash: stopped the Temporal dev server (pid ${orphan}) that an earlier dev left running on state/temporal.db\n` +
+        'durable-bash: starting the Temporal dev server\n',
     );
     expect(isAlive(orphan)).toBe(false);
     expect(await runThrough(address, 'echo again')).toEqual({ code: 0, stdout: 'again\n', stderr: '' });

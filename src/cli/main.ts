@@ -22,8 +22,10 @@ import { runWorker } from './run-worker.js';
 import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './serve-codec.js';
 
 /** The package's own version (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
+const { version = 'unknown' } = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+) as {
+  version?: string;
 };
 
 const program = new Command('durable-bash')

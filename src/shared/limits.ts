@@ -218,3 +218,11 @@ export const STDIN_WRITE_MS = 5_000;
 /** A task takes stdin writes while its history is below both of these (Temporal's limits are 51,200 events and 50 MB). */
 export const STDIN_HISTORY_MAX_EVENTS = 20_000;
 export const STDIN_HISTORY_MAX_BYTES = 20 * 1024 * 1024;
+
+/**
+ * Workflows a command worker keeps cached. Without a bound the SDK sizes its cache by the heap
+ * (about 2,300 on a 4 GiB heap), and every open run and output reader (open 30 minutes after its
+ * task ends) stays in it at some 280 KiB: a 10-minute soak of start / read / kill cycles grew the
+ * worker from 370 to 800 MiB and on. Beyond this many, a workflow is replayed at its next task.
+ */
+export const DEFAULT_MAX_CACHED_WORKFLOWS = 500;

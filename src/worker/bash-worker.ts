@@ -18,6 +18,7 @@ import { SupervisorNursery } from '../activities/supervisor-nursery.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
+  DEFAULT_MAX_CACHED_WORKFLOWS,
   HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
   ORPHAN_SCAN_INTERVAL_MS,
@@ -45,6 +46,12 @@ export interface BashWorkerOptions {
    * @default 2000
    */
   maxConcurrentCommands?: number;
+  /**
+   * Workflows kept in this worker's cache (the SDK's own default grows with the heap limit: about
+   * 2,300 on a 4 GiB heap, some 280 KiB each). A workflow beyond it is replayed from its history at
+   * its next workflow task; an idle task has none until it ends. @default DEFAULT_MAX_CACHED_WORKFLOWS
+   */
+  maxCachedWorkflows?: number;
   /**
    * A prebuilt workflow bundle (see `bundleWorkflows`).
    * @default the bundle `npm run build` writes (dist/workflows/bundle.js); else bundled on creation
@@ -200,6 +207,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     // A crashed worker's cached workflows (an output reader among them) wait this long on its
     // sticky queue before any worker may take them; reads wait only a few seconds.
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT_MS,
+    maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
   });
   const hostWorker = await Worker.create({ ...common, taskQueue: config.hostQueue });
   const { readOutput, stopCommand, writeStdin, releaseCommand } = activities;

@@ -4,7 +4,7 @@
  * worker would replay old histories with new workflow code and report nondeterminism that is no
  * defect of either version. So every process of the run loads this copy, taken once at the start.
  */
-import { cpSync, existsSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 
 const NEEDED = ['index.js', 'cli/main.js', 'workflows/bundle.js', 'dev-server/dynamic-config.js'];
@@ -16,8 +16,9 @@ export function snapshotDist(runDir, source = path.resolve('dist')) {
   const pkg = path.join(runDir, 'pkg');
   const dist = path.join(pkg, 'dist');
   cpSync(source, dist, { recursive: true });
-  // dist/ is ESM by the package's "type"; its imports of @temporalio/* resolve through this link.
-  writeFileSync(path.join(pkg, 'package.json'), '{ "type": "module" }\n');
+  // The package's own manifest: dist/ is ESM by its "type", and the CLI reads its version there.
+  // Its imports of @temporalio/* resolve through the node_modules link.
+  cpSync(path.join(path.dirname(source), 'package.json'), path.join(pkg, 'package.json'));
   symlinkSync(path.resolve('node_modules'), path.join(pkg, 'node_modules'));
   return dist;
 }

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { isSameProcess, type SupervisorRecord } from '../../src/activities/supervisor-records.js';
+import { isSameProcess, procStat, type SupervisorRecord } from '../../src/activities/supervisor-records.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
 import type { BenchServer } from './server.js';
@@ -229,14 +229,9 @@ const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf
 
 /** CPU seconds a process has used so far (user + system of its own threads), 0 when it is gone. */
 export function cpuSecondsOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After the command name: field 3 (state) first, so utime (14) and stime (15) are at 11 and 12.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
+  // After the command name: field 3 (state) first, so utime (14) and stime (15) are at 11 and 12.
+  const fields = procStat(pid)?.fields;
+  return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS : 0;
 }
 
 /** The machine's busy CPU seconds so far, over every core (all but idle and iowait). */

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { procStat } from '../activities/supervisor-records.js';
 
 /** The host the dev server binds (its gRPC port and its Web UI). */
 export const DEV_SERVER_HOST = '127.0.0.1';
@@ -78,19 +79,14 @@ export function portOwner(port: number): PortOwner | undefined {
         continue;
       }
       const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode && inodes.has(inode)) return { pid: Number(pid), command: commandLine(pid) };
+      if (inode && inodes.has(inode)) return { pid: Number(pid), command: commandLine(Number(pid)) };
     }
   }
   return undefined;
 }
 
-function commandLine(pid: string): string {
-  let argv: string[];
-  try {
-    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-  } catch {
-    return '?';
-  }
+function commandLine(pid: number): string {
+  const argv = argvOf(pid);
   if (argv.length === 0) return '?';
   argv[0] = path.basename(argv[0] ?? '');
   // Enough words to recognise it (`temporal server start-dev`, `node dist/cli/main.js dev`), not all of them.
@@ -134,12 +130,8 @@ function argvOf(pid: number): string[] {
   }
 }
 
-/** The parent pid (field 4 of /proc/<pid>/stat, after the command name). */
+/** The parent pid (field 4 of /proc/<pid>/stat). */
 function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
+  const ppid = procStat(pid)?.fields[1];
+  return ppid === undefined ? undefined : Number(ppid);
 }

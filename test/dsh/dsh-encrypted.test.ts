@@ -8,13 +8,11 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Context, type Fiber } from '@deepseek-ai/cordis';
-import AgentRegistry, { type Agent } from '@deepseek-ai/dsh-agent';
-import AgentLoop from '@deepseek-ai/dsh-agent-loop';
-import LlmRuntime, { CallId } from '@deepseek-ai/dsh-llm';
-import SessionStore, { SessionId, type UserMessage } from '@deepseek-ai/dsh-session';
-import SystemPrompt from '@deepseek-ai/dsh-system-prompt';
-import ToolRuntime, { type ToolExecutionResult } from '@deepseek-ai/dsh-tools';
+import type { Context, Fiber } from '@deepseek-ai/cordis';
+import type { Agent } from '@deepseek-ai/dsh-agent';
+import { CallId } from '@deepseek-ai/dsh-llm';
+import { SessionId, type UserMessage } from '@deepseek-ai/dsh-session';
+import type { ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -23,23 +21,9 @@ import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
 import durableBash from '../../src/dsh/index.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { createHarness } from '../helpers/dsh-harness.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-
-// The harness's agent loop calls `Promise.withResolvers` (Node 22); this suite runs on Node 20 too.
-if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
-  Object.assign(Promise, {
-    withResolvers<T>() {
-      let resolve!: (value: T | PromiseLike<T>) => void;
-      let reject!: (reason?: unknown) => void;
-      const promise = new Promise<T>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      return { promise, resolve, reject };
-    },
-  });
-}
 
 const canary = `CANARY-${randomUUID()}`;
 const key = { id: 'fleet-key', secret: randomBytes(CODEC_KEY_BYTES) };
@@ -64,20 +48,7 @@ beforeAll(async () => {
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dsh-keys-')));
   const keyFile = path.join(dir, 'keys');
   writeFileSync(keyFile, `${key.id}=${key.secret.toString('base64')}\n`, { mode: 0o600 });
-  app = new Context();
-  const services: [unknown, unknown?][] = [
-    [LlmRuntime],
-    [SessionStore],
-    [AgentRegistry],
-    [SystemPrompt],
-    [ToolRuntime],
-    [AgentLoop, { agents: [] }],
-  ];
-  for (const [service, config] of services) {
-    const fiber = app.plugin(service as never, config as never);
-    fibers.push(fiber);
-    await fiber.await();
-  }
+  app = await createHarness(fibers);
   const plugin = app.plugin(
     durableBash as never,
     {

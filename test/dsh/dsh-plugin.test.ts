@@ -8,14 +8,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Context, type Fiber } from '@deepseek-ai/cordis';
+import type { Context, Fiber } from '@deepseek-ai/cordis';
 import type { Agent } from '@deepseek-ai/dsh-agent';
-import AgentRegistry from '@deepseek-ai/dsh-agent';
-import AgentLoop from '@deepseek-ai/dsh-agent-loop';
-import LlmRuntime, { CallId } from '@deepseek-ai/dsh-llm';
-import SessionStore, { SessionId, type UserMessage } from '@deepseek-ai/dsh-session';
-import SystemPrompt from '@deepseek-ai/dsh-system-prompt';
-import ToolRuntime, { type ToolExecutionResult } from '@deepseek-ai/dsh-tools';
+import { CallId } from '@deepseek-ai/dsh-llm';
+import { SessionId, type UserMessage } from '@deepseek-ai/dsh-session';
+import type { ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropRepeatedNotices } from '../../src/agent-host/repeated-notices.js';
 import durableBash, { type ConfigInput, createHarnessSessions } from '../../src/dsh/index.js';
@@ -23,23 +20,8 @@ import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool } from '../../src/tools/types.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { createHarness } from '../helpers/dsh-harness.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
-
-// The harness targets Node 22 (its agent loop calls `Promise.withResolvers`); this suite runs on
-// the project's Node 20, so it installs that one standard ES2024 method when it is missing.
-if (typeof (Promise as { withResolvers?: unknown }).withResolvers !== 'function') {
-  Object.assign(Promise, {
-    withResolvers<T>() {
-      let resolve!: (value: T | PromiseLike<T>) => void;
-      let reject!: (reason?: unknown) => void;
-      const promise = new Promise<T>((res, rej) => {
-        resolve = res;
-        reject = rej;
-      });
-      return { promise, resolve, reject };
-    },
-  });
-}
 
 const suite = useDevServerWithWorker();
 let app: Context;
@@ -47,25 +29,6 @@ let plugin: Fiber;
 let agentTaskQueue: string;
 let workspace: string;
 const harness: Fiber[] = [];
-
-/** The harness's core services, each loaded as its app loads it. */
-async function createHarness(): Promise<Context> {
-  const root = new Context();
-  const services: [unknown, unknown?][] = [
-    [LlmRuntime],
-    [SessionStore],
-    [AgentRegistry],
-    [SystemPrompt],
-    [ToolRuntime],
-    [AgentLoop, { agents: [] }],
-  ];
-  for (const [service, config] of services) {
-    const fiber = root.plugin(service as never, config as never);
-    harness.push(fiber);
-    await fiber.await();
-  }
-  return root;
-}
 
 function pluginConfig(): ConfigInput {
   return {
@@ -123,7 +86,7 @@ const noticeText = (taskId: string, status: string) =>
 beforeAll(async () => {
   workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dsh-')));
   agentTaskQueue = `agent-${randomUUID()}`;
-  app = await createHarness();
+  app = await createHarness(harness);
   plugin = await loadPlugin();
 });
 

@@ -9,10 +9,11 @@
  *   have one open (a release and the longest a task lives later), and is removed with its old
  *   branch one release after that, with the fixtures that only the old branch replays.
  * - durable-bash has not been released yet (no tag, not on npm): every patch below marks
- *   development histories, and all may be retired together before 1.0. So may the runs recorded
- *   before per-host queues (`runOnSharedQueue` in bash-task.ts, fixtures background-completed,
- *   background-completed-with-notice, background-killed, background-tells-reader): the
- *   time-skipping tests' stand-in worker still takes that path and must move to a host first.
+ *   development histories, and all may be retired together before 1.0.
+ * - Retired so far: the runs recorded before per-host queues, whose command ran once on the shared
+ *   queue (no `lostAfterMs` in their spec). Their path and their four fixtures (background-completed,
+ *   background-completed-with-notice, background-killed, background-tells-reader) were removed
+ *   together; no worker of a release ever recorded one.
  */
 
 /**
@@ -38,8 +39,9 @@ export const EAGER_PATCH = 'command-first-attempt-eager';
 export const RELEASE_ON_HOST_PATCH = 'move-releases-on-host';
 
 /**
- * An ended background task signals its output reader. Fixtures: background-tells-reader (with it),
- * background-completed (before it).
+ * An ended background task signals its output reader. Fixtures with it: host-reads-stdin-killed,
+ * moved-to-background*; every run recorded before it ran on the shared queue and is retired, so
+ * this is the next patch to become `deprecatePatch`.
  */
 export const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
 

@@ -89,13 +89,13 @@ export interface CommandSpec {
   taskQueue: string;
   /**
    * The chosen host's own task queue: every attempt, kill and re-attach after the start goes there.
-   * Absent in runs recorded before per-host queues (their command ran on `taskQueue`, once).
+   * Absent until a worker of `taskQueue` picks the host (`chooseHost`), unless the caller named it.
    */
   hostQueue?: string;
   /** The chosen host's identity, set with `hostQueue`. */
   hostId?: string;
   /** How long the task waits for a worker on its host before it ends lost. */
-  lostAfterMs?: number;
+  lostAfterMs: number;
   /** Without a heartbeat for this long a command's worker counts as gone. @default HEARTBEAT_TIMEOUT_MS */
   heartbeatTimeoutMs?: number;
   /** An earlier attempt (the eager one) had started the command: never start it again. */

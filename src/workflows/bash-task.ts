@@ -25,7 +25,7 @@ import {
   RELEASE_ON_HOST_PATCH,
   TELL_READER_PATCH,
 } from '../shared/patches.js';
-import { finishedState, isWorkerLoss } from '../shared/status-line.js';
+import { finishedState } from '../shared/status-line.js';
 import type {
   BashTaskInput,
   BashTaskResult,
@@ -44,7 +44,6 @@ import {
   isReleased,
   releaseOnHost,
   resolveCommand,
-  sharedQueueCommand,
 } from './command-attempts.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
@@ -142,10 +141,6 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
 async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTaskResult> {
   const resolved = await resolveCommand(input);
   const current = () => (standing.background && !resolved.background ? inBackground(resolved) : resolved);
-  if (resolved.lostAfterMs === undefined) {
-    standing.movable = false;
-    return runOnSharedQueue(current(), standing);
-  }
   const host =
     resolved.hostQueue !== undefined && resolved.hostId !== undefined
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
@@ -289,26 +284,6 @@ async function runOnHost(
     // Killed before the command started: the run ends cancelled.
     setStatus(TaskStatus.failed);
     throw settled.error;
-  } finally {
-    timeout.cancel();
-  }
-}
-
-/** The runs recorded before per-host queues: one attempt, and a lost worker loses the task. */
-async function runOnSharedQueue(spec: CommandSpec, standing: Standing): Promise<BashTaskResult> {
-  const command = new CancellationScope();
-  const outcome = command.run(() => sharedQueueCommand(spec)(spec));
-  const timeout = startTimeout(spec, () => command.cancel(), standing);
-  try {
-    return finish(resultOf(spec, await outcome, timeout.firedAfterMs()));
-  } catch (err) {
-    const firedAfterMs = timeout.firedAfterMs();
-    if (firedAfterMs !== undefined && isCancellation(err)) {
-      // The timer fired and the cancellation came back without an outcome: no worker ever ran it.
-      throw neverStarted(spec, firedAfterMs);
-    }
-    setStatus(isWorkerLoss(err) ? TaskStatus.lost : TaskStatus.failed);
-    throw err;
   } finally {
     timeout.cancel();
   }

@@ -58,15 +58,6 @@ export function attemptOptions(spec: CommandSpec) {
   };
 }
 
-/** The command activity of runs recorded before per-host queues: one attempt on the shared queue. */
-export function sharedQueueCommand(spec: CommandSpec) {
-  return proxyActivities<CommandActivities>({
-    ...attemptOptions(spec),
-    taskQueue: spec.taskQueue,
-    retry: { maximumAttempts: 1 },
-  }).runCommand;
-}
-
 /**
  * The activities on the command's host. Every attempt of the command activity is idempotent on its
  * host (it re-attaches to the command's supervisor, or returns the end it recorded), so a worker

@@ -9,7 +9,7 @@ export /** The run's foreground or background standing, which a move to the back
 interface Standing {
   background: boolean;
   notice: NoticeTarget | undefined;
-  /** False once the run ended, its timeout fired, or it runs in a way that cannot move (the shared queue). */
+  /** Whether a move to the background may still come: a foreground run not yet moved, stopped or ended. */
   movable: boolean;
   /** Cancels the foreground timer that runs now. */
   cancelTimeout?: () => void;

@@ -9,6 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
+import { DEFAULT_LOST_AFTER_MS } from '../../src/shared/limits.js';
 import { controlTaskQueue } from '../../src/shared/task-queues.js';
 
 export interface StandIns {
@@ -47,6 +48,7 @@ export async function withStandInWorker<T>(
           taskQueue,
           hostQueue: taskQueue,
           hostId: 'stand-in',
+          lostAfterMs: DEFAULT_LOST_AFTER_MS,
           ...(input.background ? {} : { timeoutMs: input.timeoutMs }),
           ...standIns.spec,
         };

@@ -6,10 +6,7 @@ import { describe, expect, inject, it } from 'vitest';
 /**
  * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects). Replaying
  * them against today's bundle proves that a change to the workflows stays deterministic for runs
- * already in flight: `background-completed` and `background-killed` come from `bashTask` before it
- * sent completion notices, the two notice ones from the first version that does,
- * `background-tells-reader` from the version that signals its output reader at the end (a task
- * that was read). The `bashOutputReader` runs come from each of its versions: v1 always ended when
+ * already in flight: `completion-notice-delivered` is a completion notice's own run. The `bashOutputReader` runs come from each of its versions: v1 always ended when
  * idle, v2 waited without a timer while its task ran, v3 tells and probes its task. The `host-queue-*`
  * runs come from the version that runs each command on its host's own queue: a completed task, a
  * foreground timeout, and a kill sent while the host's worker was down (the stop activity). The
@@ -25,14 +22,11 @@ import { describe, expect, inject, it } from 'vitest';
  * control queue (patch `control-queue`);
  * `output-reader-v4-host-reads` is its reader, whose `read` updates ran `readOutput` there; and
  * `moved-to-background-released-on-host` is a foreground run moved to the background whose move
- * also sent `releaseCommand` to the host (patch `move-releases-on-host`).
+ * also sent `releaseCommand` to the host (patch `move-releases-on-host`). The runs of `bashTask`
+ * before per-host queues are retired with their path (src/shared/patches.ts).
  */
 const fixtures = [
-  'background-completed',
-  'background-killed',
-  'background-completed-with-notice',
   'completion-notice-delivered',
-  'background-tells-reader',
   'output-reader-v1-continued-as-new',
   'output-reader-v1-idle-end',
   'output-reader-v2-continued-as-new',

@@ -3,6 +3,12 @@
  * `npm run bench:soak`), four at a time, sampling the RSS and the open file descriptors of the worker
  * process and of the agent host (this process) every 5 s. Targets: no fd growth and under 10 % RSS growth
  * over the last 5 minutes. Skipped unless bench/run.mjs runs it with BENCH_MODE=soak.
+ *
+ * Fds are judged at rest: a sample taken while cycles run counts the pipes, pidfds and files of the
+ * commands in flight (it swings by 20 from one sample to the next), so the cycles pause four times
+ * (halfway to the judged stretch, at its start, halfway through it, at its end). The counts at the
+ * start and the end of the judged stretch are compared kind by kind (a socket by its peer), so a
+ * leak names what leaks, and the four together tell a leak (it climbs) from a connection opened late.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +21,7 @@ import { type Figure, fixed, mib, percentile, seconds } from './lib/figures.js';
 import {
   endLeftovers,
   fdCountOf,
+  fdKindsOf,
   rssBytesOf,
   sleep,
   startBackground,
@@ -33,6 +40,8 @@ const TAIL_MS = Math.min(5 * 60_000, DURATION_MS / 2);
 const SAMPLE_EVERY_MS = 5_000;
 /** Tasks in flight at once: each lane starts one, reads it, kills it, and starts the next. */
 const LANES = 4;
+/** Quiet before a count at rest: the last kills' activities and supervisors' exits settle. */
+const SETTLE_MS = 5_000;
 
 interface Point {
   atMs: number;
@@ -43,11 +52,35 @@ interface Point {
   hostFds: number;
 }
 
+/** Open fds by kind (`fdKindsOf`) of the worker and of the agent host, with no cycle in flight. */
+interface Rest {
+  atMs: number;
+  cycles: number;
+  worker: Map<string, number>;
+  host: Map<string, number>;
+}
+
+const total = (kinds: Map<string, number>) => [...kinds.values()].reduce((a, b) => a + b, 0);
+const kindsText = (kinds: Map<string, number>) =>
+  [...kinds]
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, n]) => `${n} ${kind}`)
+    .join(', ');
+/** The kinds whose count differs, as `+1 socket, -2 pipe`; empty when none does. */
+function kindsChange(before: Map<string, number>, after: Map<string, number>): string {
+  return [...new Set([...before.keys(), ...after.keys()])]
+    .map((kind) => [kind, (after.get(kind) ?? 0) - (before.get(kind) ?? 0)] as const)
+    .filter(([, n]) => n !== 0)
+    .map(([kind, n]) => `${n > 0 ? '+' : ''}${n} ${kind}`)
+    .join(', ');
+}
+
 const began = performance.now();
 const log = (message: string) =>
   console.log(`[soak ${SERVER} ${seconds(performance.now() - began).padStart(7)}] ${message}`);
 const figures: Figure[] = [];
 const points: Point[] = [];
+const rests: Rest[] = [];
 let server: BenchServer;
 let worker: WorkerProcess;
 let dir: string;
@@ -74,7 +107,14 @@ afterAll(async () => {
           durationMs: performance.now() - began,
           figures,
           notes: [],
-          extra: { points },
+          extra: {
+            points,
+            rests: rests.map((rest) => ({
+              ...rest,
+              worker: Object.fromEntries(rest.worker),
+              host: Object.fromEntries(rest.host),
+            })),
+          },
         },
         null,
         2,
@@ -95,8 +135,7 @@ describe.skipIf(!SOAK)('soak', () => {
       let cycles = 0;
       let errors = 0;
       const start = performance.now();
-      const until = start + DURATION_MS;
-      const lane = async () => {
+      const lane = async (until: number) => {
         while (performance.now() < until) {
           try {
             const taskId = await startBackground(
@@ -135,54 +174,107 @@ describe.skipIf(!SOAK)('soak', () => {
             `${cycles} cycles; worker ${mib(last.workerRss)} ${last.workerFds} fds; host ${mib(last.hostRss)} ${last.hostFds} fds`,
           );
       }, SAMPLE_EVERY_MS);
+      // The lowest of three counts 1 s apart: a poll or a gRPC stream may hold a socket for a moment.
+      const atRest = async (): Promise<Rest> => {
+        await sleep(SETTLE_MS);
+        const rest: Rest = {
+          atMs: performance.now() - start,
+          cycles,
+          worker: fdKindsOf(pid),
+          host: fdKindsOf('self'),
+        };
+        for (let i = 0; i < 2; i++) {
+          await sleep(1_000);
+          const worker = fdKindsOf(pid);
+          const host = fdKindsOf('self');
+          if (total(worker) < total(rest.worker)) rest.worker = worker;
+          if (total(host) < total(rest.host)) rest.host = host;
+        }
+        log(`at rest after ${cycles} cycles: worker ${total(rest.worker)} fds, host ${total(rest.host)} fds`);
+        return rest;
+      };
+      const runLanes = (until: number) => Promise.all(Array.from({ length: LANES }, () => lane(until)));
+      let tailStart: number;
+      let opened: Rest;
+      let closed: Rest;
       try {
-        await Promise.all(Array.from({ length: LANES }, lane));
+        // Rests halfway to the judged stretch, at its start, halfway through it and at its end:
+        // counts that climb from one to the next are a leak; a one-off is a connection opened late.
+        await runLanes(start + (DURATION_MS - TAIL_MS) / 2);
+        rests.push(await atRest());
+        await runLanes(start + DURATION_MS - TAIL_MS);
+        opened = await atRest();
+        rests.push(opened);
+        tailStart = performance.now() - start;
+        await runLanes(performance.now() + TAIL_MS / 2);
+        rests.push(await atRest());
+        await runLanes(performance.now() + TAIL_MS / 2);
+        closed = await atRest();
+        rests.push(closed);
       } finally {
         clearInterval(sampler);
       }
       sample();
       const durationMs = performance.now() - start;
 
-      // The judged stretch, against the minute that opens it: a minute's low fd count and median
-      // RSS, so an fd or a buffer held by a call in flight at one sample does not count as growth.
-      const tailStart = durationMs - TAIL_MS;
+      // RSS over the judged stretch, against the minute that opens it: a minute's median, so a buffer
+      // held by a call in flight at one sample does not count as growth.
       const span = Math.min(60_000, TAIL_MS / 4);
+      const tailEnd = closed.atMs;
       const opening = points.filter((p) => p.atMs >= tailStart && p.atMs < tailStart + span);
-      const closing = points.filter((p) => p.atMs >= durationMs - span);
-      const growth = (pick: (p: Point) => number) => {
-        const low = (ps: Point[]) => Math.min(...ps.map(pick));
+      const closing = points.filter((p) => p.atMs >= tailEnd - span && p.atMs < tailEnd);
+      const rssGrowth = (pick: (p: Point) => number) => {
         const median = (ps: Point[]) => percentile(ps.map(pick), 50);
-        return { fds: low(closing) - low(opening), rss: median(closing) / median(opening) - 1 };
+        return median(closing) / median(opening) - 1;
       };
-      const w = growth((p) => p.workerFds);
-      const wr = growth((p) => p.workerRss);
-      const h = growth((p) => p.hostFds);
-      const hr = growth((p) => p.hostRss);
-      const at = (p: Point | undefined, pick: (p: Point) => number, rss: boolean) =>
-        p ? (rss ? mib(pick(p)) : String(pick(p))) : 'n/a';
+      const inFlight = (pick: (p: Point) => number) => {
+        const counts = points.map(pick).filter((n) => !Number.isNaN(n));
+        return `${Math.min(...counts)} to ${Math.max(...counts)} while cycles ran`;
+      };
+      const at = (p: Point | undefined, pick: (p: Point) => number) => (p ? mib(pick(p)) : 'n/a');
+      const restsText = (who: 'worker' | 'host') =>
+        rests.map((rest) => `${total(rest[who])} after ${rest.cycles} cycles`).join(', ');
       const first = points[0];
       const last = points.at(-1);
-      const stretch = `over the last ${seconds(TAIL_MS)} of ${seconds(durationMs)} (${cycles} cycles, ${errors} failed, ${LANES} at a time)`;
-      for (const [who, fds, rss, pickFds, pickRss] of [
-        ['worker', w.fds, wr.rss, (p: Point) => p.workerFds, (p: Point) => p.workerRss],
-        ['agent host (the bench process)', h.fds, hr.rss, (p: Point) => p.hostFds, (p: Point) => p.hostRss],
+      const stretch = `over the last ${seconds(tailEnd - tailStart)} of ${seconds(durationMs)} (${cycles} cycles, ${errors} failed, ${LANES} at a time)`;
+      for (const [who, before, after, rss, pickFds, pickRss] of [
+        [
+          'worker',
+          opened.worker,
+          closed.worker,
+          rssGrowth((p) => p.workerRss),
+          (p: Point) => p.workerFds,
+          (p: Point) => p.workerRss,
+        ],
+        [
+          'agent host (the bench process)',
+          opened.host,
+          closed.host,
+          rssGrowth((p) => p.hostRss),
+          (p: Point) => p.hostFds,
+          (p: Point) => p.hostRss,
+        ],
       ] as const) {
+        const fds = total(after) - total(before);
+        const change = kindsChange(before, after);
         figures.push(
           {
             id: `soak.${who.split(' ')[0]}.fds`,
-            measure: `soak: open file descriptors of the ${who}`,
-            raw: `growth ${fds} ${stretch}; ${at(first, pickFds, false)} at the start, ${at(last, pickFds, false)} at the end`,
+            measure: `soak: open file descriptors of the ${who}, at rest`,
+            raw:
+              `growth ${fds} ${stretch}; at rest ${restsText(who === 'worker' ? 'worker' : 'host')}` +
+              `${change ? ` (${change})` : ''}; ${inFlight(pickFds)}; at the end: ${kindsText(after)}`,
             value: fds,
             unit: 'fds',
             ratio: null,
             ratioText: '',
             target: 'no growth',
-            holds: fds <= 0,
+            holds: !/(^|, )\+/.test(change),
           },
           {
             id: `soak.${who.split(' ')[0]}.rss`,
             measure: `soak: RSS of the ${who}`,
-            raw: `growth ${fixed(rss * 100, 1)} % ${stretch}; ${at(first, pickRss, true)} at the start, ${at(last, pickRss, true)} at the end`,
+            raw: `growth ${fixed(rss * 100, 1)} % ${stretch}; ${at(first, pickRss)} at the start, ${at(last, pickRss)} at the end`,
             value: rss * 100,
             unit: '%',
             ratio: null,

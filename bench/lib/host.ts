@@ -1,6 +1,6 @@
 /** What the bench reads of this host: /proc, the supervisors' records, the tools' answers. */
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -64,6 +64,79 @@ export function rssBytesOf(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/**
+ * What `pid`'s open file descriptors are, counted by kind: a pipe, an anon inode (`[pidfd]`,
+ * `[eventfd]`), the path of a file, or a socket by what it is connected to (`tcp to 127.0.0.1:7233`,
+ * `unix`), so a count that grows names what grows.
+ */
+export function fdKindsOf(pid: number | 'self'): Map<string, number> {
+  const kinds = new Map<string, number>();
+  let fds: string[] = [];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return kinds;
+  }
+  const sockets = socketsOf(pid);
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue; // closed between the listing and the read
+    }
+    const socket = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+    const kind = socket
+      ? `socket ${sockets.get(socket) ?? 'other'}`
+      : target.startsWith('pipe:')
+        ? 'pipe'
+        : target;
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  return kinds;
+}
+
+/** Socket inodes of `pid`'s network namespace, each as `tcp to ADDRESS:PORT`, `tcp listening` or `unix`. */
+function socketsOf(pid: number | 'self'): Map<string, string> {
+  const sockets = new Map<string, string>();
+  for (const table of ['tcp', 'tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      const [remote, state, inode] = [fields[2], fields[3], fields[9]];
+      if (!remote || !inode) continue;
+      sockets.set(inode, state === '0A' ? 'tcp listening' : `tcp to ${hexAddress(remote)}`);
+    }
+  }
+  try {
+    for (const line of readFileSync(`/proc/${pid}/net/unix`, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[6]) sockets.set(fields[6], 'unix');
+    }
+  } catch {
+    // no unix table: such sockets count as `other`
+  }
+  return sockets;
+}
+
+/** `0100007F:1C41` as `127.0.0.1:7233` (IPv4; an IPv6 address keeps its hex form). */
+function hexAddress(hex: string): string {
+  const [address = '', port = '0'] = hex.split(':');
+  const ip =
+    address.length === 8
+      ? (address.match(/../g) ?? [])
+          .map((byte) => Number.parseInt(byte, 16))
+          .reverse()
+          .join('.')
+      : address;
+  return `${ip}:${Number.parseInt(port, 16)}`;
 }
 
 export function fdCountOf(pid: number | 'self'): number {

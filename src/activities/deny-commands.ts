@@ -6,9 +6,9 @@ import { RunFailureType } from '../shared/task.js';
  * Refuses a command the worker's deny rules match (or cannot read with certainty) before anything
  * is spawned: the task ends failed with `denied by the worker: <reason>`, never retried.
  */
-export function assertCommandAllowed(command: string, rules: CompiledRules | undefined): void {
+export async function assertCommandAllowed(command: string, rules: CompiledRules | undefined): Promise<void> {
   if (rules === undefined) return;
-  const verdict = checkCommand(command, rules);
+  const verdict = await checkCommand(command, rules);
   if (verdict.action === 'allow') return;
   throw ApplicationFailure.create({
     type: RunFailureType.deniedByWorker,

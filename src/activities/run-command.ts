@@ -2,6 +2,7 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import { loadBashGrammar } from '../policy/bash-grammar.js';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../shared/limits.js';
 import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
 import {
@@ -73,6 +74,9 @@ export function createRunCommand(
   nursery?: SupervisorNursery,
 ) {
   const sweeper = new SpillSweeper(config);
+  // The deny rules read commands with the bash grammar: load it now, not on the first command (a
+  // failure here shows again, as the command's own, when a command is checked).
+  if (config.denyCommands) loadBashGrammar().catch(() => undefined);
   /** Whether the task's run moved to the background; an unanswered question is asked again, then taken as no. */
   async function moved(taskId: string): Promise<boolean> {
     for (let attempt = 0; attempt < MOVED_CHECK_ATTEMPTS; attempt++) {
@@ -145,7 +149,7 @@ export function createRunCommand(
     spec: CommandSpec,
     files: TaskFiles,
   ): Promise<{ exited: Promise<void> | undefined }> {
-    assertCommandAllowed(spec.command, config.denyCommands);
+    await assertCommandAllowed(spec.command, config.denyCommands);
     await assertWorkdir(spec.workdir);
     const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : undefined;
     if (nursery && !launcher) {

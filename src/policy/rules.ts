@@ -8,7 +8,8 @@
 import { oneLine } from '../shared/checks.js';
 import type { CommandMatch, CommandRule, DenyRule, PermissionPolicy } from './policy-types.js';
 import { RuleAction } from './policy-types.js';
-import { basename, splitCommands } from './split-commands.js';
+import { basename } from './shell-words.js';
+import { splitCommands } from './split-commands.js';
 
 export interface RulePolicyOptions {
   rules: readonly CommandRule[];
@@ -58,8 +59,8 @@ const REASON_COMMAND_CHARS = 120;
 /** A policy that checks each call's command against rules; see `RulePolicyOptions`. */
 export function createRulePolicy(options: RulePolicyOptions): PermissionPolicy {
   const compiled = compileRules(options);
-  return (request) => {
-    const verdict = checkCommand(request.command, compiled);
+  return async (request) => {
+    const verdict = await checkCommand(request.command, compiled);
     switch (verdict.action) {
       case 'allow':
         return { action: 'allow' };
@@ -113,7 +114,7 @@ export function denyRuleFromFlag(value: string): DenyRule {
 }
 
 /** Checks a command line against compiled rules. */
-export function checkCommand(line: string, rules: CompiledRules): RuleVerdict {
+export async function checkCommand(line: string, rules: CompiledRules): Promise<RuleVerdict> {
   let verdict: RuleVerdict = { action: RuleAction.allow, reason: 'no rule refuses it' };
   let verdictWeight = 0;
   // The strictest action wins; between equals, a rule tells more than uncertainty, and uncertainty
@@ -125,7 +126,7 @@ export function checkCommand(line: string, rules: CompiledRules): RuleVerdict {
       verdictWeight = weight;
     }
   };
-  const split = splitCommands(line);
+  const split = await splitCommands(line);
   for (const command of split.commands) {
     for (const words of command.layers) {
       const text = words.join(' ');

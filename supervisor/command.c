@@ -115,13 +115,32 @@ int read_exec_errno(int fd) {
   return n == (ssize_t)sizeof e ? e : 0;
 }
 
+/* Forks the command's process, held until its go message: makes the go and exec-error pipes; the
+ * parent closes the child's ends and makes the child a process group of its own. Returns the
+ * child's pid in the parent and 0 in the child, which keeps go[0] and exec_err[1]. */
+pid_t fork_held(int go[2], int exec_err[2]) {
+  if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
+  pid_t child = fork();
+  if (child < 0) die("fork: %s", strerror(errno));
+  if (child == 0) {
+    close(go[1]);
+    close(exec_err[0]);
+    return 0;
+  }
+  close(go[0]);
+  close(exec_err[1]);
+  /* Both sides call setpgid, so the group exists whichever runs first. */
+  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
+  group = child;
+  return child;
+}
+
 /* Forks the command, puts it in its cgroups, names it in the state file, then lets it run.
  * Returns its pid; *exec_errno is execvp's errno when the program could not be started (the child
  * then exits 127). With relays, the command's stdout and stderr are their pipes. */
 pid_t start_command(char **argv, const char *state_file, const struct identity *id,
                            struct relay relays[2], int *exec_errno) {
   int go[2], exec_err[2], out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1}, input[2] = {-1, -1};
-  if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
   if (opt.sandboxed && pipe2(status, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
   if (opt.stdin_fifo) {
     if (pipe2(input, O_CLOEXEC) < 0) die("pipe: %s", strerror(errno));
@@ -131,20 +150,13 @@ pid_t start_command(char **argv, const char *state_file, const struct identity *
   }
   if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
     die("pipe: %s", strerror(errno));
-  pid_t child = fork();
-  if (child < 0) die("fork: %s", strerror(errno));
-  if (child == 0) {
-    close(go[1]);
-    close(exec_err[0]);
-    run_command(argv, go[0], exec_err[1], out[1], err[1], status[1], input[0]);
-  }
+  pid_t child = fork_held(go, exec_err);
+  if (child == 0) run_command(argv, go[0], exec_err[1], out[1], err[1], status[1], input[0]);
   if (opt.stdin_fifo) {
     close(input[0]);
     in.to = input[1];
     fcntl(in.to, F_SETFL, O_NONBLOCK);
   }
-  close(go[0]);
-  close(exec_err[1]);
   if (opt.sandboxed) {
     close(status[1]);
     inner_status_fd = status[0];
@@ -161,10 +173,6 @@ pid_t start_command(char **argv, const char *state_file, const struct identity *
       fcntl(relays[i].to, F_SETFL, fcntl(relays[i].to, F_GETFL) & ~O_APPEND);
     }
   }
-  /* Both sides call setpgid, so the group exists whichever runs first. */
-  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
-  group = child;
-
   /* Never a run the state file does not name, nor one outside its cgroups: on failure the go
    * pipe closes unwritten and the child exits 125 without running anything. */
   char pid_text[16];

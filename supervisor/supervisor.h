@@ -120,6 +120,7 @@ void read_identity(struct identity *id);
 void build_cgroups_json(void);
 int write_state(const char *state_file, const struct identity *id, int pid, unsigned long long pid_start, int exclusive);
 int read_exec_errno(int fd);
+pid_t fork_held(int go[2], int exec_err[2]);
 pid_t start_command(char **argv, const char *state_file, const struct identity *id, struct relay relays[2], int *exec_errno);
 
 /* supervise.c: following the command to its end, and the end record */

@@ -129,24 +129,16 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   make_cgroups();
 
   int go[2], exec_err[2], out[2], err[2], input[2];
-  if (pipe2(go, O_CLOEXEC) < 0 || pipe2(exec_err, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-      pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0)
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0)
     die("pipe: %s", strerror(errno));
-  pid_t child = fork();
-  if (child < 0) die("fork: %s", strerror(errno));
+  pid_t child = fork_held(go, exec_err);
   if (child == 0) {
-    close(go[1]);
-    close(exec_err[0]);
     close(input[1]);
     run_warm_command(go[0], exec_err[1], out[1], err[1], input[0]);
   }
-  close(go[0]);
-  close(exec_err[1]);
   close(out[1]);
   close(err[1]);
   close(input[0]);
-  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
-  group = child;
   if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
 
   /* Warm. Now the task, or EOF: the nursery let us go. */

@@ -1,7 +1,6 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
 import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
@@ -14,6 +13,7 @@ import {
   portOwner,
   tryBind,
 } from './ports.js';
+import { ServerLog } from './server-log.js';
 
 export interface DevServerOptions {
   /** gRPC port; 0 picks a free one (and a free UI port, unless `uiPort` is given). @default 7233 */
@@ -158,19 +158,14 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     ...dynamicConfigArgs(),
     ...sqlitePragmaArgs(),
   ];
-  const child = spawn(cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its stderr goes to a file, so it outlives a dev that is killed (see server-log.ts).
+  const log = new ServerLog(`${place.dbFile}.log`);
+  const child = spawn(cliPath, args, { stdio: ['ignore', 'ignore', log.fd] });
+  log.close();
   const exited = new Promise<DevServerExit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  // Held back until the server answers (a failed start reports only its last line), then passed on.
-  let started = false;
-  let lastStderrLine = '';
-  if (child.stderr) {
-    createInterface({ input: child.stderr }).on('line', (line) => {
-      if (started) process.stderr.write(`${line}\n`);
-      else if (line.trim()) lastStderrLine = line.trim();
-    });
-  }
+  let stopFollowing: () => void = () => undefined;
   const address = `${DEV_SERVER_HOST}:${place.port}`;
   const server: DevServer = {
     address,
@@ -181,6 +176,7 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
+      stopFollowing();
     },
   };
   try {
@@ -191,9 +187,8 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
   } catch (err) {
     await server.stop();
     if (err instanceof ServerExitedError) {
-      // Give the last lines a moment to arrive: the exit can be seen before the pipe is drained.
-      await new Promise((resolve) => setTimeout(resolve, 100));
       const how = describeExit(err.exit);
+      const lastStderrLine = log.lastLine();
       throw new DevServerStartError(
         `the Temporal dev server exited during start-up (${how})${lastStderrLine ? `: ${lastStderrLine}` : ''}`,
         err.exit,
@@ -201,7 +196,9 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     }
     throw err;
   }
-  started = true;
+  // Held back until the server answers (a failed start reports only its last line), then passed on.
+  stopFollowing = log.follow((text) => process.stderr.write(text));
+  void exited.then(() => stopFollowing());
   return server;
 }
 

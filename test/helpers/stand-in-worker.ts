@@ -8,8 +8,8 @@ import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
 import { DEFAULT_LOST_AFTER_MS } from '../../src/shared/limits.js';
+import type { BashTaskInput, CommandOutcome, CommandSpec, StopResult } from '../../src/shared/task.js';
 import { controlTaskQueue } from '../../src/shared/task-queues.js';
 
 export interface StandIns {

@@ -13,8 +13,9 @@
  * error or a construct the grammar misreads, a command name computed at run time, a command too
  * deeply nested, a shell or `source` reading its commands from standard input, an alias or
  * `hash -p`), it says why in `uncertain` rather than guess; callers treat that as needing approval
- * or denial, never as allowed. What the grammar misreads, and how each case ends uncertain, is in
- * docs/PERMISSIONS.md.
+ * or denial, never as allowed. What the grammar misreads, and how each case ends uncertain or is
+ * read again, is in grammar-misreads.ts and docs/PERMISSIONS.md. One file: it is one walk, a case
+ * per kind of statement node (words are read by tree-words.ts).
  */
 import type { Node } from 'web-tree-sitter';
 import { type BashGrammar, loadBashGrammar } from './bash-grammar.js';

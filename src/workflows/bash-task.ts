@@ -56,9 +56,9 @@ export interface MoveToBackgroundRequest {
   notice?: NoticeTarget;
   /**
    * On the server's clock: a move the workflow takes later than this is refused, since the caller
-   * has stopped waiting for it (its call goes on in the foreground). Absent from older callers.
+   * has stopped waiting for it (its call goes on in the foreground).
    */
-  expiresAtMs?: number;
+  expiresAtMs: number;
 }
 
 /**
@@ -110,7 +110,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
           throw new Error(
             `task ${input.taskId} cannot move to the background: it is not running in the foreground`,
           );
-        if (request.expiresAtMs !== undefined && Date.now() >= request.expiresAtMs)
+        if (Date.now() >= request.expiresAtMs)
           throw new Error(`task ${input.taskId} took the move to the background too late`);
       },
     },

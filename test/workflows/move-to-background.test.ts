@@ -115,7 +115,7 @@ describe('moveToBackground', () => {
       await commandStarted;
       const handle = env.client.workflow.getHandle<typeof bashTask>(taskId);
       const refusal = await handle
-        .executeUpdate(moveToBackgroundUpdate, { args: [{}] })
+        .executeUpdate(moveToBackgroundUpdate, { args: [{ expiresAtMs: Number.MAX_SAFE_INTEGER }] })
         .catch((err: unknown) => err);
       expect(refusal).toBeInstanceOf(WorkflowUpdateFailedError);
       expect((refusal as WorkflowUpdateFailedError).cause?.message).toBe(

@@ -6,7 +6,10 @@ import { searchAttributeNames } from '../shared/search-attributes.js';
 const ALREADY_EXISTS = 6;
 
 /** Registers durable-bash's custom search attributes on a namespace as Keyword; idempotent. */
-export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+export async function registerSearchAttributes(
+  connection: Pick<Connection, 'operatorService'>,
+  namespace: string,
+): Promise<void> {
   const keyword = proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   try {
     await connection.operatorService.addSearchAttributes({

@@ -1,0 +1,200 @@
+/**
+ * The host side of a command worker: the command activities, this host's own queue
+ * (`<task queue>@<host id>`, where every attempt and re-attach of a command started here goes) and
+ * its control queue (`<host queue>/control`: reads, stops, stdin writes and releases, with slots of
+ * their own), the supervisors' nursery, and the scans that fail a crashed worker's stale attempts
+ * and end the commands of tasks that closed while no worker was here. `createBashWorker` runs one
+ * beside its task queue's worker; `durableBashPlugin` runs one beside a worker the user creates.
+ */
+import { Client, type DataConverter } from '@temporalio/client';
+import { type NativeConnection, Worker, type WorkerStatus } from '@temporalio/worker';
+import {
+  type AttachedTasks,
+  type CommandActivities,
+  compileExecutorOptions,
+  createCommandActivities,
+  type ExecutorConfig,
+  type ExecutorOptions,
+} from '../activities/index.js';
+import { ensurePrivateDir } from '../activities/spill-files.js';
+import { assertSupervisorBinary, supervisorPath } from '../activities/supervisor.js';
+import { SupervisorNursery } from '../activities/supervisor-nursery.js';
+import {
+  CLOSED_RUN_CHECK_INTERVAL_MS,
+  CONTROL_ACTIVITY_SLOTS,
+  HEARTBEAT_THROTTLE_MS,
+  HEARTBEAT_TIMEOUT_MS,
+  ORPHAN_SCAN_INTERVAL_MS,
+} from '../shared/limits.js';
+import { controlTaskQueue } from '../shared/task-queues.js';
+import { checkClosedRuns } from './closed-runs.js';
+import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
+
+/** How soon the start's scan is repeated when the server did not answer for some task. */
+const STARTUP_SCAN_RETRY_MS = 1_000;
+
+export interface CommandHostOptions {
+  connection: NativeConnection;
+  namespace: string;
+  /** The command queue: where `bashTask` runs and a worker of it picks a command's host. */
+  taskQueue: string;
+  executor?: ExecutorOptions;
+  /** @default 2000 */
+  maxConcurrentCommands?: number;
+  identity?: string;
+  dataConverter?: DataConverter;
+}
+
+/** Worker options every queue that runs command activities shares. */
+export function commandWorkerOptions(options: Pick<CommandHostOptions, 'maxConcurrentCommands'>) {
+  return {
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
+    // The command activity paces its own heartbeats (minutes apart, and one after a read that
+    // found new output); the SDK sends each as it comes, at most one a second.
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+  };
+}
+
+export class CommandHost {
+  /** The command activities, for the command queue's worker too. */
+  readonly activities: CommandActivities;
+  readonly hostId: string;
+  readonly hostQueue: string;
+  /** One line saying how tasks are contained on this host and which limits hold (say it at start). */
+  readonly containment: string;
+  private readonly config: ExecutorConfig;
+  private readonly client: Client;
+  private readonly runs: ReturnType<typeof taskRunsOf>;
+  private readonly attached: AttachedTasks = new Map();
+  private readonly nursery: SupervisorNursery | undefined;
+  private workers: Worker[] = [];
+  private stopping = false;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private closedRunTimer: NodeJS.Timeout | undefined;
+
+  /** Synchronous, so a worker plugin can add the activities when the worker is configured. */
+  constructor(private readonly options: CommandHostOptions) {
+    assertSupervisorBinary();
+    this.config = compileExecutorOptions(options.executor ?? {}, options.taskQueue);
+    this.client = new Client({
+      connection: options.connection,
+      namespace: options.namespace,
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    });
+    this.runs = taskRunsOf(this.client);
+    this.nursery = SupervisorNursery.serves(this.config.containment.limits, this.config.sandbox !== undefined)
+      ? new SupervisorNursery({
+          binary: supervisorPath(),
+          cgroupParents: this.config.containment.cgroupParents,
+          limits: this.config.containment.limits,
+          warm: this.config.warmSupervisors,
+        })
+      : undefined;
+    this.activities = createCommandActivities(this.config, this.runs, this.attached, this.nursery);
+    this.hostId = this.config.hostId;
+    this.hostQueue = this.config.hostQueue;
+    this.containment = [
+      this.config.containment.summary,
+      ...(this.config.sandbox ? [this.config.sandbox.summary] : []),
+    ].join('; ');
+  }
+
+  /** Makes the spill directory and the host's two workers; call once, before `run`. */
+  async prepare(): Promise<void> {
+    await ensurePrivateDir(this.config.spillDir);
+    const common = {
+      connection: this.options.connection,
+      namespace: this.options.namespace,
+      activities: this.activities,
+      ...commandWorkerOptions(this.options),
+      ...(this.options.identity ? { identity: this.options.identity } : {}),
+      ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
+    };
+    const { readOutput, stopCommand, writeStdin, releaseCommand } = this.activities;
+    this.workers = [
+      await Worker.create({ ...common, taskQueue: this.hostQueue }),
+      await Worker.create({
+        ...common,
+        taskQueue: controlTaskQueue(this.hostQueue),
+        activities: { readOutput, stopCommand, writeStdin, releaseCommand },
+        maxConcurrentActivityTaskExecutions: CONTROL_ACTIVITY_SLOTS,
+      }),
+    ];
+  }
+
+  /** Runs the host's workers and scans until `shutdown()`, or until one of its workers fails. */
+  async run(): Promise<void> {
+    this.nursery?.warmUp();
+    void this.scanAtStart();
+    this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
+    this.scanTimer.unref();
+    let checking = false;
+    this.closedRunTimer = setInterval(() => {
+      if (checking) return; // A slow server: one check at a time.
+      checking = true;
+      checkClosedRuns(this.client, this.attached)
+        .catch(() => undefined) // Asked again at the next tick.
+        .finally(() => {
+          checking = false;
+        });
+    }, CLOSED_RUN_CHECK_INTERVAL_MS);
+    this.closedRunTimer.unref();
+    try {
+      await Promise.all(
+        this.workers.map((worker) =>
+          worker.run().catch((err: unknown) => {
+            this.shutdown();
+            throw err;
+          }),
+        ),
+      );
+    } finally {
+      clearInterval(this.scanTimer);
+      clearInterval(this.closedRunTimer);
+      await this.nursery?.close();
+    }
+  }
+
+  /** Stops polling; commands keep running under their supervisors for the next worker to re-attach. */
+  shutdown(): void {
+    this.stopping = true;
+    for (const worker of this.workers) if (worker.getState() === 'RUNNING') worker.shutdown();
+  }
+
+  /** The host's two workers: what they poll and hold in flight. */
+  getStatus(): { host: WorkerStatus; control: WorkerStatus } {
+    const [host, control] = this.workers;
+    if (!host || !control) throw new Error('the command host is not prepared yet (call prepare())');
+    return { host: host.getStatus(), control: control.getStatus() };
+  }
+
+  /**
+   * The start's scan, repeated every STARTUP_SCAN_RETRY_MS while the server does not answer for
+   * some task (it may be down too), for at most HEARTBEAT_TIMEOUT_MS: after that the attempts a
+   * crashed worker left have timed out anyway.
+   */
+  private async scanAtStart(): Promise<void> {
+    const until = Date.now() + HEARTBEAT_TIMEOUT_MS;
+    const stopped = () => {
+      const state = this.workers[0]?.getState();
+      return this.stopping || state === 'STOPPING' || state === 'STOPPED';
+    };
+    while (!stopped() && Date.now() < until) {
+      if (await this.scan(true).catch(() => false)) return;
+      await new Promise((resolve) => setTimeout(resolve, STARTUP_SCAN_RETRY_MS).unref());
+    }
+  }
+
+  private scan(failStaleAttempts: boolean): Promise<boolean> {
+    return scanSupervisors({
+      spillDir: this.config.spillDir,
+      namespace: this.options.namespace,
+      hostQueue: this.hostQueue,
+      client: this.client,
+      runs: this.runs,
+      attached: this.attached,
+      failStaleAttempts,
+      heartbeatTimeoutMs: this.config.heartbeatTimeoutMs,
+    });
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * `durableBashPlugin` in a worker and client the test creates, as a user who runs Temporal would:
+ * the worker also runs a workflow and an activity of the test's own, payloads are encrypted, and
+ * the tools over the plugin's client run commands on the worker's host.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec.js';
+import { encryptingDataConverter } from '../../src/codec/data-converter.js';
+import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
+import { durableBashPlugin } from '../../src/plugin/index.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool } from '../../src/tools/types.js';
+import { endLeftCommands } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+const text = (result: { content: { text: string }[] }) => result.content.map((block) => block.text).join('');
+
+let env: TestWorkflowEnvironment;
+beforeAll(async () => {
+  env = await createDevServerEnv();
+}, 120_000);
+afterAll(async () => {
+  await env?.teardown();
+});
+
+describe('durableBashPlugin', () => {
+  it("runs durable-bash beside the worker's own workflow and activity, encrypted, and tells the client", async () => {
+    const taskQueue = `plugin-${randomUUID()}`;
+    const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-plugin-'));
+    const dataConverter = encryptingDataConverter(
+      new CodecKeyring([{ id: 'plugin-key', secret: randomBytes(CODEC_KEY_BYTES) }]),
+    );
+    const plugin = durableBashPlugin({ taskQueue, executor: { spillDir }, dataConverter });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowsPath: fileURLToPath(new URL('./own-workflows.ts', import.meta.url)),
+      activities: { shout: async (line: string) => line.toUpperCase() },
+      plugins: [plugin],
+    });
+    const client = new Client({
+      connection: env.connection,
+      namespace: env.namespace ?? 'default',
+      plugins: [plugin],
+    });
+    const tools = Object.fromEntries(
+      createBashTools({ client, taskQueue }).map((tool) => [tool.name, tool]),
+    ) as Record<'bash' | 'bash_output', Tool>;
+    try {
+      await worker.runUntil(async () => {
+        // The worker's own workflow and activity.
+        expect(
+          await client.workflow.execute('greet', { taskQueue, workflowId: randomUUID(), args: ['plugin'] }),
+        ).toBe('HELLO PLUGIN');
+        // durable-bash's, in the foreground and in the background.
+        const call = { description: 'Plugin test' };
+        expect(text(await tools.bash.execute({ ...call, command: 'echo in the foreground' }))).toBe(
+          'in the foreground\n',
+        );
+        const started = text(
+          await tools.bash.execute({
+            ...call,
+            command: 'sleep 0.2; echo in the background',
+            run_in_background: true,
+          }),
+        );
+        const taskId = /started background task (\S+)/.exec(started)?.[1] as string;
+        const read = text(await tools.bash_output.execute({ task_id: taskId, wait_ms: 10_000 }));
+        expect(read).toContain('in the background');
+        // Stored encrypted: the task's input in its history is an encrypted payload.
+        const history = await client.workflow.getHandle(taskId).fetchHistory();
+        const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+        expect(Buffer.from(input?.metadata?.encoding ?? []).toString()).toBe(ENCRYPTED_ENCODING);
+        expect(Buffer.from(input?.data ?? []).toString()).not.toContain('in the background');
+      });
+    } finally {
+      await endLeftCommands(spillDir);
+    }
+  }, 120_000);
+
+  it('refuses, in one line, a worker that has an activity of a name durable-bash records', async () => {
+    const taskQueue = `plugin-${randomUUID()}`;
+    await expect(
+      Worker.create({
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        taskQueue,
+        activities: { runCommand: async () => undefined },
+        plugins: [durableBashPlugin({ taskQueue })],
+      }),
+    ).rejects.toThrow(
+      /^durable-bash: this worker already has an activity named runCommand, a name durable-bash records in its histories; rename yours$/,
+    );
+  });
+
+  it('leaves a worker of another task queue as it is', async () => {
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: `other-${randomUUID()}`,
+      activities: { runCommand: async () => 'theirs' },
+      plugins: [durableBashPlugin({ taskQueue: 'somewhere-else' })],
+    });
+    expect(worker.options.taskQueue).toMatch(/^other-/);
+    await worker.runUntil(async () => {
+      // Its own activity of that name stands: durable-bash added nothing to this worker.
+      expect(worker.options.activities.get('runCommand')).toBeDefined();
+      expect(worker.options.activities.has('stopCommand')).toBe(false);
+    });
+  });
+});

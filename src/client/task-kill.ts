@@ -8,6 +8,7 @@ import {
 import proto from '@temporalio/proto';
 import { ActivityName } from '../activities/activity-names.js';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import type { BashTaskResult } from '../shared/task.js';
 
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
@@ -42,25 +43,34 @@ export async function killTask(
   const deadline = Date.now() + KILL_CONFIRM_MS;
   const stopWaiting = new AbortController();
   const ended = client
-    .withAbortSignal(stopWaiting.signal, () => handle.result())
+    .withAbortSignal(stopWaiting.signal, () => handle.result() as Promise<BashTaskResult>)
     .then(
-      () => true,
+      (result): 'killed' | 'already-finished' => endedBy(result),
       (err: unknown) => {
         // The kill is requested either way; a run that ends without an outcome is still ended.
-        if (err instanceof WorkflowFailedError || stopWaiting.signal.aborted) return true;
+        if (err instanceof WorkflowFailedError || stopWaiting.signal.aborted) return 'killed' as const;
         throw err;
       },
     );
   try {
     while (Date.now() < deadline) {
-      const done = await Promise.race([ended, sleep(KILL_CHECK_INTERVAL_MS).then(() => false)]);
-      if (done) return 'killed';
+      const done = await Promise.race([ended, sleep(KILL_CHECK_INTERVAL_MS).then(() => false as const)]);
+      if (done) return done;
       if (await killWaitsForHost(client, taskId)) return 'pending';
     }
     return 'killed';
   } finally {
     stopWaiting.abort();
   }
+}
+
+/**
+ * Whose end a run's result is: the kill's, or the command's own, when it had ended before the
+ * cancellation reached the run (it was sent while the server was down, say). A command a signal
+ * ended counts as killed (so do runs recorded before results said so).
+ */
+export function endedBy(result: BashTaskResult): 'killed' | 'already-finished' {
+  return result.killed === true || result.signal !== null ? 'killed' : 'already-finished';
 }
 
 /**

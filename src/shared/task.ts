@@ -162,6 +162,11 @@ export interface LimitsReached {
 export interface BashTaskResult extends Omit<CommandOutcome, 'timedOut'> {
   /** Set when the foreground timeout fired, whatever the process did afterwards. */
   timedOutAfterMs?: number;
+  /**
+   * Set when the run's kill came while its command ran, so this end is the kill's (a command that
+   * traps SIGTERM and exits 0 too). Absent when the command had ended before the kill arrived.
+   */
+  killed?: true;
 }
 
 /**

@@ -30,6 +30,7 @@ import type {
   BashTaskInput,
   BashTaskResult,
   CommandHost,
+  CommandOutcome,
   CommandSpec,
   NoticeTarget,
   StopResult,
@@ -236,7 +237,16 @@ async function runOnHost(
     command.cancel();
   };
   const timeout = startTimeout(spec, stop, standing);
-  CancellationScope.current().cancelRequested.catch(stop);
+  // A kill that comes while the command runs ends it: its result says so (see `killTask`).
+  let killed = false;
+  CancellationScope.current().cancelRequested.catch(() => {
+    killed = true;
+    stop();
+  });
+  const ended = (outcome: CommandOutcome) => {
+    const result = resultOf(spec, outcome, timeout.firedAfterMs());
+    return finish(killed ? { ...result, killed: true } : result);
+  };
   let released = false;
   if (spec.timeoutMs !== undefined) {
     standing.release = () => {
@@ -270,7 +280,7 @@ async function runOnHost(
     }
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.
-    if (settled.ok) return finish(resultOf(spec, settled.ended, timeout.firedAfterMs()));
+    if (settled.ok) return ended(settled.ended);
     if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs, eagerProgress);
     let stopped: StopResult;
     try {
@@ -278,7 +288,7 @@ async function runOnHost(
     } catch (stopError) {
       throw endWithoutOutcome(stopError, host, lostAfterMs, eagerProgress);
     }
-    if (stopped.kind === 'ended') return finish(resultOf(spec, stopped.outcome, timeout.firedAfterMs()));
+    if (stopped.kind === 'ended') return ended(stopped.outcome);
     const firedAfterMs = timeout.firedAfterMs();
     if (firedAfterMs !== undefined) throw neverStarted(spec, firedAfterMs);
     // Killed before the command started: the run ends cancelled.

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { endedBy } from '../../src/client/task-kill.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import type { BashTaskResult } from '../../src/shared/task.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
@@ -46,6 +48,7 @@ describe('bash_kill', () => {
     expect(processesMatching(new RegExp(`^sleep ${marker}$`))).toEqual([]);
     const result = await suite.env.client.workflow.getHandle(taskId).result();
     expect(result.signal).toBe('SIGKILL');
+    expect(result.killed).toBe(true);
     expect(await status(taskId)).toBe('killed');
   });
 
@@ -55,6 +58,16 @@ describe('bash_kill', () => {
     expect(await bashKill.execute({ task_id: taskId })).toEqual({
       content: [{ type: 'text', text: `task ${taskId} had already finished` }],
     });
+  });
+
+  it("tells from a run's result whose end it is: the kill's, or the command's own", async () => {
+    // The run marks the end a kill caused; a command that ended before its kill reached the run
+    // (sent while the server was down, say) is no kill, whatever the run did with the cancellation.
+    expect(endedBy({ exitCode: 0, signal: null, killed: true } as BashTaskResult)).toBe('killed');
+    expect(endedBy({ exitCode: null, signal: 'SIGTERM' } as BashTaskResult)).toBe('killed');
+    expect(endedBy({ exitCode: 4, signal: null } as BashTaskResult)).toBe('already-finished');
+    const taskId = await startBackground('echo done');
+    expect((await suite.env.client.workflow.getHandle(taskId).result()).killed).toBeUndefined();
   });
 
   it('answers an unknown id with an error naming it', async () => {

@@ -79,9 +79,7 @@ export function misreadToken(node: Node, source: string): string | undefined {
   let before = node.startIndex - 1;
   while (before >= 0 && (source[before] === ' ' || source[before] === '\t')) before--;
   const c = source[before];
-  let backslashes = 0;
-  while (source[before - 1 - backslashes] === '\\') backslashes++;
-  const separated = c === undefined || (';&|()\n'.includes(c) && backslashes % 2 === 0);
+  const separated = c === undefined || (';&|()\n'.includes(c) && !isEscaped(source, before));
   const previous = source.slice(Math.max(0, before - 1), before + 1);
   const allowed =
     separated ||
@@ -117,18 +115,23 @@ export function heredocEndMisreads(node: Node, source: string): string[] {
 }
 
 /**
- * `\ ` right before a word, which the grammar drops as if it were a blank: bash keeps the blank
- * as the word's first character (`\ rm` runs a command named ` rm`).
+ * The blank of a `\ ` right before a word, which the grammar drops as if it were a blank (empty
+ * when there is none): bash keeps it as the word's first character (`\ rm` runs a command named
+ * ` rm`).
  */
 export function escapedBlankBefore(node: Node, source: string): string {
   const blank = source[node.startIndex - 1];
-  if (blank !== ' ' && blank !== '\t') return '';
-  let backslashes = 0;
-  while (source[node.startIndex - 2 - backslashes] === '\\') backslashes++;
-  if (backslashes % 2 === 0) return '';
+  if ((blank !== ' ' && blank !== '\t') || !isEscaped(source, node.startIndex - 1)) return '';
   // Dropped only when no token of the tree holds it (`a\ b` may come as `a\ ` and `b`).
   const holder = node.tree.rootNode.descendantForIndex(node.startIndex - 2);
-  return holder === null || holder.childCount > 0 ? `\\${blank}` : '';
+  return holder === null || holder.childCount > 0 ? blank : '';
+}
+
+/** Whether the character at `index` follows an odd run of backslashes, so bash reads it literally. */
+function isEscaped(source: string, index: number): boolean {
+  let backslashes = 0;
+  while (source[index - 1 - backslashes] === '\\') backslashes++;
+  return backslashes % 2 === 1;
 }
 
 /** Why the grammar could not read `root`: one reason per outermost error. */
@@ -181,22 +184,4 @@ function errorReason(node: Node, source: string): string {
   if (text.startsWith(')')) return 'an unmatched `)`';
   const shown = text.replace(/\s+/g, ' ').trim();
   return `bash syntax the grammar cannot read: \`${shown.length > 40 ? `${shown.slice(0, 39)}…` : shown}\``;
-}
-
-/** The statements of a list or pipeline, nested ones included, in order; iterative, so a long `a && b && ...` never deepens the walk. */
-export function flatten(node: Node): Node[] {
-  const statements: Node[] = [];
-  const stack: Node[] = [node];
-  while (stack.length > 0) {
-    const top = stack.pop() as Node;
-    if (top.type === 'list' || top.type === 'pipeline') {
-      for (let i = top.childCount - 1; i >= 0; i--) {
-        const child = top.child(i);
-        if (child?.isNamed) stack.push(child);
-      }
-    } else {
-      statements.push(top);
-    }
-  }
-  return statements;
 }

@@ -22,13 +22,12 @@ import { type BashGrammar, loadBashGrammar } from './bash-grammar.js';
 import { analyzeCommand } from './command-layers.js';
 import {
   escapedBlankBefore,
-  flatten,
   heredocEndMisreads,
   misreadToken,
   STATEMENTS,
   syntaxErrors,
 } from './grammar-misreads.js';
-import { COMPOUND_OPENERS, emptyWord, PASS_THROUGH_KEYWORDS, type Word } from './shell-words.js';
+import { COMPOUND_OPENERS, emptyWord, isKeyword, PASS_THROUGH_KEYWORDS, type Word } from './shell-words.js';
 import { arithmetic, backquoted, type Context, nested, WordReader, Words } from './tree-words.js';
 
 /** One simple command bash may run. */
@@ -390,8 +389,8 @@ class Walk extends WordReader {
    */
   private record(words: Word[], at: Context): void {
     let rest = words;
-    while (rest.length > 0 && isReserved(rest[0] as Word, PASS_THROUGH_KEYWORDS)) rest = rest.slice(1);
-    if (rest.length > 0 && isReserved(rest[0] as Word, COMPOUND_OPENERS)) {
+    while (rest.length > 0 && isKeyword(rest[0] as Word, PASS_THROUGH_KEYWORDS)) rest = rest.slice(1);
+    if (rest.length > 0 && isKeyword(rest[0] as Word, COMPOUND_OPENERS)) {
       this.unsure(`the grammar read the reserved word \`${(rest[0] as Word).text}\` as a command`);
       rest = rest.slice(1);
     }
@@ -461,7 +460,20 @@ class Walk extends WordReader {
   }
 }
 
-/** An unquoted reserved word from `words` (the grammar keeps quotes in the word's text). */
-function isReserved(word: Word, words: ReadonlySet<string>): boolean {
-  return word.literal && !word.quoted && words.has(word.text);
+/** The statements of a list or pipeline, nested ones included, in order; iterative, so a long `a && b && ...` never deepens the walk. */
+function flatten(node: Node): Node[] {
+  const statements: Node[] = [];
+  const stack: Node[] = [node];
+  while (stack.length > 0) {
+    const top = stack.pop() as Node;
+    if (top.type === 'list' || top.type === 'pipeline') {
+      for (let i = top.childCount - 1; i >= 0; i--) {
+        const child = top.child(i);
+        if (child?.isNamed) stack.push(child);
+      }
+    } else {
+      statements.push(top);
+    }
+  }
+  return statements;
 }

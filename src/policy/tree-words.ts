@@ -132,10 +132,10 @@ export abstract class WordReader {
   /** Adds a whole word of a command, with the `\ ` the grammar dropped before it put back. */
   protected addArgument(words: Words, node: Node, at: Context): void {
     const word = this.word(node, at);
-    const escaped = escapedBlankBefore(node, this.source);
-    if (!escaped) words.add(node, word);
+    const blank = escapedBlankBefore(node, this.source);
+    if (!blank) words.add(node, word);
     // The escaped blank joins it to a word right before it too (`{\ -rf` is one word).
-    else words.add(node, { ...word, text: escaped[1] + word.text, quoted: true }, node.startIndex - 2);
+    else words.add(node, { ...word, text: blank + word.text, quoted: true }, node.startIndex - 2);
   }
 
   /** A word's text with quotes removed, walking the substitutions it holds. */

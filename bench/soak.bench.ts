@@ -253,32 +253,34 @@ describe.skipIf(!SOAK)('soak', () => {
       const first = points[0];
       const last = points.at(-1);
       const stretch = `over the last ${seconds(tailEnd - tailStart)} of ${seconds(durationMs)} (${cycles} cycles, ${errors} failed, ${LANES} at a time)`;
-      for (const [who, before, after, rss, pickFds, pickRss] of [
-        [
-          'worker',
-          opened.worker,
-          closed.worker,
-          rssGrowth((p) => p.workerRss),
-          (p: Point) => p.workerFds,
-          (p: Point) => p.workerRss,
-        ],
-        [
-          'agent host (the bench process)',
-          opened.host,
-          closed.host,
-          rssGrowth((p) => p.hostRss),
-          (p: Point) => p.hostFds,
-          (p: Point) => p.hostRss,
-        ],
-      ] as const) {
+      const processes = [
+        {
+          key: 'worker',
+          id: 'worker',
+          who: 'worker',
+          fds: (p: Point) => p.workerFds,
+          rss: (p: Point) => p.workerRss,
+        },
+        {
+          key: 'host',
+          id: 'agent',
+          who: 'agent host (the bench process)',
+          fds: (p: Point) => p.hostFds,
+          rss: (p: Point) => p.hostRss,
+        },
+      ] as const;
+      for (const { key, id, who, fds: pickFds, rss: pickRss } of processes) {
+        const before = opened[key];
+        const after = closed[key];
+        const rss = rssGrowth(pickRss);
         const fds = total(after) - total(before);
         const change = kindsChange(before, after);
         figures.push(
           {
-            id: `soak.${who.split(' ')[0]}.fds`,
+            id: `soak.${id}.fds`,
             measure: `soak: open file descriptors of the ${who}, at rest`,
             raw:
-              `growth ${fds} ${stretch}; at rest ${restsText(who === 'worker' ? 'worker' : 'host')}` +
+              `growth ${fds} ${stretch}; at rest ${restsText(key)}` +
               `${change ? ` (${change})` : ''}; ${inFlight(pickFds)}; at the end: ${kindsText(after)}`,
             value: fds,
             unit: 'fds',
@@ -288,7 +290,7 @@ describe.skipIf(!SOAK)('soak', () => {
             holds: !/(^|, )\+/.test(change),
           },
           {
-            id: `soak.${who.split(' ')[0]}.rss`,
+            id: `soak.${id}.rss`,
             measure: `soak: RSS of the ${who}`,
             raw: `growth ${fixed(rss * 100, 1)} % ${stretch}; ${at(first, pickRss)} at the start, ${at(last, pickRss)} at the end`,
             value: rss * 100,

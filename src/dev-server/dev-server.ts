@@ -165,7 +165,6 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
   const exited = new Promise<DevServerExit>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  let stopFollowing: () => void = () => undefined;
   const address = `${DEV_SERVER_HOST}:${place.port}`;
   const server: DevServer = {
     address,
@@ -176,7 +175,6 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;
-      stopFollowing();
     },
   };
   try {
@@ -197,8 +195,7 @@ export async function startDevServer(cliPath: string, options: DevServerOptions 
     throw err;
   }
   // Held back until the server answers (a failed start reports only its last line), then passed on.
-  stopFollowing = log.follow((text) => process.stderr.write(text));
-  void exited.then(() => stopFollowing());
+  void exited.then(log.follow((text) => process.stderr.write(text)));
   return server;
 }
 

@@ -4,7 +4,7 @@
  * at its next line), which the next `dev` on the same database finds and stops in one line. `dev`
  * follows the file and passes the server's lines on to its own stderr.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 
 /** How often a followed log is read for new lines. */
 const FOLLOW_EVERY_MS = 500;
@@ -33,7 +33,7 @@ export class ServerLog {
 
   /** Passes each line written from now on to `write`; returns the function that stops it. */
   follow(write: (text: string) => void): () => void {
-    let position = this.sizeNow();
+    let position = statSync(this.file).size;
     const pass = () => {
       const { text, end } = this.readFrom(position, true);
       position = end;
@@ -46,15 +46,6 @@ export class ServerLog {
       clearInterval(timer);
       pass();
     };
-  }
-
-  private sizeNow(): number {
-    const file = openSync(this.file, 'r');
-    try {
-      return fstatSync(file).size;
-    } finally {
-      closeSync(file);
-    }
   }
 
   /** Closes the file here (the server keeps its own copy of the descriptor). */

@@ -5,7 +5,8 @@
  * (`CommandHost`); `new Client({ ..., plugins: [plugin] })` gets the data converter. Workers of
  * other task queues are left as they are.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,7 +23,7 @@ import {
 } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { CommandHost } from '../worker/command-host.js';
-import { bundlerOptions, prebuiltBundlePath, workflowsPath } from '../worker/workflow-bundle.js';
+import { bundlerOptions, ourWorkflows, workflowsPath } from '../worker/workflow-bundle.js';
 
 export interface DurableBashPluginOptions {
   /**
@@ -50,9 +51,11 @@ const RECORDED_NAMES: readonly string[] = Object.values(ActivityName);
 
 export class DurableBashPlugin extends SimplePlugin {
   private readonly taskQueue: string;
-  /** The host of the worker on the command queue, made when that worker is configured. */
-  private readonly hosts = new WeakMap<object, CommandHost>();
-  private pending: CommandHost | undefined;
+  /**
+   * The hosts of the command queue's workers configured and not yet run, in order: `Worker.create`
+   * hands `runWorker` the worker, not its options.
+   */
+  private readonly pending: CommandHost[] = [];
 
   constructor(private readonly pluginOptions: DurableBashPluginOptions = {}) {
     super({
@@ -85,8 +88,7 @@ export class DurableBashPlugin extends SimplePlugin {
       ...(options.identity ? { identity: options.identity } : {}),
       ...(configured.dataConverter ? { dataConverter: configured.dataConverter } : {}),
     });
-    // `Worker.create` hands the worker, not its options, to `runWorker`: the host waits here.
-    this.pending = host;
+    this.pending.push(host);
     return {
       ...configured,
       activities: { ...(configured.activities ?? {}), ...host.activities },
@@ -114,7 +116,7 @@ export class DurableBashPlugin extends SimplePlugin {
   }
 
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
-    const host = this.hostOf(worker);
+    const host = worker.options.taskQueue === this.taskQueue ? this.pending.shift() : undefined;
     if (!host) return super.runWorker(worker, next);
     if (this.pluginOptions.registerSearchAttributes !== false && worker.connection)
       await registerSearchAttributes(worker.connection, worker.options.namespace);
@@ -126,18 +128,6 @@ export class DurableBashPlugin extends SimplePlugin {
       host.shutdown();
       await hostRun;
     }
-  }
-
-  /** This host's identity and queue, once the command queue's worker is created. */
-  hostOf(worker: Worker): CommandHost | undefined {
-    if (worker.options.taskQueue !== this.taskQueue) return undefined;
-    let host = this.hosts.get(worker);
-    if (!host && this.pending) {
-      host = this.pending;
-      this.pending = undefined;
-      this.hosts.set(worker, host);
-    }
-    return host;
   }
 }
 
@@ -162,10 +152,7 @@ function withWorkflows(
     },
   };
   if (options.workflowsPath) return { workflowsPath: combinedWorkflows(options.workflowsPath), ...bundling };
-  const prebuilt = prebuiltBundlePath();
-  return existsSync(prebuilt)
-    ? { workflowBundle: { codePath: prebuilt } }
-    : { workflowsPath: workflowsPath(), ...bundling };
+  return ourWorkflows(bundling);
 }
 
 /**
@@ -195,16 +182,11 @@ function combinedWorkflows(theirs: string | undefined): string {
   if (!theirs) return workflowsPath();
   const dir = path.join(os.tmpdir(), `durable-bash-workflows-${process.pid}`);
   mkdirSync(dir, { recursive: true });
-  const entry = path.join(dir, `${path.basename(theirs).replace(/\W/g, '_')}-${hashOf(theirs)}.ts`);
+  const hash = createHash('sha256').update(theirs).digest('hex').slice(0, 12);
+  const entry = path.join(dir, `${path.basename(theirs).replace(/\W/g, '_')}-${hash}.ts`);
   writeFileSync(
     entry,
     `export * from ${JSON.stringify(theirs)};\nexport * from ${JSON.stringify(workflowsPath())};\n`,
   );
   return entry;
-}
-
-function hashOf(text: string): string {
-  let hash = 0;
-  for (let i = 0; i < text.length; i++) hash = (hash * 31 + text.charCodeAt(i)) >>> 0;
-  return hash.toString(36);
 }

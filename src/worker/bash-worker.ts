@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/client';
 import {
   type NativeConnection,
@@ -9,8 +8,8 @@ import {
 import type { ExecutorOptions } from '../activities/index.js';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { CommandHost, commandWorkerOptions } from './command-host.js';
-import { bundlerOptions, prebuiltBundlePath, workflowsPath } from './workflow-bundle.js';
+import { CommandHost } from './command-host.js';
+import { ourWorkflows } from './workflow-bundle.js';
 
 export interface BashWorkerOptions {
   connection: NativeConnection;
@@ -107,23 +106,13 @@ export class BashWorker {
 
 /** Creates a command worker (see `BashWorker`); fails at once if the supervisor binary is missing. */
 export async function createBashWorker(options: BashWorkerOptions): Promise<BashWorker> {
-  const prebuilt = prebuiltBundlePath();
-  const workflows = options.workflowBundle
-    ? { workflowBundle: options.workflowBundle }
-    : existsSync(prebuilt)
-      ? { workflowBundle: { codePath: prebuilt } }
-      : { workflowsPath: workflowsPath(), bundlerOptions };
+  const workflows = options.workflowBundle ? { workflowBundle: options.workflowBundle } : ourWorkflows();
   const namespace = options.namespace ?? 'default';
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
   const host = new CommandHost({ ...options, namespace, taskQueue });
   await host.prepare();
   const queueWorker = await Worker.create({
-    connection: options.connection,
-    namespace,
-    activities: host.activities,
-    ...commandWorkerOptions(options),
-    ...(options.identity ? { identity: options.identity } : {}),
-    ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    ...host.workerOptions,
     taskQueue,
     ...workflows,
     // A crashed worker's cached workflows (an output reader among them) wait this long on its

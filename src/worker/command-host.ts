@@ -7,7 +7,7 @@
  * beside its task queue's worker; `durableBashPlugin` runs one beside a worker the user creates.
  */
 import { Client, type DataConverter } from '@temporalio/client';
-import { type NativeConnection, Worker, type WorkerStatus } from '@temporalio/worker';
+import { type NativeConnection, Worker, type WorkerOptions, type WorkerStatus } from '@temporalio/worker';
 import {
   type AttachedTasks,
   type CommandActivities,
@@ -45,19 +45,20 @@ export interface CommandHostOptions {
   dataConverter?: DataConverter;
 }
 
-/** Worker options every queue that runs command activities shares. */
-export function commandWorkerOptions(options: Pick<CommandHostOptions, 'maxConcurrentCommands'>) {
-  return {
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
-    // The command activity paces its own heartbeats (minutes apart, and one after a read that
-    // found new output); the SDK sends each as it comes, at most one a second.
-    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
-  };
-}
-
 export class CommandHost {
   /** The command activities, for the command queue's worker too. */
   readonly activities: CommandActivities;
+  /** What every worker running command activities is created with: the host's and the command queue's. */
+  readonly workerOptions: Pick<
+    WorkerOptions,
+    | 'connection'
+    | 'namespace'
+    | 'activities'
+    | 'maxConcurrentActivityTaskExecutions'
+    | 'maxHeartbeatThrottleInterval'
+    | 'identity'
+    | 'dataConverter'
+  >;
   readonly hostId: string;
   readonly hostQueue: string;
   /** One line saying how tasks are contained on this host and which limits hold (say it at start). */
@@ -91,6 +92,17 @@ export class CommandHost {
         })
       : undefined;
     this.activities = createCommandActivities(this.config, this.runs, this.attached, this.nursery);
+    this.workerOptions = {
+      connection: options.connection,
+      namespace: options.namespace,
+      activities: this.activities,
+      maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
+      // The command activity paces its own heartbeats (minutes apart, and one after a read that
+      // found new output); the SDK sends each as it comes, at most one a second.
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
+      ...(options.identity ? { identity: options.identity } : {}),
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    };
     this.hostId = this.config.hostId;
     this.hostQueue = this.config.hostQueue;
     this.containment = [
@@ -102,14 +114,7 @@ export class CommandHost {
   /** Makes the spill directory and the host's two workers; call once, before `run`. */
   async prepare(): Promise<void> {
     await ensurePrivateDir(this.config.spillDir);
-    const common = {
-      connection: this.options.connection,
-      namespace: this.options.namespace,
-      activities: this.activities,
-      ...commandWorkerOptions(this.options),
-      ...(this.options.identity ? { identity: this.options.identity } : {}),
-      ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
-    };
+    const common = this.workerOptions;
     const { readOutput, stopCommand, writeStdin, releaseCommand } = this.activities;
     this.workers = [
       await Worker.create({ ...common, taskQueue: this.hostQueue }),

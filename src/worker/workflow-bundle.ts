@@ -4,6 +4,7 @@ import {
   type BundleOptions,
   bundleWorkflowCode,
   type Logger,
+  type WorkerOptions,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 
@@ -25,6 +26,19 @@ export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
     return config;
   },
 };
+
+/**
+ * durable-bash's workflows for a worker: the bundle `npm run build` wrote, or else the source,
+ * bundled with `bundling` (our `bundlerOptions` unless the caller joins its own hook to ours).
+ */
+export function ourWorkflows(
+  bundling: Pick<WorkerOptions, 'bundlerOptions'> = { bundlerOptions },
+): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
+  const prebuilt = prebuiltBundlePath();
+  return existsSync(prebuilt)
+    ? { workflowBundle: { codePath: prebuilt } }
+    : { workflowsPath: workflowsPath(), ...bundling };
+}
 
 /** Bundles the workflows once, for processes that start many workers (tests, benchmarks). */
 export function bundleWorkflows(logger?: Logger): Promise<WorkflowBundleWithSourceMap> {

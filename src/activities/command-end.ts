@@ -9,6 +9,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../shared/limits.js';
 import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
 import { killOrphanedGroup } from './process-groups.js';
+import { readProgress } from './progress-heartbeats.js';
 import { openSpillReader, streamTail } from './spill-files.js';
 import {
   currentBootId,
@@ -41,6 +42,34 @@ export function commandLost(reason: string, lastProgress?: unknown): Application
     nonRetryable: true,
     details: lastProgress === undefined ? [] : [lastProgress],
   });
+}
+
+/**
+ * A lost failure with the output its host holds, read from the spill files: the attempt (or stop)
+ * that finds a command lost reports what it printed, as a heartbeat would, since the attempt a
+ * crashed worker left may have sent none since. Any other error is thrown as it is.
+ */
+export async function withLastOutput(
+  err: unknown,
+  files: TaskFiles,
+  record: SupervisorRecord,
+  hostQueue: string,
+): Promise<never> {
+  if (!(err instanceof ApplicationFailure) || err.type !== RunFailureType.commandLost || err.details?.length)
+    throw err;
+  const readers = await openReaders(files).catch(() => undefined);
+  if (readers === undefined) throw err;
+  const progress = await readProgress({
+    pid: record.pid,
+    startedAtMs: record.startedAtMs,
+    host: os.hostname(),
+    hostQueue,
+    files,
+    readers,
+  })
+    .catch(() => undefined)
+    .finally(() => closeReaders(readers));
+  throw progress === undefined ? err : commandLost(err.message, progress);
 }
 
 /** How long a claim may stand without the command's pid before its supervisor counts as dead. */

@@ -23,7 +23,7 @@ export function createCommandActivities(
     resolveCommand: createResolveCommand(config),
     chooseHost: createChooseHost(config),
     runCommand: createRunCommand(config, runs, attached, nursery),
-    stopCommand: createStopCommand(config, nursery && exitWatchOf(nursery)),
+    stopCommand: createStopCommand(config, attached, nursery && exitWatchOf(nursery)),
     writeStdin: createWriteStdin(config),
     readOutput: createReadOutput(config, attached),
     releaseCommand: createReleaseCommand(attached),

@@ -23,6 +23,24 @@ export interface ProgressSource {
   spillRetentionMs: number;
 }
 
+/** A command's progress as it stands now: its byte counts and bounded tails, read from its spill files. */
+export async function readProgress(
+  source: Pick<ProgressSource, 'pid' | 'startedAtMs' | 'host' | 'hostQueue' | 'files' | 'readers'>,
+): Promise<CommandProgress> {
+  const [stdout, stderr] = await Promise.all([
+    streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true),
+    streamTail(source.readers.stderr, source.files.stderr, HEARTBEAT_TAIL_BYTES, true),
+  ]);
+  return {
+    pid: source.pid,
+    startedAtMs: source.startedAtMs,
+    host: source.host,
+    hostQueue: source.hostQueue,
+    stdout,
+    stderr,
+  };
+}
+
 /**
  * Heartbeats a running command's progress: once at attach (the record that the command started,
  * which keeps a retry from starting it again), then every `intervalMs` with the byte counts and
@@ -37,20 +55,7 @@ export async function startProgressHeartbeats(
   source: ProgressSource,
   intervalMs: number = HEARTBEAT_INTERVAL_MS,
 ): Promise<ProgressHeartbeats> {
-  const read = async (): Promise<CommandProgress> => {
-    const [stdout, stderr] = await Promise.all([
-      streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true),
-      streamTail(source.readers.stderr, source.files.stderr, HEARTBEAT_TAIL_BYTES, true),
-    ]);
-    return {
-      pid: source.pid,
-      startedAtMs: source.startedAtMs,
-      host: source.host,
-      hostQueue: source.hostQueue,
-      stdout,
-      stderr,
-    };
-  };
+  const read = () => readProgress(source);
   let last = await read();
   context.heartbeat(last);
   let sentAtMs = Date.now();

@@ -14,6 +14,7 @@ import {
   outcomeOf,
   startedRecord,
   waitForEnd,
+  withLastOutput,
 } from './command-end.js';
 import { commandEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
@@ -134,7 +135,10 @@ export function createRunCommand(
     }
     sweeper.active.add(files.stdout).add(files.stderr);
     try {
-      return await attach(spec, files, record, exited, attempt);
+      const claimed = record;
+      return await attach(spec, files, claimed, exited, attempt).catch((err: unknown) =>
+        withLastOutput(err, files, claimed, config.hostQueue),
+      );
     } finally {
       sweeper.active.delete(files.stdout);
       sweeper.active.delete(files.stderr);

@@ -8,12 +8,14 @@ import {
   outcomeOf,
   startedRecord,
   waitForEnd,
+  withLastOutput,
 } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { endGroup, warnForcedEnd } from './process-groups.js';
+import type { AttachedTasks } from './run-command.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { readRecord, writeTombstone } from './supervisor-records.js';
-import { taskFiles } from './task-files.js';
+import { readRecord, type SupervisorRecord, writeTombstone } from './supervisor-records.js';
+import { type TaskFiles, taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;
@@ -25,7 +27,7 @@ const STOP_SETTLE_MS = 10_000;
  * the supervisor, SIGKILL after the grace) and returns the recorded end; a task no supervisor ever
  * claimed gets a tombstone, so no attempt can start it later.
  */
-export function createStopCommand(config: ExecutorConfig, watch?: ExitWatch) {
+export function createStopCommand(config: ExecutorConfig, attached: AttachedTasks, watch?: ExitWatch) {
   return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
     await ensurePrivateDir(config.spillDir);
     const files = taskFiles(config.spillDir, spec.taskId);
@@ -35,6 +37,18 @@ export function createStopCommand(config: ExecutorConfig, watch?: ExitWatch) {
       claimed = await readRecord(files.state);
     }
     if (claimed === undefined || claimed.tombstone) return { kind: 'never-started' };
+    const toStop = claimed;
+    return stopClaimed(spec, files, toStop).catch((err: unknown) =>
+      withLastOutput(err, files, toStop, config.hostQueue),
+    );
+  };
+
+  /** Ends a claimed task's command (unless its end is recorded) and returns that end. */
+  async function stopClaimed(
+    spec: CommandSpec,
+    files: TaskFiles,
+    claimed: SupervisorRecord,
+  ): Promise<StopResult> {
     const started = await startedRecord(files, claimed);
     const { record } = started;
     let { end } = started;
@@ -55,9 +69,13 @@ export function createStopCommand(config: ExecutorConfig, watch?: ExitWatch) {
     }
     const readers = await openReaders(files);
     try {
-      return { kind: 'ended', outcome: await outcomeOf(end, files, readers, config.outputLimitBytes) };
+      const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
+      // Asked at the end: an attempt attached now reports this end itself.
+      return attached.has(spec.taskId)
+        ? { kind: 'ended', outcome }
+        : { kind: 'ended', outcome, unattended: true };
     } finally {
       await closeReaders(readers);
     }
-  };
+  }
 }

@@ -242,16 +242,22 @@ async function decodePayload<T>(client: Client, payload: Payload): Promise<T> {
 }
 
 /**
- * The progress the command activity last heartbeated, if the failure carries it: a timed-out
- * attempt's last heartbeat, or the details of a task that ended lost because no worker on its host
- * came back (the workflow puts that heartbeat there).
+ * The progress the failure carries, if any: a timed-out attempt's last heartbeat, the details of a
+ * task that ended lost because no worker on its host came back (the workflow puts that heartbeat
+ * there), or the output the attempt that found its command lost read on the host.
  */
 function lastProgress(failure: unknown): CommandProgress | undefined {
-  let details: Partial<CommandProgress> | undefined;
-  if (failure instanceof ActivityFailure && failure.cause instanceof TimeoutFailure)
-    details = failure.cause.lastHeartbeatDetails as Partial<CommandProgress> | undefined;
-  else if (failure instanceof ApplicationFailure && failure.type === RunFailureType.commandLost)
-    details = failure.details?.[0] as Partial<CommandProgress> | undefined;
+  const lostWith = (err: unknown) =>
+    err instanceof ApplicationFailure && err.type === RunFailureType.commandLost
+      ? err.details?.[0]
+      : undefined;
+  const details = (
+    failure instanceof ActivityFailure
+      ? failure.cause instanceof TimeoutFailure
+        ? failure.cause.lastHeartbeatDetails
+        : lostWith(failure.cause)
+      : lostWith(failure)
+  ) as Partial<CommandProgress> | undefined;
   return details?.stdout !== undefined && details.stderr !== undefined
     ? (details as CommandProgress)
     : undefined;

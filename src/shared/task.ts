@@ -111,7 +111,18 @@ export interface CommandHost {
 }
 
 /** What stopping a command on its host found: its outcome, or that no attempt ever started it. */
-export type StopResult = { kind: 'ended'; outcome: CommandOutcome } | { kind: 'never-started' };
+export type StopResult =
+  | {
+      kind: 'ended';
+      outcome: CommandOutcome;
+      /**
+       * No attempt on the host's worker follows the command: one still open belongs to a worker
+       * process that is gone, so this end settles the run (the stand-ins and hosts before it leave
+       * it out, and the run waits for its attempt).
+       */
+      unattended?: true;
+    }
+  | { kind: 'never-started' };
 
 /** The end of one output stream, plus where its complete copy lives when the tail is not all of it. */
 export interface StreamTail {

@@ -93,23 +93,20 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   if (attempt?.namespace !== options.namespace || attempt.hostQueue !== options.hostQueue) return;
   const record = await readRecord(files.state);
   if (record === undefined || record.tombstone || record.bootId !== currentBootId()) return;
-  const end = await readEnd(files.exit);
-  if (end) {
-    // Ended while no worker was here: nothing to stop, but the attempt the previous worker left
-    // would wait out its heartbeat timeout before its retry returns the recorded end. One that
-    // ended longer ago than that has timed out already (and is not asked about).
-    if (options.failStaleAttempts && Date.now() - end.endedAtMs < options.heartbeatTimeoutMs) {
-      const closed = await options.runs.isClosed(taskId);
-      if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
-      if (closed === false) await failStaleAttempt(options.client, attempt.taskToken);
-    }
-    return;
-  }
+  // Which processes live before the end is read: a supervisor records the end before it exits, so
+  // one seen gone has its end on disk by now. (Read the other way round, a command that ended
+  // between the two reads, as a stop on this worker ends it, looked like one never to check.)
   const supervisorAlive = isSameProcess(record, 'supervisor');
-  if (!supervisorAlive && !isSameProcess(record, 'command')) return;
-  // At a restart the run almost always goes on: its attempt is failed at once, one call, no
-  // describe. Refused (the run closed, or a newer attempt replaced it): asked below which.
-  if (options.failStaleAttempts && (await failStaleAttempt(options.client, attempt.taskToken))) return;
+  const commandAlive = supervisorAlive || isSameProcess(record, 'command');
+  const end = await readEnd(files.exit);
+  // At a restart the attempt the previous process left is failed at once, one call and no
+  // describe, so its retry re-attaches, returns the recorded end or reports the loss now instead
+  // of after the heartbeat timeout. One whose command ended longer ago than that has timed out
+  // already. Refused (the run closed, or a newer attempt replaced it): asked below which.
+  const stale =
+    options.failStaleAttempts && (!end || Date.now() - end.endedAtMs < options.heartbeatTimeoutMs);
+  if (stale && (await failStaleAttempt(options.client, attempt.taskToken))) return;
+  if (end || !commandAlive) return;
   const closed = await options.runs.isClosed(taskId);
   if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
   if (closed !== true) return;

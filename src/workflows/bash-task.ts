@@ -23,6 +23,7 @@ import {
   EAGER_PATCH,
   MOVE_TO_BACKGROUND_PATCH,
   RELEASE_ON_HOST_PATCH,
+  STOP_ENDS_RUN_PATCH,
   TELL_READER_PATCH,
 } from '../shared/patches.js';
 import { finishedState } from '../shared/status-line.js';
@@ -230,12 +231,29 @@ async function runOnHost(
       (error: unknown) => ({ ok: false as const, error }),
     );
   let stopping: Promise<StopResult> | undefined;
+  // The end a stop recorded settles the run when no attempt on the host follows the command: the
+  // one still open was left by a worker that crashed with the kill in flight, and would hold the
+  // run until its heartbeat timeout, long after the command ended.
+  let endedByStop: (settled: { ok: true; ended: CommandOutcome }) => void = () => undefined;
+  const stopEnded = new Promise<{ ok: true; ended: CommandOutcome }>((resolve) => {
+    endedByStop = resolve;
+  });
   const stop = () => {
     // A run being killed or timed out can no longer move to the background.
     standing.movable = false;
-    stopping ??= CancellationScope.nonCancellable(() => stopCommand(spec));
+    if (stopping !== undefined) return void command.cancel();
+    stopping = CancellationScope.nonCancellable(() => stopCommand(spec));
+    if (patched(STOP_ENDS_RUN_PATCH))
+      stopping.then(
+        (stopped) => {
+          if (stopped.kind === 'ended' && stopped.unattended)
+            endedByStop({ ok: true, ended: stopped.outcome });
+        },
+        () => undefined, // Read again below, where a failed stop is reported.
+      );
     command.cancel();
   };
+  const settledOrStopped = () => Promise.race([outcome, stopEnded]);
   const timeout = startTimeout(spec, stop, standing);
   // A kill that comes while the command runs ends it: its result says so (see `killTask`).
   let killed = false;
@@ -257,7 +275,7 @@ async function runOnHost(
     };
   }
   try {
-    let settled = await outcome;
+    let settled = await settledOrStopped();
     standing.release = undefined;
     if (released && !settled.ok && stopping === undefined) {
       // Moved to the background: the foreground attempt let go of the command (or never started
@@ -276,7 +294,7 @@ async function runOnHost(
           (ended) => ({ ok: true as const, ended }),
           (error: unknown) => ({ ok: false as const, error }),
         );
-      settled = await outcome;
+      settled = await settledOrStopped();
     }
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.

@@ -189,6 +189,43 @@ describe('a task whose worker crashed', () => {
     expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
   });
 
+  it("ends a kill at once even when the restarted worker cannot fail its predecessor's attempt", async () => {
+    // Without its attempt file the start scan cannot fail the attempt the crashed worker left: the
+    // stop's recorded end settles the run, not that attempt's heartbeat timeout (5 minutes).
+    const h = host();
+    const worker = await h.start();
+    const tag = 7000 + Math.floor(Math.random() * 1000);
+    const taskId = await h.tasks.start({
+      command: `echo started; sleep ${tag}`,
+      description: 'Killed while its worker is down, its attempt file gone',
+      background: true,
+    });
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
+    await worker.crash();
+    rmSync(taskFiles(h.spillDir, taskId).attempt);
+    expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\n',
+      status: '[status: killed by SIGTERM]',
+    });
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+  });
+
+  it('ends lost at once when its supervisor died with its worker: the restarted worker fails the attempt left behind', async () => {
+    const { h, tag, taskId, record } = await sleeperOnHost('Its supervisor dies with its worker');
+    await workers.at(-1)?.crash();
+    process.kill(-record.pid, 'SIGKILL');
+    process.kill(record.supervisorPid, 'SIGKILL');
+    await h.start();
+    // Well inside the attempt's heartbeat timeout (5 minutes).
+    expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
+      stdout: 'started\n',
+      status: '[status: lost: its supervisor was killed; the exit status is unknown]',
+    });
+    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+  });
+
   it('still times a foreground command out when its worker was down across the deadline', async () => {
     const h = host();
     const worker = await h.start();

@@ -22,7 +22,9 @@ import { describe, expect, inject, it } from 'vitest';
  * control queue (patch `control-queue`);
  * `output-reader-v4-host-reads` is its reader, whose `read` updates ran `readOutput` there; and
  * `moved-to-background-released-on-host` is a foreground run moved to the background whose move
- * also sent `releaseCommand` to the host (patch `move-releases-on-host`). The runs of `bashTask`
+ * also sent `releaseCommand` to the host (patch `move-releases-on-host`).
+ * `stop-ends-run-killed-while-down` is a run killed while its host's worker was down whose stop's
+ * recorded end closed it with the crashed worker's attempt still open (patch `stop-ends-run`). The runs of `bashTask`
  * before per-host queues are retired with their path (src/shared/patches.ts).
  */
 const fixtures = [
@@ -43,6 +45,7 @@ const fixtures = [
   'host-reads-stdin-killed',
   'output-reader-v4-host-reads',
   'moved-to-background-released-on-host',
+  'stop-ends-run-killed-while-down',
 ] as const;
 
 /**

@@ -82,4 +82,5 @@ export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult
 export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
 export { connectNativeConnection } from './worker/native-connection.js';
+export { prometheusMetrics } from './worker/prometheus-metrics.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

@@ -6,6 +6,7 @@ import { HOST_READ_POLL_MS } from '../shared/limits.js';
 import type { HostRead, HostReadRequest, StreamRead } from '../shared/read-position.js';
 import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { hostMetrics } from './host-metrics.js';
 import type { AttachedTasks } from './run-command.js';
 import { readEnd } from './supervisor-records.js';
 import { taskFiles } from './task-files.js';
@@ -42,6 +43,7 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
           );
           // What this reader is given, the server learns too (one heartbeat, if the output changed).
           if (grew) attached.get(request.taskId)?.afterRead();
+          hostMetrics.readServed();
           return {
             upTo,
             stdout: stdout as StreamRead,

@@ -20,6 +20,7 @@ import { commandEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
 import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { hostMetrics } from './host-metrics.js';
 import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
@@ -27,7 +28,7 @@ import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
 import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
-import { readRecord, type SupervisorRecord } from './supervisor-records.js';
+import { readRecord, type SupervisorRecord, thisProcess } from './supervisor-records.js';
 import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
@@ -103,9 +104,14 @@ export function createRunCommand(
       afterRead: () => undefined,
     };
     attached.set(spec.taskId, attempt);
+    hostMetrics.attached();
     try {
       return await runAttempt(spec, attempt);
+    } catch (err) {
+      hostMetrics.lostIf(err);
+      throw err;
     } finally {
+      hostMetrics.detached();
       if (attached.get(spec.taskId) === attempt) attached.delete(spec.taskId);
     }
   };
@@ -121,6 +127,7 @@ export function createRunCommand(
       namespace: info.activityNamespace,
       hostQueue: config.hostQueue,
       taskToken: Buffer.from(info.taskToken).toString('base64'),
+      worker: thisProcess(),
     });
     let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
@@ -132,6 +139,9 @@ export function createRunCommand(
       ({ exited } = await startSupervised(spec, files));
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);
+      if (exited !== undefined) hostMetrics.commandStarted();
+    } else {
+      hostMetrics.reattached();
     }
     sweeper.active.add(files.stdout).add(files.stderr);
     try {
@@ -337,6 +347,7 @@ export function createRunCommand(
 /** The supervisor's exit when it started the command, undefined when another held the task; a spawn that failed is the task's end. */
 function startedOrThrow(report: SpawnReport): Promise<void> | undefined {
   if (report.kind === 'error') {
+    hostMetrics.supervisorStartFailed();
     throw ApplicationFailure.create({
       type: RunFailureType.spawnFailed,
       message: `could not start bash: ${report.message}`,

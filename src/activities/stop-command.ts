@@ -11,11 +11,12 @@ import {
   withLastOutput,
 } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
+import { hostMetrics } from './host-metrics.js';
 import { endGroup, warnForcedEnd } from './process-groups.js';
 import type { AttachedTasks } from './run-command.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { readRecord, type SupervisorRecord, writeTombstone } from './supervisor-records.js';
-import { type TaskFiles, taskFiles } from './task-files.js';
+import { readRecord, type SupervisorRecord, thisProcess, writeTombstone } from './supervisor-records.js';
+import { readAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;
@@ -30,6 +31,7 @@ const STOP_SETTLE_MS = 10_000;
 export function createStopCommand(config: ExecutorConfig, attached: AttachedTasks, watch?: ExitWatch) {
   return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
     await ensurePrivateDir(config.spillDir);
+    hostMetrics.stopServed();
     const files = taskFiles(config.spillDir, spec.taskId);
     let claimed = await readRecord(files.state);
     if (claimed === undefined) {
@@ -42,6 +44,18 @@ export function createStopCommand(config: ExecutorConfig, attached: AttachedTask
       withLastOutput(err, files, toStop, config.hostQueue),
     );
   };
+
+  /**
+   * An attempt of this worker process follows the command, or did: it reports the end itself (a
+   * foreground one has taken its spill files with it, so this stop's tails may be empty). Asked
+   * at the end, so an attempt that attached meanwhile counts.
+   */
+  async function followedHere(taskId: string, files: TaskFiles): Promise<boolean> {
+    if (attached.has(taskId)) return true;
+    const worker = (await readAttempt(files.attempt).catch(() => undefined))?.worker;
+    const self = thisProcess();
+    return worker?.pid === self.pid && worker.start === self.start;
+  }
 
   /** Ends a claimed task's command (unless its end is recorded) and returns that end. */
   async function stopClaimed(
@@ -70,8 +84,7 @@ export function createStopCommand(config: ExecutorConfig, attached: AttachedTask
     const readers = await openReaders(files);
     try {
       const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
-      // Asked at the end: an attempt attached now reports this end itself.
-      return attached.has(spec.taskId)
+      return (await followedHere(spec.taskId, files))
         ? { kind: 'ended', outcome }
         : { kind: 'ended', outcome, unattended: true };
     } finally {

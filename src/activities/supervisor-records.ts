@@ -79,6 +79,20 @@ export function processStart(pid: number): number | undefined {
   return Number(fields[19]);
 }
 
+/** A process as it cannot be mistaken for another: its pid and start time (this boot). */
+export interface ProcessIdentity {
+  pid: number;
+  start: number;
+}
+
+let ownIdentity: ProcessIdentity | undefined;
+
+/** This process. */
+export function thisProcess(): ProcessIdentity {
+  ownIdentity ??= { pid: process.pid, start: processStart(process.pid) ?? 0 };
+  return ownIdentity;
+}
+
 /** The recorded process is still the one running under that pid (same boot, same start time). */
 export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'command'): boolean {
   if (record.bootId !== currentBootId()) return false;

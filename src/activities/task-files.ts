@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { RunFailureType } from '../shared/task.js';
 import { isTaskIdShape, MAX_TASK_ID_LENGTH } from '../shared/task-id.js';
+import type { ProcessIdentity } from './supervisor-records.js';
 
 /** A task's files on its host, named from its id. */
 export interface TaskFiles {
@@ -68,6 +69,8 @@ export interface AttemptRecord {
   hostQueue: string;
   /** The attempt's activity task token, base64. */
   taskToken: string;
+  /** The worker process that ran it (files written before it lack it). */
+  worker?: ProcessIdentity;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type AgentSessions, REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
+import { countRepeatDropped } from './repeat-metrics.js';
 
 /**
  * `sessions` that drop a notice already delivered: an inject retried after its answer was lost
@@ -8,7 +9,10 @@ export function dropRepeatedNotices(sessions: AgentSessions): AgentSessions {
   const delivered = new Set<string>();
   return {
     async inject(sessionId, content, options) {
-      if (delivered.has(options.noticeId)) return true;
+      if (delivered.has(options.noticeId)) {
+        countRepeatDropped();
+        return true;
+      }
       const injected = await sessions.inject(sessionId, content, options);
       if (!injected) return false;
       delivered.add(options.noticeId);

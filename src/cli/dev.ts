@@ -15,12 +15,15 @@ import {
   startDevServer,
   stopOrphanedDevServer,
 } from '../dev-server/dev-server.js';
+import type { HttpListen } from '../mcp/http.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 export interface DevFlags extends DevServerOptions {
   taskQueue: string;
+  /** Where the worker serves Prometheus metrics, if anywhere. */
+  metrics?: HttpListen;
 }
 
 /** `dev` gives up when its server dies this many times within RESTART_WINDOW_MS. */
@@ -90,7 +93,7 @@ export async function runDev(
     if (stopping) return;
     // Installed now, not earlier: its log forwarding keeps the process alive until it shuts down,
     // which it does once the worker and the connection below are gone.
-    const logger = installQuietRuntime();
+    const logger = installQuietRuntime(flags.metrics ? { metrics: flags.metrics } : {});
     logger.target = server.address;
     const connection = await NativeConnection.connect({ address: server.address });
     try {

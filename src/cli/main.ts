@@ -9,6 +9,7 @@ import { type InputFlags, runInput } from './input.js';
 import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
 import { type McpFlags, runMcp, withMcpOptions } from './mcp.js';
+import { type MetricsFlags, withMetricsOption } from './metrics-option.js';
 import {
   connectionTarget,
   positiveInt,
@@ -33,37 +34,53 @@ const program = new Command('durable-bash')
   .version(version, '-V, --version', 'print the version')
   .showHelpAfterError();
 
-withCodecOption(
-  withExecutorOptions(
-    program
-      .command('dev')
-      .description('start a local Temporal dev server and a command worker (state kept across restarts)')
-      .option('--port <n>', 'Temporal gRPC port (0 picks free gRPC and UI ports)', portNumber, 7233)
-      .option('--ui-port <n>', 'Temporal Web UI port (0 picks a free one) (default: 8233)', portNumber)
-      .option('--db <file>', 'database file for the dev server', '.durable-bash/temporal.db')
-      .option('--task-queue <name>', 'task queue for commands', 'durable-bash'),
+withMetricsOption(
+  withCodecOption(
+    withExecutorOptions(
+      program
+        .command('dev')
+        .description('start a local Temporal dev server and a command worker (state kept across restarts)')
+        .option('--port <n>', 'Temporal gRPC port (0 picks free gRPC and UI ports)', portNumber, 7233)
+        .option('--ui-port <n>', 'Temporal Web UI port (0 picks a free one) (default: 8233)', portNumber)
+        .option('--db <file>', 'database file for the dev server', '.durable-bash/temporal.db')
+        .option('--task-queue <name>', 'task queue for commands', 'durable-bash'),
+    ),
   ),
 ).action(
   async (
-    flags: { port: number; uiPort?: number; db: string; taskQueue: string } & ExecutorFlags & CodecFlags,
+    flags: { port: number; uiPort?: number; db: string; taskQueue: string } & ExecutorFlags &
+      CodecFlags &
+      MetricsFlags,
   ) => {
     await runDev(
-      { port: flags.port, uiPort: flags.uiPort, dbFile: flags.db, taskQueue: flags.taskQueue },
+      {
+        port: flags.port,
+        uiPort: flags.uiPort,
+        dbFile: flags.db,
+        taskQueue: flags.taskQueue,
+        ...(flags.metricsPort ? { metrics: flags.metricsPort } : {}),
+      },
       executorOptions(flags),
       codecDataConverter(flags),
     );
   },
 );
 
-withCodecOption(
-  withExecutorOptions(
-    withServerOptions(
-      program.command('worker').description('run a command worker against an existing Temporal server'),
+withMetricsOption(
+  withCodecOption(
+    withExecutorOptions(
+      withServerOptions(
+        program.command('worker').description('run a command worker against an existing Temporal server'),
+      ),
     ),
   ),
-).action(async (flags: ServerOptions & ExecutorFlags & CodecFlags) => {
+).action(async (flags: ServerOptions & ExecutorFlags & CodecFlags & MetricsFlags) => {
   await runWorker(
-    { ...connectionTarget(flags), taskQueue: flags.taskQueue },
+    {
+      ...connectionTarget(flags),
+      taskQueue: flags.taskQueue,
+      ...(flags.metricsPort ? { metrics: flags.metricsPort } : {}),
+    },
     executorOptions(flags),
     (config) =>
       process.stderr.write(
@@ -156,12 +173,14 @@ withCodecOption(
   process.exitCode = await runInput(taskId, words, flags);
 });
 
-withCodecOption(
-  withMcpOptions(
-    withServerOptions(
-      program
-        .command('mcp')
-        .description('serve the bash tools to MCP clients (stdio, or --http) as one agent session'),
+withMetricsOption(
+  withCodecOption(
+    withMcpOptions(
+      withServerOptions(
+        program
+          .command('mcp')
+          .description('serve the bash tools to MCP clients (stdio, or --http) as one agent session'),
+      ),
     ),
   ),
 ).action(async (flags: McpFlags) => {

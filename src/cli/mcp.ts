@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { connectClient } from '../client/connect.js';
 import { resolveConnectionConfig } from '../client/connection-config.js';
 import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, startMcpHost } from '../mcp/host.js';
@@ -9,10 +9,12 @@ import type { HttpListen } from '../mcp/http.js';
 import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
 import { connectNativeConnection } from '../worker/native-connection.js';
 import { type CodecFlags, codecDataConverter } from './codec-options.js';
+import { parseHttpListen } from './listen-address.js';
+import type { MetricsFlags } from './metrics-option.js';
 import { connectionTarget, positiveInt, type ServerOptions } from './options.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
-export interface McpFlags extends ServerOptions, CodecFlags {
+export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   session?: string;
   cwd?: string;
   http?: HttpListen;
@@ -55,15 +57,6 @@ export function withMcpOptions(command: Command): Command {
     );
 }
 
-/** Parses `--http [host:]port`: a bare port listens on 127.0.0.1; an IPv6 host is in brackets. */
-export function parseHttpListen(value: string): HttpListen {
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]]+):)?(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (match === null || port > 65_535)
-    throw new InvalidArgumentError(`expected [host:]port, e.g. 8931 or 127.0.0.1:8931, got ${value}`);
-  return { host: match[1] ?? '127.0.0.1', port };
-}
-
 /**
  * Serves the tools over MCP until stdin ends (stdio) or SIGINT/SIGTERM. Stdout carries only the
  * protocol; every line for people goes to stderr.
@@ -72,7 +65,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
   const cwd = path.resolve(flags.cwd ?? process.cwd());
   const sessionId = flags.session ?? defaultSessionId(cwd);
   const config = resolveConnectionConfig(connectionTarget(flags));
-  installQuietRuntime().target = config.address;
+  installQuietRuntime(flags.metricsPort ? { metrics: flags.metricsPort } : {}).target = config.address;
   const dataConverter = codecDataConverter(flags);
   const client = await connectClient(config, dataConverter);
   const connection = await connectNativeConnection(config);

@@ -1,5 +1,8 @@
 import type { Logger, LogLevel, LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { HttpListen } from '../mcp/http.js';
+import { prometheusMetrics } from '../worker/prometheus-metrics.js';
+import { bindAddress } from './listen-address.js';
 
 const SEVERITIES: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'];
 
@@ -114,16 +117,19 @@ let installed: QuietLogger | undefined;
  * Installs the SDK's runtime with a QuietLogger (core's logs forwarded to it), once per process, at
  * DURABLE_BASH_LOG_LEVEL (WARN by default: the SDK's INFO lines are noise on a terminal). Only for
  * commands that run a worker: the forwarding keeps the process alive until the runtime shuts
- * down, which it does once its last connection and worker are gone.
+ * down, which it does once its last connection and worker are gone. With `metrics`, the runtime
+ * serves Prometheus metrics there (see `prometheusMetrics`).
  */
-export function installQuietRuntime(
-  level = (process.env.DURABLE_BASH_LOG_LEVEL as LogLevel) ?? 'WARN',
-): QuietLogger {
+export function installQuietRuntime(options: { level?: LogLevel; metrics?: HttpListen } = {}): QuietLogger {
   if (installed) return installed;
+  const level = options.level ?? (process.env.DURABLE_BASH_LOG_LEVEL as LogLevel | undefined) ?? 'WARN';
   const logger = new QuietLogger(level);
   Runtime.install({
     logger,
-    telemetryOptions: { logging: { filter: { core: level, other: 'ERROR' }, forward: {} } },
+    telemetryOptions: {
+      logging: { filter: { core: level, other: 'ERROR' }, forward: {} },
+      ...(options.metrics ? { metrics: prometheusMetrics(bindAddress(options.metrics)) } : {}),
+    },
   });
   installed = logger;
   return logger;

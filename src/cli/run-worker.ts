@@ -5,12 +5,15 @@ import {
   resolveConnectionConfig,
   type TemporalTarget,
 } from '../client/connection-config.js';
+import type { HttpListen } from '../mcp/http.js';
 import { createBashWorker } from '../worker/bash-worker.js';
 import { connectNativeConnection } from '../worker/native-connection.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 export interface WorkerTarget extends TemporalTarget {
   taskQueue: string;
+  /** Where to serve Prometheus metrics, if anywhere. */
+  metrics?: HttpListen;
 }
 
 /**
@@ -25,7 +28,7 @@ export async function runWorker(
 ): Promise<void> {
   // The worker's retries while the server is away read `cannot reach Temporal at <address>`.
   const config = resolveConnectionConfig(target);
-  installQuietRuntime().target = config.address;
+  installQuietRuntime(target.metrics ? { metrics: target.metrics } : {}).target = config.address;
   const connection = await connectNativeConnection(config);
   try {
     const worker = await createBashWorker({

@@ -116,9 +116,9 @@ export type StopResult =
       kind: 'ended';
       outcome: CommandOutcome;
       /**
-       * No attempt on the host's worker follows the command: one still open belongs to a worker
-       * process that is gone, so this end settles the run (the stand-ins and hosts before it leave
-       * it out, and the run waits for its attempt).
+       * No attempt of the host's worker process follows the command or did: one still open
+       * belongs to a worker process that is gone, so this end settles the run (the stand-ins and
+       * hosts before it leave it out, and the run waits for its attempt).
        */
       unattended?: true;
     }

@@ -52,6 +52,7 @@ import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatu
 import { type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
 import { startNotice, tellReader } from './task-end.js';
+import { countEnded, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
@@ -78,6 +79,7 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
  * without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
+  countStarted(input.background);
   let hasReader = false;
   setHandler(outputReaderStartedSignal, () => {
     hasReader = true;
@@ -123,6 +125,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   );
   standing.movable = false;
   standing.ended = true;
+  countEnded(run.ok ? finishedState(run.result) : endedState(run.error), run.ok ? run.result : undefined);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
   // killed run waits too (its cancellation must not cut the wait short).
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -259,6 +262,7 @@ async function runOnHost(
   let killed = false;
   CancellationScope.current().cancelRequested.catch(() => {
     killed = true;
+    countKill();
     stop();
   });
   const ended = (outcome: CommandOutcome) => {

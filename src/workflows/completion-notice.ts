@@ -8,6 +8,7 @@ import {
 } from '../shared/limits.js';
 import { NoticeOutcome } from '../shared/notice.js';
 import type { NoticeTarget } from '../shared/task.js';
+import { countNotice } from './workflow-metrics.js';
 
 export interface CompletionNoticeInput extends NoticeTarget {
   /** The notice text (see `noticeText`). */
@@ -37,12 +38,15 @@ export async function completionNotice(input: CompletionNoticeInput): Promise<No
       maximumInterval: NOTICE_RETRY_MAX_INTERVAL_MS,
     },
   });
+  let outcome: NoticeOutcome;
   try {
-    return await injectNotice({ sessionId: input.sessionId, content: input.content });
+    outcome = await injectNotice({ sessionId: input.sessionId, content: input.content });
   } catch (err) {
-    if (isWindowOver(err)) return NoticeOutcome.expired;
-    throw err;
+    if (!isWindowOver(err)) throw err;
+    outcome = NoticeOutcome.expired;
   }
+  countNotice(outcome);
+  return outcome;
 }
 
 /**

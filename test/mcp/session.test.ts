@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseHttpListen } from '../../src/cli/mcp.js';
+import { parseHttpListen } from '../../src/cli/listen-address.js';
 import { NoticeStore } from '../../src/mcp/notice-store.js';
 import { defaultSessionId, noticeTaskQueue, sessionDigest } from '../../src/mcp/session.js';
 import { REMEMBERED_NOTICE_IDS } from '../../src/shared/notice.js';

@@ -3,10 +3,16 @@
  * runtime's metrics and durable-bash's own on /metrics; scraped during a run.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { readRecord } from '../../src/activities/supervisor-records.js';
+import { taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
@@ -17,8 +23,11 @@ beforeAll(async () => {
   env = await createDevServerEnv();
 });
 
-afterAll(async () => {
+afterEach(async () => {
   await worker?.crash();
+});
+
+afterAll(async () => {
   await env?.teardown();
 });
 
@@ -130,5 +139,44 @@ describe('durable-bash worker --metrics-port', () => {
     // Counters end in _total.
     for (const name of new Set(ours.map((s) => s.name)))
       expect(name).toMatch(/_total$|^durable_bash_commands_running$|_bucket$|_sum$|_count$/);
+  });
+
+  it('counts a re-attach after a worker restart, and a command found lost by its reason', async () => {
+    const taskQueue = `metrics-${randomUUID()}`;
+    const port = await freePort();
+    const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-metrics-'));
+    const args = ['--metrics-port', String(port), '--host-id', 'metrics-host', '--spill-dir', spillDir];
+    worker = await startWorkerProcess(env, taskQueue, args);
+    const tasks = new BashTasks({ client: env.client, taskQueue });
+    const survivor = await tasks.start({
+      command: 'echo up; sleep 600',
+      description: 'Survives',
+      background: true,
+    });
+    const doomed = await tasks.start({
+      command: 'echo up; sleep 600',
+      description: 'Loses its supervisor',
+      background: true,
+    });
+    for (const taskId of [survivor, doomed])
+      await expect
+        .poll(async () => (await tasks.read(taskId, undefined)).stdout.text, { timeout: 15_000 })
+        .toBe('up\n');
+    const record = await readRecord(taskFiles(spillDir, doomed).state);
+    await worker.crash();
+    if (record === undefined) throw new Error('no state record');
+    process.kill(-record.pid, 'SIGKILL');
+    process.kill(record.supervisorPid, 'SIGKILL');
+    worker = await startWorkerProcess(env, taskQueue, args);
+    await tasks.result(doomed).catch(() => undefined);
+    await expect
+      .poll(async () => total(await scrape(port), 'durable_bash_reattaches_total'), { timeout: 15_000 })
+      .toBe(2);
+    const samples = await scrape(port);
+    expect(total(samples, 'durable_bash_commands_lost_total', { reason: 'supervisor_killed' })).toBe(1);
+    expect(total(samples, 'durable_bash_commands_running')).toBe(1);
+    expect(await tasks.kill(survivor, undefined)).toBe('killed');
+    await tasks.result(survivor).catch(() => undefined);
+    await endLeftCommands(spillDir);
   });
 });

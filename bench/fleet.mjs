@@ -763,6 +763,30 @@ async function main() {
     }
     const readable = readableMs.size === sample.length;
     const attached = attachedMs.size === rest.length;
+    // What the server says of the ones that did not re-attach (their pending command attempts).
+    const notReattached = [];
+    for (const id of rest.filter((id) => !attachedMs.has(id)).slice(0, 5)) {
+      const { raw } = await client.workflow
+        .getHandle(id)
+        .describe()
+        .catch(() => ({ raw: {} }));
+      notReattached.push({
+        id,
+        pending: (raw.pendingActivities ?? []).map((a) => ({
+          activityId: a.activityId,
+          type: a.activityType?.name,
+          state: a.state,
+          attempt: a.attempt,
+          lastStartedMs: timestampMs(a.lastStartedTime),
+          lastHeartbeatMs: timestampMs(a.lastHeartbeatTime),
+          scheduledMs: timestampMs(a.scheduledTime),
+          lastFailure: a.lastFailure?.message,
+          lastWorker: a.lastWorkerIdentity,
+        })),
+        killedAtMs: killedAt,
+        restartedAtMs: restartedAt,
+      });
+    }
     const restartErrors = victim.errors(victim.logStart);
     result.figures.restart = {
       host: victim.hostId,
@@ -779,6 +803,7 @@ async function main() {
       kill: { answer: killAnswer, gone: killed, ms: killMs },
       reattached: attachedMs.size,
       reattachedOf: rest.length,
+      notReattached,
       reattachMs: {
         p50: round(percentile([...attachedMs.values()], 0.5), 0),
         max: attached ? Math.max(...attachedMs.values()) : null,

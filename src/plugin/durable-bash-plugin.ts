@@ -92,7 +92,7 @@ export class DurableBashPlugin extends SimplePlugin {
     return {
       ...configured,
       activities: { ...(configured.activities ?? {}), ...host.activities },
-      ...withWorkflows(configured),
+      ...withWorkflows(configured, othersBeside(this, configured)),
       maxHeartbeatThrottleInterval: configured.maxHeartbeatThrottleInterval ?? HEARTBEAT_THROTTLE_MS,
       stickyQueueScheduleToStartTimeout:
         configured.stickyQueueScheduleToStartTimeout ?? STICKY_QUEUE_TIMEOUT_MS,
@@ -103,7 +103,7 @@ export class DurableBashPlugin extends SimplePlugin {
   /** A replay worker gets durable-bash's workflows too, so histories of both replay. */
   override configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
     const configured = super.configureReplayWorker(options);
-    return { ...configured, ...withWorkflows(configured) };
+    return { ...configured, ...withWorkflows(configured, othersBeside(this, configured)) };
   }
 
   /** A bundle the user builds with the plugin (`bundleWorkflowCode({ plugins })`) gets durable-bash's workflows too. */
@@ -143,6 +143,7 @@ export function durableBashPlugin(options?: DurableBashPluginOptions): DurableBa
  */
 function withWorkflows(
   options: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'>,
+  fromSource: boolean,
 ): Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle' | 'bundlerOptions'> {
   if (options.workflowBundle) return { workflowBundle: options.workflowBundle };
   const bundling = {
@@ -152,7 +153,22 @@ function withWorkflows(
     },
   };
   if (options.workflowsPath) return { workflowsPath: combinedWorkflows(options.workflowsPath), ...bundling };
-  return ourWorkflows(bundling);
+  return fromSource ? { workflowsPath: workflowsPath(), ...bundling } : ourWorkflows(bundling);
+}
+
+/**
+ * The worker has other plugins or workflow interceptors: our workflows are bundled from source, not
+ * taken prebuilt, since a prebuilt bundle cannot take the interceptor modules they add (the SDK
+ * would ignore them: `OpenTelemetryPlugin`'s workflow spans, say).
+ */
+function othersBeside(
+  plugin: DurableBashPlugin,
+  options: Pick<WorkerOptions, 'plugins' | 'interceptors'>,
+): boolean {
+  return (
+    (options.plugins ?? []).some((other) => other !== plugin && other.name !== plugin.name) ||
+    (options.interceptors?.workflowModules?.length ?? 0) > 0
+  );
 }
 
 /**

@@ -50,11 +50,3 @@ export const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
  * output-reader-v3-* and v4 (with it), output-reader-v1-* and v2-* (before it).
  */
 export const PROBE_PATCH = 'reader-tells-and-probes-its-task';
-
-/**
- * The end a stop activity recorded settles a killed or timed-out run at once when no attempt on
- * the host follows the command, without waiting for the attempt a crashed worker left (its
- * heartbeat timeout). Fixtures:
- * stop-ends-run-killed-while-down (with it), host-queue-killed-while-down (before it).
- */
-export const STOP_ENDS_RUN_PATCH = 'stop-ends-run';

@@ -9,6 +9,7 @@ import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
 import { createBashOutputTool } from './bash-output.js';
+import { withToolSpan } from './tool-span.js';
 import type { Tool } from './types.js';
 
 export interface BashToolsOptions {
@@ -78,7 +79,7 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
   });
   const quotaLimit = options.maxBackgroundTasksPerSession ?? DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION;
   const quota = quotaLimit === Number.POSITIVE_INFINITY ? undefined : new BackgroundQuota(tasks, quotaLimit);
-  return [
+  const tools: Tool[] = [
     createBashTool(tasks, {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
@@ -94,4 +95,5 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     createBashListTool(tasks) as Tool,
     createBashInputTool(tasks) as Tool,
   ];
+  return tools.map(withToolSpan);
 }

@@ -23,7 +23,6 @@ import {
   EAGER_PATCH,
   MOVE_TO_BACKGROUND_PATCH,
   RELEASE_ON_HOST_PATCH,
-  STOP_ENDS_RUN_PATCH,
   TELL_READER_PATCH,
 } from '../shared/patches.js';
 import { finishedState } from '../shared/status-line.js';
@@ -246,14 +245,13 @@ async function runOnHost(
     standing.movable = false;
     if (stopping !== undefined) return void command.cancel();
     stopping = CancellationScope.nonCancellable(() => stopCommand(spec));
-    if (patched(STOP_ENDS_RUN_PATCH))
-      stopping.then(
-        (stopped) => {
-          if (stopped.kind === 'ended' && stopped.unattended)
-            endedByStop({ ok: true, ended: stopped.outcome });
-        },
-        () => undefined, // Read again below, where a failed stop is reported.
-      );
+    // No patch: a stop recorded before `unattended` existed never has it, so such runs replay as they ran.
+    stopping.then(
+      (stopped) => {
+        if (stopped.kind === 'ended' && stopped.unattended) endedByStop({ ok: true, ended: stopped.outcome });
+      },
+      () => undefined, // Read again below, where a failed stop is reported.
+    );
     command.cancel();
   };
   const settledOrStopped = () => Promise.race([outcome, stopEnded]);

@@ -24,7 +24,7 @@ import { describe, expect, inject, it } from 'vitest';
  * `moved-to-background-released-on-host` is a foreground run moved to the background whose move
  * also sent `releaseCommand` to the host (patch `move-releases-on-host`).
  * `stop-ends-run-killed-while-down` is a run killed while its host's worker was down whose stop's
- * recorded end closed it with the crashed worker's attempt still open (patch `stop-ends-run`). The runs of `bashTask`
+ * recorded end closed it with the crashed worker's attempt still open (its stop said `unattended`). The runs of `bashTask`
  * before per-host queues are retired with their path (src/shared/patches.ts).
  */
 const fixtures = [

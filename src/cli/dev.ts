@@ -93,7 +93,7 @@ export async function runDev(
     if (stopping) return;
     // Installed now, not earlier: its log forwarding keeps the process alive until it shuts down,
     // which it does once the worker and the connection below are gone.
-    const logger = installQuietRuntime(flags.metrics ? { metrics: flags.metrics } : {});
+    const logger = installQuietRuntime({ metrics: flags.metrics });
     logger.target = server.address;
     const connection = await NativeConnection.connect({ address: server.address });
     try {

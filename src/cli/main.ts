@@ -58,7 +58,7 @@ withMetricsOption(
         uiPort: flags.uiPort,
         dbFile: flags.db,
         taskQueue: flags.taskQueue,
-        ...(flags.metricsPort ? { metrics: flags.metricsPort } : {}),
+        metrics: flags.metricsPort,
       },
       executorOptions(flags),
       codecDataConverter(flags),
@@ -79,7 +79,7 @@ withMetricsOption(
     {
       ...connectionTarget(flags),
       taskQueue: flags.taskQueue,
-      ...(flags.metricsPort ? { metrics: flags.metricsPort } : {}),
+      metrics: flags.metricsPort,
     },
     executorOptions(flags),
     (config) =>

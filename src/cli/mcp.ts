@@ -65,7 +65,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
   const cwd = path.resolve(flags.cwd ?? process.cwd());
   const sessionId = flags.session ?? defaultSessionId(cwd);
   const config = resolveConnectionConfig(connectionTarget(flags));
-  installQuietRuntime(flags.metricsPort ? { metrics: flags.metricsPort } : {}).target = config.address;
+  installQuietRuntime({ metrics: flags.metricsPort }).target = config.address;
   const dataConverter = codecDataConverter(flags);
   const client = await connectClient(config, dataConverter);
   const connection = await connectNativeConnection(config);

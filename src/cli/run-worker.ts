@@ -28,7 +28,7 @@ export async function runWorker(
 ): Promise<void> {
   // The worker's retries while the server is away read `cannot reach Temporal at <address>`.
   const config = resolveConnectionConfig(target);
-  installQuietRuntime(target.metrics ? { metrics: target.metrics } : {}).target = config.address;
+  installQuietRuntime({ metrics: target.metrics }).target = config.address;
   const connection = await connectNativeConnection(config);
   try {
     const worker = await createBashWorker({

@@ -124,16 +124,15 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   );
   standing.movable = false;
   standing.ended = true;
-  countEnded(run.ok ? finishedState(run.result) : endedState(run.error), run.ok ? run.result : undefined);
+  const state = run.ok ? finishedState(run.result) : endedState(run.error);
+  countEnded(state, run.ok ? run.result : undefined);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
   // killed run waits too (its cancellation must not cut the wait short).
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   if (standing.background) {
     const { notice } = standing;
     await Promise.all([
-      notice
-        ? startNotice(input.taskId, notice, run.ok ? finishedState(run.result) : endedState(run.error))
-        : undefined,
+      notice ? startNotice(input.taskId, notice, state) : undefined,
       // Runs recorded before readers were told are replayed without the signal.
       hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
     ]);

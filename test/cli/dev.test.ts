@@ -1,13 +1,12 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QuietLogger } from '../../src/cli/quiet-logger.js';
-import { processesMatching, waitFor } from '../helpers/processes.js';
+import { freePorts, processesMatching, waitFor } from '../helpers/processes.js';
 
 // `durable-bash dev` as users run it: the built bin (npm test builds first), in a child process.
 const BIN = path.resolve('dist/cli/main.js');
@@ -55,22 +54,6 @@ function freshDb(): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dev-'));
   mkdirSync(path.join(dir, 'state'));
   return path.join(dir, 'state', 'temporal.db');
-}
-
-/** Two ports free right now. */
-async function freePorts(): Promise<[number, number]> {
-  const servers = await Promise.all(
-    [0, 1].map(
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const server = net.createServer();
-          server.listen({ host: '127.0.0.1', port: 0 }, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return [ports[0] ?? 0, ports[1] ?? 0];
 }
 
 /** The Temporal server child of a dev process (from /proc/<pid>/task/*\/children). */

@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -13,6 +12,7 @@ import { readRecord } from '../../src/activities/supervisor-records.js';
 import { taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
+import { freePorts } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
@@ -30,15 +30,6 @@ afterEach(async () => {
 afterAll(async () => {
   await env?.teardown();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** The scraped samples: `name{labels} value` lines, by name with their labels and values. */
 async function scrape(
@@ -75,7 +66,7 @@ function total(
 describe('durable-bash worker --metrics-port', () => {
   it("serves the SDK runtime's metrics and durable-bash's own, with bounded labels", async () => {
     const taskQueue = `metrics-${randomUUID()}`;
-    const port = await freePort();
+    const [port] = await freePorts();
     worker = await startWorkerProcess(env, taskQueue, ['--metrics-port', String(port)]);
     const tasks = new BashTasks({ client: env.client, taskQueue });
 
@@ -143,7 +134,7 @@ describe('durable-bash worker --metrics-port', () => {
 
   it('counts a re-attach after a worker restart, and a command found lost by its reason', async () => {
     const taskQueue = `metrics-${randomUUID()}`;
-    const port = await freePort();
+    const [port] = await freePorts();
     const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-metrics-'));
     const args = ['--metrics-port', String(port), '--host-id', 'metrics-host', '--spill-dir', spillDir];
     worker = await startWorkerProcess(env, taskQueue, args);

@@ -167,54 +167,40 @@ describe('a task whose worker crashed', () => {
   });
 
   it('takes a kill issued while the worker is down at once, and ends the command when a worker is back', async () => {
-    const h = host();
-    const worker = await h.start();
-    const tag = 7000 + Math.floor(Math.random() * 1000);
-    const taskId = await h.tasks.start({
-      command: `echo started; sleep ${tag}`,
-      description: 'Killed while its worker is down',
-      background: true,
-    });
-    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
+    const { h, worker, tag, taskId } = await sleeperOnHost('Killed while its worker is down');
     await worker.crash();
     const asked = Date.now();
     expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
     expect(Date.now() - asked).toBeLessThan(8_000);
     expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toHaveLength(1);
-    await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
-      stdout: 'started\n',
-      status: '[status: killed by SIGTERM]',
-    });
-    expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
+    await expectKilledOnRestart(h, tag, taskId);
   });
 
   it("ends a kill at once even when the restarted worker cannot fail its predecessor's attempt", async () => {
     // Without its attempt file the start scan cannot fail the attempt the crashed worker left: the
     // stop's recorded end settles the run, not that attempt's heartbeat timeout (5 minutes).
-    const h = host();
-    const worker = await h.start();
-    const tag = 7000 + Math.floor(Math.random() * 1000);
-    const taskId = await h.tasks.start({
-      command: `echo started; sleep ${tag}`,
-      description: 'Killed while its worker is down, its attempt file gone',
-      background: true,
-    });
-    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
+    const { h, worker, tag, taskId } = await sleeperOnHost(
+      'Killed while its worker is down, its attempt file gone',
+    );
     await worker.crash();
     rmSync(taskFiles(h.spillDir, taskId).attempt);
     expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
+    await expectKilledOnRestart(h, tag, taskId);
+  });
+
+  /** A worker comes back on the host of a task killed while none was there: the kill takes effect. */
+  async function expectKilledOnRestart(h: ReturnType<typeof host>, tag: number, taskId: TaskId) {
     await h.start();
     expect(await readToEnd(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
       status: '[status: killed by SIGTERM]',
     });
     expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
-  });
+  }
 
   it('ends lost at once when its supervisor died with its worker: the restarted worker fails the attempt left behind', async () => {
-    const { h, tag, taskId, record } = await sleeperOnHost('Its supervisor dies with its worker');
-    await workers.at(-1)?.crash();
+    const { h, worker, tag, taskId, record } = await sleeperOnHost('Its supervisor dies with its worker');
+    await worker.crash();
     process.kill(-record.pid, 'SIGKILL');
     process.kill(record.supervisorPid, 'SIGKILL');
     await h.start();
@@ -249,7 +235,7 @@ describe('a task whose worker crashed', () => {
   /** A host with a worker, and a background task on it that printed `started` and sleeps `tag` seconds. */
   async function sleeperOnHost(description: string) {
     const h = host();
-    await h.start();
+    const worker = await h.start();
     const tag = 8000 + Math.floor(Math.random() * 1000);
     const taskId = await h.tasks.start({
       command: `echo started; sleep ${tag}`,
@@ -259,7 +245,7 @@ describe('a task whose worker crashed', () => {
     await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
     const record = await readRecord(taskFiles(h.spillDir, taskId).state);
     if (record === undefined) throw new Error(`task ${taskId} has no state record`);
-    return { h, tag, taskId, record };
+    return { h, worker, tag, taskId, record };
   }
 
   it('ends lost with its reason when its supervisor is killed, never with a made-up exit code', async () => {

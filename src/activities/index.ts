@@ -10,7 +10,7 @@ import { createWriteStdin } from './write-stdin.js';
 
 export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
 export { compileExecutorOptions } from './executor-config.js';
-export type { AttachedAttempt, AttachedTasks, TaskRuns } from './run-command.js';
+export { type AttachedAttempt, AttachedTasks, type TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
 export function createCommandActivities(

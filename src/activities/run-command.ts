@@ -59,7 +59,14 @@ export interface AttachedAttempt {
 }
 
 /** The tasks whose commands this worker is attached to now, by task id (the orphan scan leaves them alone). */
-export type AttachedTasks = Map<string, AttachedAttempt>;
+export class AttachedTasks extends Map<string, AttachedAttempt> {
+  /**
+   * Tasks whose command ended and whose run needs nothing more of this worker: an attempt here
+   * returned the end, or the server says the run is past its command. The orphan scan asks the
+   * server about any other recent end, in case an attempt to report it was lost on its way here.
+   */
+  readonly settled = new Set<string>();
+}
 
 /**
  * Runs one command to its end, exactly once per task on this host, whichever attempt this is. The
@@ -105,8 +112,12 @@ export function createRunCommand(
     };
     attached.set(spec.taskId, attempt);
     hostMetrics.attached();
+    // Each step at DEBUG (DURABLE_BASH_LOG_LEVEL=DEBUG): where an attempt stopped, when one goes quiet.
+    Context.current().log.debug('command attempt started', { taskId: spec.taskId });
     try {
-      return await runAttempt(spec, attempt);
+      const outcome = await runAttempt(spec, attempt);
+      attached.settled.add(spec.taskId);
+      return outcome;
     } catch (err) {
       hostMetrics.lostIf(err);
       throw err;
@@ -129,6 +140,7 @@ export function createRunCommand(
       taskToken: Buffer.from(info.taskToken).toString('base64'),
       worker: thisProcess(),
     });
+    Context.current().log.debug('command attempt remembered', { taskId: spec.taskId });
     let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
     if (record === undefined) {
@@ -236,6 +248,7 @@ export function createRunCommand(
         throw err;
       });
       attempt.afterRead = () => void heartbeats.afterRead().catch(() => undefined);
+      context.log.debug('command attempt following', { taskId: spec.taskId, pid: record.pid });
 
       const abandon = new AbortController();
       /** Lets go of a foreground command whose run moved to the background (it keeps running). */

@@ -15,7 +15,7 @@ import { hostMetrics } from './host-metrics.js';
 import { endGroup, warnForcedEnd } from './process-groups.js';
 import type { AttachedTasks } from './run-command.js';
 import { ensurePrivateDir } from './spill-files.js';
-import { readRecord, type SupervisorRecord, thisProcess, writeTombstone } from './supervisor-records.js';
+import { isThisProcess, readRecord, type SupervisorRecord, writeTombstone } from './supervisor-records.js';
 import { readAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
@@ -53,8 +53,7 @@ export function createStopCommand(config: ExecutorConfig, attached: AttachedTask
   async function followedHere(taskId: string, files: TaskFiles): Promise<boolean> {
     if (attached.has(taskId)) return true;
     const worker = (await readAttempt(files.attempt).catch(() => undefined))?.worker;
-    const self = thisProcess();
-    return worker?.pid === self.pid && worker.start === self.start;
+    return worker !== undefined && isThisProcess(worker);
   }
 
   /** Ends a claimed task's command (unless its end is recorded) and returns that end. */

@@ -93,6 +93,17 @@ export function thisProcess(): ProcessIdentity {
   return ownIdentity;
 }
 
+/** The process is this one. */
+export function isThisProcess(identity: ProcessIdentity): boolean {
+  const self = thisProcess();
+  return identity.pid === self.pid && identity.start === self.start;
+}
+
+/** The process still runs (this boot): the pid's process started when it did. */
+export function isRunning(identity: ProcessIdentity): boolean {
+  return identity.pid > 0 && processStart(identity.pid) === identity.start;
+}
+
 /** The recorded process is still the one running under that pid (same boot, same start time). */
 export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'command'): boolean {
   if (record.bootId !== currentBootId()) return false;

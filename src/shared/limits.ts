@@ -111,8 +111,21 @@ export const READER_PROBE_INTERVAL_MS = 6 * 60 * 60_000;
  */
 export const DEFAULT_LOST_AFTER_MS = 10 * 60_000;
 
-/** How often a worker scans its host's supervisors for commands whose task closed while it was away. */
+/**
+ * How often a worker scans its host's supervisors for commands no attempt here follows: a task that
+ * closed while the worker was away, an attempt lost on its way to this worker. At most a fifth of
+ * the heartbeat timeout, so a lost attempt is found well before that timeout ends it.
+ */
 export const ORPHAN_SCAN_INTERVAL_MS = 60_000;
+
+/**
+ * How long the server may say an attempt of a command on this host started before the scan takes
+ * one that never reached this worker as lost (and fails it, so its retry re-attaches): the server
+ * hands a task to a poll whose answer can still go missing, and then only the heartbeat timeout
+ * would end it. At most a tenth of the heartbeat timeout. Taking a slow attempt for a lost one costs
+ * one more attempt, never the command.
+ */
+export const LOST_ATTEMPT_GRACE_MS = 10_000;
 
 /**
  * How often an activity re-attached to a supervisor an earlier worker started checks for the

@@ -9,7 +9,7 @@
 import { Client, type DataConverter } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkerStatus } from '@temporalio/worker';
 import {
-  type AttachedTasks,
+  AttachedTasks,
   type CommandActivities,
   compileExecutorOptions,
   createCommandActivities,
@@ -24,6 +24,7 @@ import {
   CONTROL_ACTIVITY_SLOTS,
   HEARTBEAT_THROTTLE_MS,
   HEARTBEAT_TIMEOUT_MS,
+  LOST_ATTEMPT_GRACE_MS,
   ORPHAN_SCAN_INTERVAL_MS,
 } from '../shared/limits.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
@@ -66,7 +67,9 @@ export class CommandHost {
   private readonly config: ExecutorConfig;
   private readonly client: Client;
   private readonly runs: ReturnType<typeof taskRunsOf>;
-  private readonly attached: AttachedTasks = new Map();
+  private readonly attached = new AttachedTasks();
+  /** Tasks whose attempt this worker's scan failed, by when: their retry has yet to attach. */
+  private readonly awaitingRetry = new Map<string, number>();
   private readonly nursery: SupervisorNursery | undefined;
   private workers: Worker[] = [];
   private stopping = false;
@@ -131,7 +134,9 @@ export class CommandHost {
   async run(): Promise<void> {
     this.nursery?.warmUp();
     void this.scanAtStart();
-    this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), ORPHAN_SCAN_INTERVAL_MS);
+    // Well within the heartbeat timeout, so an attempt lost on its way here is failed before it.
+    const scanEveryMs = Math.min(ORPHAN_SCAN_INTERVAL_MS, this.config.heartbeatTimeoutMs / 5);
+    this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), scanEveryMs);
     this.scanTimer.unref();
     let checking = false;
     this.closedRunTimer = setInterval(() => {
@@ -196,10 +201,11 @@ export class CommandHost {
       namespace: this.options.namespace,
       hostQueue: this.hostQueue,
       client: this.client,
-      runs: this.runs,
       attached: this.attached,
+      awaitingRetry: this.awaitingRetry,
       failStaleAttempts,
       heartbeatTimeoutMs: this.config.heartbeatTimeoutMs,
+      lostAttemptGraceMs: Math.min(LOST_ATTEMPT_GRACE_MS, this.config.heartbeatTimeoutMs / 10),
     });
   }
 }

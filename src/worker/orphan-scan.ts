@@ -3,17 +3,29 @@ import {
   ActivityNotFoundError,
   ApplicationFailure,
   type Client,
+  type WorkflowExecutionDescription,
   WorkflowNotFoundError,
 } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { ActivityName } from '../activities/activity-names.js';
 import type { AttachedTasks, TaskRuns } from '../activities/index.js';
 import { endGroup, killOrphanedGroup } from '../activities/process-groups.js';
-import { currentBootId, isSameProcess, readEnd, readRecord } from '../activities/supervisor-records.js';
+import {
+  currentBootId,
+  isRunning,
+  isSameProcess,
+  isThisProcess,
+  readEnd,
+  readRecord,
+} from '../activities/supervisor-records.js';
 import { readAttempt, taskFiles } from '../activities/task-files.js';
 import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
 import { AttemptFailureType } from '../shared/task.js';
 
 /** A task's state file as the command activity names it: `<task id>.state`. */
 const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
+
+const { PendingActivityState } = proto.temporal.api.enums.v1;
 
 /** How long the command activity waits for the server to say whether a run moved to the background. */
 const MOVED_CHECK_TIMEOUT_MS = 2_000;
@@ -49,20 +61,27 @@ export function taskRunsOf(client: Client): TaskRuns {
  * Looks through this host's supervisors for commands no attempt is attached to. A command whose
  * task's workflow closed while no worker was here (terminated, reset away, ended lost) is ended, so
  * nothing runs unowned. At a worker's start, the attempt a crashed worker left running is failed at
- * once, so its retry re-attaches now instead of after the heartbeat timeout. Resolves false when
- * some task could not be checked (the server did not answer).
+ * once, so its retry re-attaches now instead of after the heartbeat timeout; an attempt the server
+ * says started but that never reached this worker is failed the same way. Resolves false when some
+ * task could not be checked (the server did not answer).
  */
 export async function scanSupervisors(options: {
   spillDir: string;
   namespace: string;
   hostQueue: string;
   client: Client;
-  runs: TaskRuns;
   attached: AttachedTasks;
+  /**
+   * Tasks whose attempt this worker failed, by when: their retry has yet to attach here. Checked
+   * until it has, even once their command ended (only an attempt reports that end).
+   */
+  awaitingRetry: Map<string, number>;
   /** Fail the attempts a previous worker process left behind (only at this worker's start). */
   failStaleAttempts: boolean;
   /** The command attempts' heartbeat timeout: an attempt left longer ago than this has timed out. */
   heartbeatTimeoutMs: number;
+  /** How long after its start an attempt not attached here is taken as lost (LOST_ATTEMPT_GRACE_MS). */
+  lostAttemptGraceMs: number;
 }): Promise<boolean> {
   const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
   const taskIds = names.flatMap((name) => STATE_FILE.exec(name)?.[1] ?? []);
@@ -73,7 +92,10 @@ export async function scanSupervisors(options: {
   const checkNext = async (): Promise<void> => {
     while (next < taskIds.length) {
       const taskId = taskIds[next++] as string;
-      if (options.attached.has(taskId)) continue;
+      if (options.attached.has(taskId)) {
+        options.awaitingRetry.delete(taskId);
+        continue;
+      }
       // One bad file never stops the scan; an unanswered one asks for another scan soon.
       await checkTask(taskId, options).catch(() => {
         answered = false;
@@ -81,6 +103,12 @@ export async function scanSupervisors(options: {
     }
   };
   await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, checkNext));
+  // Forget the tasks whose files are gone (swept).
+  const present = new Set(taskIds);
+  for (const taskId of options.awaitingRetry.keys())
+    if (!present.has(taskId)) options.awaitingRetry.delete(taskId);
+  for (const taskId of options.attached.settled)
+    if (!present.has(taskId)) options.attached.settled.delete(taskId);
   return answered;
 }
 
@@ -105,14 +133,100 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   // already. Refused (the run closed, or a newer attempt replaced it): asked below which.
   const stale =
     options.failStaleAttempts && (!end || Date.now() - end.endedAtMs < options.heartbeatTimeoutMs);
-  if (stale && (await failStaleAttempt(options.client, attempt.taskToken))) return;
-  if (end || !commandAlive) return;
-  const closed = await options.runs.isClosed(taskId);
-  if (closed === undefined) throw new Error(`no answer about task ${taskId}`);
-  if (closed !== true) return;
-  if (supervisorAlive)
-    endGroup(record); // Its SIGKILL after the grace must come: nothing waits for this end.
-  else killOrphanedGroup(record);
+  if (stale && (await failStaleAttempt(options.client, attempt.taskToken))) {
+    options.awaitingRetry.set(taskId, Date.now());
+    return;
+  }
+  const { settled } = options.attached;
+  if (!options.awaitingRetry.has(taskId)) {
+    // A command whose supervisor died unrecorded: its next attempt reports the loss.
+    if (!end && !commandAlive) return;
+    // An end an attempt here reported, or older than any attempt lost before it (the heartbeat
+    // timeout has ended those).
+    if (end && (settled.has(taskId) || Date.now() - end.endedAtMs > options.heartbeatTimeoutMs)) return;
+  }
+  const description = await describeTask(options.client, taskId);
+  if (description === undefined) throw new Error(`no answer about task ${taskId}`);
+  const settle = () => {
+    options.awaitingRetry.delete(taskId);
+    if (end) settled.add(taskId);
+  };
+  if (description.status.name !== 'RUNNING') {
+    settle();
+    if (end || !commandAlive) return;
+    if (supervisorAlive)
+      endGroup(record); // Its SIGKILL after the grace must come: nothing waits for this end.
+    else killOrphanedGroup(record);
+    return;
+  }
+  const pending = commandAttempt(description);
+  if (pending === undefined) {
+    // No attempt is pending: the run is past its command (its notice), or a stop settles it.
+    settle();
+    return;
+  }
+  const startedAtMs = timestampMs(pending.lastStartedTime);
+  if (pending.state !== PendingActivityState.PENDING_ACTIVITY_STATE_STARTED || startedAtMs === undefined)
+    return; // Its retry is on its way.
+  if (Date.now() - startedAtMs < options.lostAttemptGraceMs) return; // It may still be on its way here.
+  // Another worker process of this host follows the command (one shutting down in a redeploy).
+  if (attempt.worker !== undefined && !isThisProcess(attempt.worker) && isRunning(attempt.worker)) return;
+  if (await failLostAttempt(options.client, taskId, description.runId, pending.activityId))
+    options.awaitingRetry.set(taskId, Date.now());
+}
+
+/** A task's workflow as the server describes it now; undefined when the server does not answer. */
+async function describeTask(
+  client: Client,
+  taskId: string,
+): Promise<WorkflowExecutionDescription | undefined> {
+  try {
+    return await client.workflow.getHandle(taskId).describe();
+  } catch (err) {
+    // Gone from the server (retention, a deleted namespace): as closed as a run can be.
+    if (err instanceof WorkflowNotFoundError) return GONE;
+    return undefined;
+  }
+}
+
+const GONE = { status: { name: 'UNSPECIFIED' } } as WorkflowExecutionDescription;
+
+/** The run's pending command attempt, if it has one. */
+function commandAttempt(description: WorkflowExecutionDescription) {
+  const pending = description.raw.pendingActivities ?? [];
+  return pending.find((activity) => activity.activityType?.name === ActivityName.runCommand);
+}
+
+/** A protobuf timestamp in epoch milliseconds. */
+function timestampMs(time: proto.google.protobuf.ITimestamp | null | undefined): number | undefined {
+  if (!time?.seconds) return undefined;
+  return Number(time.seconds.toString()) * 1000 + Math.floor((time.nanos ?? 0) / 1e6);
+}
+
+/**
+ * Fails an attempt the server says is running but that no worker of this host follows: its poll's
+ * answer went missing. Its retry re-attaches. False when the server has no such attempt any more.
+ */
+async function failLostAttempt(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  activityId: string | null | undefined,
+): Promise<boolean> {
+  if (!activityId) return false;
+  try {
+    await client.activity.fail(
+      { workflowId, runId, activityId },
+      ApplicationFailure.retryable(
+        'the attempt never reached the worker the server gave it to',
+        AttemptFailureType.workerRestarted,
+      ),
+    );
+    return true;
+  } catch (err) {
+    if (err instanceof ActivityNotFoundError) return false;
+    throw err;
+  }
 }
 
 /**

@@ -7,14 +7,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import Long from 'long';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
-import { taskFiles } from '../../src/activities/task-files.js';
+import { readAttempt, taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { statusLine } from '../../src/shared/status-line.js';
-import type { TaskId } from '../../src/shared/task.js';
+import { AttemptFailureType, type TaskId } from '../../src/shared/task.js';
+import { hostTaskQueue } from '../../src/shared/task-queues.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { heldBytes, printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
@@ -197,6 +199,61 @@ describe('a task whose worker crashed', () => {
     });
     expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toEqual([]);
   }
+
+  it('re-attaches before the heartbeat timeout when the attempt its restarted worker was given never reached it', async () => {
+    // The server hands a task to a poll whose answer can go missing; the attempt is then started
+    // on the server, run by no worker, and only its heartbeat timeout (a minute here) would end it.
+    const heartbeatTimeoutMs = 60_000;
+    const h = host(['--heartbeat-timeout-ms', String(heartbeatTimeoutMs)]);
+    const worker = await h.start();
+    const flag = path.join(h.spillDir, 'go-on');
+    const taskId = await h.tasks.start({
+      command: `echo started; until [ -e ${flag} ]; do sleep 0.1; done; echo done`,
+      description: 'Its re-attach attempt is lost on the way',
+      background: true,
+    });
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
+    await worker.crash();
+    // Another host's worker runs the workflow meanwhile, so the retry is scheduled with none of h's.
+    await host([], h.taskQueue).start();
+    const attempt = await readAttempt(taskFiles(h.spillDir, taskId).attempt);
+    await env.client.activity.fail(
+      Buffer.from(attempt?.taskToken ?? '', 'base64'),
+      ApplicationFailure.retryable(
+        'the worker running this attempt restarted',
+        AttemptFailureType.workerRestarted,
+      ),
+    );
+    // The retry on h's own queue, taken by a poll whose answer is dropped.
+    const lost = await env.client.withDeadline(Date.now() + 30_000, () =>
+      env.client.workflowService.pollActivityTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: hostTaskQueue(h.taskQueue, h.hostId) },
+        identity: 'a poll whose answer went missing',
+      }),
+    );
+    expect([lost.workflowExecution?.workflowId, lost.activityType?.name]).toEqual([taskId, 'runCommand']);
+    const lostAt = Date.now();
+    await h.start();
+    writeFileSync(flag, ''); // The command ends: only an attempt can report it.
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\ndone\n',
+      status: '[status: completed, exit code: 0]',
+    });
+    // The restarted worker failed the lost attempt, and its retry reported the end; no heartbeat
+    // timeout came (a retried attempt's failure shows on the start of the next one).
+    const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
+    const starts = (events ?? []).flatMap((event) => {
+      const started = event.activityTaskStartedEventAttributes;
+      return started ? [{ attempt: started.attempt, lastFailure: started.lastFailure?.message }] : [];
+    });
+    expect(starts).toEqual([
+      { attempt: 1, lastFailure: undefined },
+      { attempt: 2, lastFailure: 'the attempt never reached the worker the server gave it to' },
+    ]);
+    expect((events ?? []).filter((event) => event.activityTaskTimedOutEventAttributes)).toEqual([]);
+    expect(Date.now() - lostAt).toBeLessThan(heartbeatTimeoutMs);
+  }, 120_000);
 
   it('ends lost at once when its supervisor died with its worker: the restarted worker fails the attempt left behind', async () => {
     const { h, worker, tag, taskId, record } = await sleeperOnHost('Its supervisor dies with its worker');

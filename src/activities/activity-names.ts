@@ -1,4 +1,5 @@
 import type { CommandActivities } from './index.js';
+import type { ToolCallActivities } from './tool-calls.js';
 
 /**
  * The command activities' names, as histories record them and as a caller finds them among a run's
@@ -14,3 +15,9 @@ export const ActivityName = {
   readOutput: 'readOutput',
   releaseCommand: 'releaseCommand',
 } as const satisfies { readonly [Name in keyof CommandActivities]: Name };
+
+/** The tool-call activities' names (agent workflows record them), likewise fixed. */
+export const ToolCallActivityName = {
+  callBashTool: 'callBashTool',
+  prepareTaskStart: 'prepareTaskStart',
+} as const satisfies { readonly [Name in keyof ToolCallActivities]: Name };

@@ -1,15 +1,15 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  TimeoutFailure,
-  type WorkflowFailedError,
-} from '@temporalio/client';
+// From common, not client: workflow code (`durable-bash/workflow`) reports a child's failure with it.
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { RunFailedError } from '../errors.js';
 import { firstLine } from '../shared/checks.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
 
-/** Why a run's workflow failed, as one line: its worker was lost, or the command could not run. */
-export function runFailure(taskId: string, err: WorkflowFailedError): RunFailedError {
+/**
+ * Why a run's workflow failed, as one line: its worker was lost, or the command could not run.
+ * `err` is the client's `WorkflowFailedError` or a parent's `ChildWorkflowFailure`: its cause is
+ * the run's failure.
+ */
+export function runFailure(taskId: string, err: Error): RunFailedError {
   const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
   if (activity?.cause instanceof TimeoutFailure) {
     return new RunFailedError(

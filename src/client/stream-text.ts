@@ -26,8 +26,15 @@ export function heldBytes(
   };
 }
 
-/** The tail as text; a tail cut from a longer stream may start inside a character, which is skipped. */
+/**
+ * The tail as text; a tail cut from a longer stream may start inside a character, which is skipped.
+ * A text tail is valid UTF-8 that starts on a character already (see `tailOf`): it is the text.
+ * Workflow code (`durable-bash/workflow` renders a child's result) has no `Buffer`: there a binary
+ * tail is decoded with `TextDecoder`.
+ */
 export function tailText(stream: StreamTail): string {
+  if (typeof stream.tail === 'string') return stream.tail;
+  if (typeof Buffer === 'undefined') return decodeWithoutBuffer(stream);
   const bytes = tailBytes(stream);
   return decodeText(bytes, bytes.length < stream.bytes);
 }
@@ -52,4 +59,36 @@ export function unfinishedCharLength(bytes: Buffer): number {
     return needed > back ? back : 0;
   }
   return 0;
+}
+
+/** `tailText` of a base64 tail where there is no `Buffer`. */
+function decodeWithoutBuffer(stream: StreamTail): string {
+  const bytes = base64Bytes(stream.tailBase64 ?? '');
+  let start = 0;
+  if (bytes.length < stream.bytes)
+    while (start < 3 && start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
+  return new TextDecoder().decode(bytes.subarray(start));
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+
+/**
+ * Decodes standard base64 (RFC 4648, padded, as `Buffer` writes it). Written here, not taken from a
+ * library: workflow code has neither `Buffer` nor `atob`, and this is all it needs.
+ */
+function base64Bytes(text: string): Uint8Array {
+  const clean = text.replace(/=+$/, '');
+  const out = new Uint8Array(Math.floor((clean.length * 3) / 4));
+  let bits = 0;
+  let value = 0;
+  let at = 0;
+  for (const char of clean) {
+    value = (value << 6) | BASE64.indexOf(char);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (value >> bits) & 0xff;
+    }
+  }
+  return out.subarray(0, at);
 }

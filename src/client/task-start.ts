@@ -6,6 +6,7 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
@@ -40,10 +41,25 @@ export interface StartContext {
   noticeFor(owner: string | undefined): { notice?: NoticeTarget };
 }
 
-/** Starts a run; resolves once the server has accepted it. */
-export async function startTask(context: StartContext, request: StartRequest): Promise<TaskId> {
-  const { client } = context;
-  const taskId = newTaskId();
+/** A run's workflow start, as a client or an agent workflow (a child) starts it. */
+export interface TaskStart {
+  input: BashTaskInput;
+  typedSearchAttributes: SearchAttributePair[];
+  memo: Record<string, unknown>;
+  staticSummary: string;
+  staticDetails: string;
+}
+
+/**
+ * What a run's workflow starts with: its input, the owner and status search attributes (the owner
+ * hashed when the client encrypts), and the memo and summary the Web UI shows.
+ */
+export function taskStart(
+  context: Pick<StartContext, 'ownerHasher' | 'noticeFor'>,
+  request: StartRequest,
+  taskId: TaskId,
+  notice: { notice?: NoticeTarget } = context.noticeFor(request.owner),
+): TaskStart {
   const input: BashTaskInput = {
     taskId,
     command: request.command,
@@ -51,36 +67,47 @@ export async function startTask(context: StartContext, request: StartRequest): P
     background: request.background,
     ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
     ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
-    ...(request.background ? context.noticeFor(request.owner) : {}),
+    ...(request.background ? notice : {}),
     ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
   };
   const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
-  const typedSearchAttributes = [
-    { key: statusSearchAttribute, value: TaskStatus.running },
-    ...(owner !== undefined
-      ? [{ key: ownerSearchAttribute, value: context.ownerHasher?.hash(owner) ?? owner }]
-      : []),
-  ];
+  return {
+    input,
+    typedSearchAttributes: [
+      { key: statusSearchAttribute, value: TaskStatus.running },
+      ...(owner !== undefined
+        ? [{ key: ownerSearchAttribute, value: context.ownerHasher?.hash(owner) ?? owner }]
+        : []),
+    ],
+    memo: {
+      command: request.command,
+      description: request.description,
+      workdir: request.workdir ?? null,
+      // bash_list shows background tasks only; a run moved there says so again.
+      background: request.background,
+      // The search attribute holds only a hash then: listings show the owner from here.
+      ...(context.ownerHasher !== undefined && request.owner !== undefined ? { owner: request.owner } : {}),
+    },
+    staticSummary: request.description,
+    staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
+  };
+}
+
+/** Starts a run; resolves once the server has accepted it. */
+export async function startTask(context: StartContext, request: StartRequest): Promise<TaskId> {
+  const { client } = context;
+  const taskId = newTaskId();
+  const start = taskStart(context, request, taskId);
   try {
     await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
       client.workflow.start(bashTask, {
         workflowId: taskId,
         taskQueue: context.taskQueue,
-        args: [input],
-        typedSearchAttributes,
-        memo: {
-          command: request.command,
-          description: request.description,
-          workdir: request.workdir ?? null,
-          // bash_list shows background tasks only; a run moved there says so again.
-          background: request.background,
-          // The search attribute holds only a hash then: listings show the owner from here.
-          ...(context.ownerHasher !== undefined && request.owner !== undefined
-            ? { owner: request.owner }
-            : {}),
-        },
-        staticSummary: request.description,
-        staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
+        args: [start.input],
+        typedSearchAttributes: start.typedSearchAttributes,
+        memo: start.memo,
+        staticSummary: start.staticSummary,
+        staticDetails: start.staticDetails,
         workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         ...(context.eagerStart ? { requestEagerStart: true } : {}),

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
-import { ActivityName } from '../activities/activity-names.js';
+import { ActivityName, ToolCallActivityName } from '../activities/activity-names.js';
 import type { ExecutorOptions } from '../activities/index.js';
 import { registerSearchAttributes } from '../client/register-search-attributes.js';
 import {
@@ -47,7 +47,10 @@ export interface DurableBashPluginOptions {
 const require = createRequire(import.meta.url);
 
 /** The activity names durable-bash records in histories: a user's activity of one of them is refused. */
-const RECORDED_NAMES: readonly string[] = Object.values(ActivityName);
+const RECORDED_NAMES: readonly string[] = [
+  ...Object.values(ActivityName),
+  ...Object.values(ToolCallActivityName),
+];
 
 export class DurableBashPlugin extends SimplePlugin {
   private readonly taskQueue: string;
@@ -91,7 +94,7 @@ export class DurableBashPlugin extends SimplePlugin {
     this.pending.push(host);
     return {
       ...configured,
-      activities: { ...(configured.activities ?? {}), ...host.activities },
+      activities: { ...(configured.activities ?? {}), ...host.queueActivities },
       ...withWorkflows(configured, othersBeside(this, configured)),
       maxHeartbeatThrottleInterval: configured.maxHeartbeatThrottleInterval ?? HEARTBEAT_THROTTLE_MS,
       stickyQueueScheduleToStartTimeout:

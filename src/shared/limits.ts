@@ -239,3 +239,6 @@ export const STDIN_HISTORY_MAX_BYTES = 20 * 1024 * 1024;
  * worker from 370 to 800 MiB and on. Beyond this many, a workflow is replayed at its next task.
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 500;
+
+/** How long a `bash_output` filter may run over one read before it is given up (see tools/line-filter.ts). */
+export const FILTER_TIME_LIMIT_MS = 1_000;

@@ -68,13 +68,24 @@ export interface BashTaskInput {
   keepStdinOpen?: boolean;
 }
 
-/** Where a background task's completion notice goes: the owning session, through its agent host's queue. */
-export interface NoticeTarget {
+/**
+ * Where a background task's completion notice goes: the owning session, through its agent host's
+ * queue; or the agent workflow that started the task, as a signal.
+ */
+export type NoticeTarget = SessionNoticeTarget | WorkflowNoticeTarget;
+
+/** The owning session, reached through the inject activity on its agent host's queue. */
+export interface SessionNoticeTarget {
   sessionId: string;
   /** The task queue the owning agent host's worker serves (the inject activity). */
   taskQueue: string;
   /** How long the notice waits for an agent worker before it is dropped. */
   windowMs: number;
+}
+
+/** An agent workflow (its id: whichever run is current when the task ends), reached by `bashNoticeSignal`. */
+export interface WorkflowNoticeTarget {
+  workflowId: string;
 }
 
 /** The run as the worker resolved it against its executor config. */

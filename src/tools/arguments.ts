@@ -10,6 +10,9 @@ import {
 } from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 
+/** A string's length in UTF-8 bytes (a lone surrogate counts as the 3 of U+FFFD, as Node's `Buffer.byteLength`); no `Buffer`, which workflow code lacks. */
+const utf8Bytes = (value: string): number => new TextEncoder().encode(value).length;
+
 /** A short, exact description of a value, for error messages. */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
@@ -46,7 +49,7 @@ const requiredString = (what: string, problemOf: (value: string) => string | und
  */
 const nonBlankString = (what: string, maxBytes: number) =>
   requiredString(what, (value) => {
-    const bytes = Buffer.byteLength(value);
+    const bytes = utf8Bytes(value);
     if (bytes > maxBytes) return `${bytes} bytes, over the ${maxBytes}-byte limit`;
     return value.includes('\0') ? 'contains a NUL byte' : undefined;
   });
@@ -141,7 +144,7 @@ export const bashOutputArguments = taskArguments.extend({
       'While the task runs and has no new output (with a filter: no new matching line), wait up to this long for some (or for its end) before answering; capped by the tools. Default 0: answer at once.',
     ),
   filter: requiredString('a regular expression', (value) => {
-    const bytes = Buffer.byteLength(value);
+    const bytes = utf8Bytes(value);
     if (bytes > MAX_FILTER_BYTES) return `${bytes} bytes, over the ${MAX_FILTER_BYTES}-byte limit`;
     return regexProblem(value);
   })
@@ -171,7 +174,7 @@ export const bashInputArguments = taskArguments
     text: z
       .string({ error: (issue) => `expected a string, got ${describeValue(issue.input)}` })
       .superRefine((value, context) => {
-        const bytes = Buffer.byteLength(value);
+        const bytes = utf8Bytes(value);
         if (bytes > MAX_INPUT_BYTES)
           context.addIssue({
             code: 'custom',

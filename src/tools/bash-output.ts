@@ -5,7 +5,7 @@ import { type BashOutputArguments, bashOutputArguments } from './arguments.js';
 import { bashOutputDescription } from './descriptions.js';
 import { keepMatchingLines } from './line-filter.js';
 import { presentOutputCall } from './present.js';
-import { renderOutputRead } from './render.js';
+import { renderOutputRead } from './render-read.js';
 import { createTaskTool } from './task-tool.js';
 import type { Tool } from './types.js';
 

@@ -8,10 +8,8 @@ import { type BashArguments, bashArguments, parseArguments, toInputSchema } from
 import { autoBackgroundDescription, bashDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
 import { presentBashCall, presentBashResult } from './present.js';
-import { renderMovedRun, renderRun } from './render.js';
+import { backgroundStarted, renderMovedRun, renderRun } from './render.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
-
-export const backgroundStarted = (taskId: string) => `started background task ${taskId}`;
 
 /** What may stop a `bash` call before it starts: the permission policy and the background quota. */
 export interface BashGuards extends PermissionOptions {

@@ -7,9 +7,10 @@
  */
 import vm from 'node:vm';
 import { firstLine } from '../shared/checks.js';
+import { FILTER_TIME_LIMIT_MS } from '../shared/limits.js';
 
 /** The longest one stream's filtering may take. */
-export const FILTER_TIME_LIMIT_MS = 1_000;
+export { FILTER_TIME_LIMIT_MS };
 
 /** A stream's text cut down to the lines `filter` matches, and how many lines it left out. */
 export interface FilteredText {

@@ -1,13 +1,14 @@
 /**
- * The exact text the model sees for a run and for a read of a background task's output. Pure: no
- * I/O, no clock; `present.ts` parses a run's text back, and a round-trip test keeps the two in step.
+ * The exact text the model sees for a run and for a read of a background task's output (the read's
+ * own rendering, which runs the filter, is in render-read.ts). Pure: no I/O, no clock, nothing
+ * workflow code cannot import (`durable-bash/workflow` renders runs with it); `present.ts` parses a
+ * run's text back, and a round-trip test keeps the two in step.
  */
 
 import type { OutputRead, StreamRead } from '../client/output-reads.js';
 import { tailText } from '../client/stream-text.js';
-import { statusLine } from '../shared/status-line.js';
+import { FILTER_TIME_LIMIT_MS } from '../shared/limits.js';
 import type { BashTaskResult, LimitsReached, StreamTail } from '../shared/task.js';
-import { FILTER_TIME_LIMIT_MS, keepMatchingLines } from './line-filter.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -38,6 +39,9 @@ export const markers = {
     `[out of memory: the kernel killed a process of the task at its limit of ${bytes} bytes]`,
   processLimit: (limit: number) => `[process limit reached: forks failed at the task's limit of ${limit}]`,
 } as const;
+
+/** What `bash` with `run_in_background` answers at once. */
+export const backgroundStarted = (taskId: string) => `started background task ${taskId}`;
 
 /** One line for each limit the task ran into, in a fixed order. */
 export function limitLines(limits: LimitsReached | undefined): string[] {
@@ -73,43 +77,6 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
   else if (result.exitCode !== null && result.exitCode !== 0)
     text = joinLines(text, markers.exitCode(result.exitCode));
   return text;
-}
-
-/**
- * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line
- * naming the complete files when bytes were dropped; the status line; and, when no worker took the
- * read, a line saying the position did not move. With `filter`, only matching lines are shown and a
- * line says how many were left out (they are read all the same).
- */
-export function renderOutputRead(read: OutputRead, readerHost: string, filter?: RegExp): string {
-  const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
-  const names = (streams: StreamRead[]) => [...new Set(streams.map(name))].join(', ');
-  const stdout = keepMatchingLines(read.stdout.text, filter);
-  const stderr = keepMatchingLines(read.stderr.text, filter);
-  let text = stdout.text;
-  if (stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${stderr.text}`);
-  const leftOut = stdout.leftOut + stderr.leftOut;
-  if (text === '' && leftOut === 0) text = NO_NEW_OUTPUT;
-  const notApplied = stdout.notApplied ?? stderr.notApplied;
-  if (notApplied !== undefined && filter !== undefined)
-    text = joinLines(
-      text,
-      notApplied.timedOut
-        ? markers.filterTimedOut(filter.source)
-        : markers.filterFailed(filter.source, notApplied.message),
-    );
-  if (leftOut > 0) {
-    const filtered = [
-      ...(stdout.leftOut > 0 ? [read.stdout] : []),
-      ...(stderr.leftOut > 0 ? [read.stderr] : []),
-    ];
-    text = joinLines(text, markers.leftOut(leftOut, names(filtered)));
-  }
-  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
-  if (dropped.length > 0) text = joinLines(text, markers.dropped(names(dropped)));
-  for (const line of limitLines(read.limits)) text = joinLines(text, line);
-  text = joinLines(text, statusLine(read.state));
-  return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
 }
 
 /**

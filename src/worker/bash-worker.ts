@@ -113,6 +113,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
   await host.prepare();
   const queueWorker = await Worker.create({
     ...host.workerOptions,
+    activities: host.queueActivities,
     taskQueue,
     ...workflows,
     // A crashed worker's cached workflows (an output reader among them) wait this long on its

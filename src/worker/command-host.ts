@@ -19,6 +19,7 @@ import {
 import { ensurePrivateDir } from '../activities/spill-files.js';
 import { assertSupervisorBinary, supervisorPath } from '../activities/supervisor.js';
 import { SupervisorNursery } from '../activities/supervisor-nursery.js';
+import { createToolCallActivities, type ToolCallActivities } from '../activities/tool-calls.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
@@ -49,6 +50,8 @@ export interface CommandHostOptions {
 export class CommandHost {
   /** The command activities, for the command queue's worker too. */
   readonly activities: CommandActivities;
+  /** What the command queue's worker runs: the command activities and the tool calls of agent workflows. */
+  readonly queueActivities: CommandActivities & ToolCallActivities;
   /** What every worker running command activities is created with: the host's and the command queue's. */
   readonly workerOptions: Pick<
     WorkerOptions,
@@ -95,6 +98,10 @@ export class CommandHost {
         })
       : undefined;
     this.activities = createCommandActivities(this.config, this.runs, this.attached, this.nursery);
+    this.queueActivities = {
+      ...this.activities,
+      ...createToolCallActivities(this.client, options.taskQueue),
+    };
     this.workerOptions = {
       connection: options.connection,
       namespace: options.namespace,

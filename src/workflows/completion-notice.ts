@@ -7,10 +7,10 @@ import {
   NOTICE_RETRY_MAX_INTERVAL_MS,
 } from '../shared/limits.js';
 import { NoticeOutcome } from '../shared/notice.js';
-import type { NoticeTarget } from '../shared/task.js';
+import type { SessionNoticeTarget } from '../shared/task.js';
 import { countNotice } from './workflow-metrics.js';
 
-export interface CompletionNoticeInput extends NoticeTarget {
+export interface CompletionNoticeInput extends SessionNoticeTarget {
   /** The notice text (see `noticeText`). */
   content: string;
 }

@@ -8,12 +8,14 @@ import {
   startChild,
   WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
-import { noticeText } from '../shared/notice.js';
+import { NoticeOutcome, noticeText } from '../shared/notice.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
-import type { NoticeTarget, TaskId } from '../shared/task.js';
+import type { NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
+import { bashNoticeSignal } from './notice-signal.js';
 import { taskEndedSignal } from './reader-signals.js';
+import { countNotice } from './workflow-metrics.js';
 
 /** Tells the task's output reader that the task ended, so it can end once idle. */
 export async function tellReader(taskId: TaskId): Promise<void> {
@@ -30,6 +32,7 @@ export async function tellReader(taskId: TaskId): Promise<void> {
  * goes to the agent host. A notice that cannot start is logged, never the task's failure.
  */
 export async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskState): Promise<void> {
+  if ('workflowId' in target) return signalNotice(taskId, target, state);
   try {
     // A kill cancels this workflow; the notice must still start.
     await CancellationScope.nonCancellable(() =>
@@ -48,5 +51,24 @@ export async function startNotice(taskId: TaskId, target: NoticeTarget, state: T
     } else {
       log.warn('completion notice could not start', { taskId, error: String(err) });
     }
+  }
+}
+
+/**
+ * Signals the notice to the agent workflow that started the task (no child, no activity: the
+ * workflow is there or it is not). One that has closed is not told, as a disposed session is not.
+ */
+async function signalNotice(taskId: TaskId, target: WorkflowNoticeTarget, state: TaskState): Promise<void> {
+  try {
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
+        taskId,
+        text: noticeText(taskId, statusLine(state)),
+      }),
+    );
+    countNotice(NoticeOutcome.delivered);
+  } catch (err) {
+    countNotice(NoticeOutcome.sessionGone);
+    log.info('completion notice not delivered: the agent workflow is closed', { taskId, error: String(err) });
   }
 }

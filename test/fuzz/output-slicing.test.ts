@@ -11,7 +11,8 @@ import { sliceStream } from '../../src/client/output-reads.js';
 import { heldBytes, tailBytes, tailText, unfinishedCharLength } from '../../src/client/stream-text.js';
 import { HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import type { StreamTail } from '../../src/shared/task.js';
-import { renderOutputRead, renderRun } from '../../src/tools/render.js';
+import { renderRun } from '../../src/tools/render.js';
+import { renderOutputRead } from '../../src/tools/render-read.js';
 import { runs } from './arbitraries.js';
 
 /** One character, most of them multibyte, some of them NUL or line breaks. */

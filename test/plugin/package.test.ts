@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 
 describe('the built package', () => {
@@ -9,5 +11,14 @@ describe('the built package', () => {
       console.log([typeof durableBashPlugin, plugin.name, typeof plugin.configureWorker].join(' '));`;
     const out = execFileSync('node', ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(out).toBe('function durable-bash function\n');
+  });
+
+  it('bundles durable-bash/workflow into a workflow of the user, with no Node module in it', async () => {
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: fileURLToPath(new URL('../workflow/package-agent.ts', import.meta.url)),
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+    });
+    expect(code).toContain('workflowBashTools');
+    expect(code).not.toMatch(/require\("node:/);
   });
 });

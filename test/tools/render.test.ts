@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { BashTaskResult } from '../../src/shared/task.js';
 import { keepMatchingLines } from '../../src/tools/line-filter.js';
 import { parseRunText } from '../../src/tools/present.js';
-import { renderOutputRead, renderRun } from '../../src/tools/render.js';
+import { renderRun } from '../../src/tools/render.js';
+import { renderOutputRead } from '../../src/tools/render-read.js';
 import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');

@@ -1,0 +1,12 @@
+/**
+ * `durable-bash/workflow`: the tools for agent loops that are themselves Temporal workflows. Import
+ * it from workflow code only (it does no I/O); the durable-bash worker of the command queue runs
+ * what it asks for. See docs/WORKFLOWS.md.
+ */
+export type { ToolResult } from '../tools/types.js';
+export { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
+export {
+  type WorkflowBashTools,
+  type WorkflowBashToolsOptions,
+  workflowBashTools,
+} from './workflow-bash-tools.js';

@@ -1,0 +1,138 @@
+/**
+ * The tools for an agent that is itself a workflow. `bash` starts the task's `bashTask` as a child
+ * workflow on the command queue (its id `bash-<uuid>` from the workflow's deterministic `uuid4()`):
+ * a foreground run is waited for, a background one outlives the agent workflow and ends with
+ * `bashNoticeSignal` to it. `bash_output`, `bash_kill`, `bash_list` and `bash_input` run the tools
+ * themselves in an activity on the command queue (`callBashTool`), so every text is the tools' own,
+ * reads keep their durable position, and workflow code does no I/O.
+ */
+import {
+  ChildWorkflowCancellationType,
+  ChildWorkflowFailure,
+  executeChild,
+  isCancellation,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  uuid4,
+  WorkflowIdReusePolicy,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { ToolCallActivities, WorkflowCalledTool } from '../activities/tool-calls.js';
+import { runFailure } from '../client/run-failure.js';
+import type { StartRequest } from '../client/task-start.js';
+import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
+import type { TaskId } from '../shared/task.js';
+import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { bashArguments, parseArguments } from '../tools/arguments.js';
+import { errorResult } from '../tools/error-result.js';
+import { backgroundStarted, renderRun } from '../tools/render.js';
+import { type ToolResult, textResult } from '../tools/types.js';
+import type { bashTask } from '../workflows/bash-task.js';
+
+export interface WorkflowBashToolsOptions {
+  /**
+   * The agent session the calls are made for: it owns the tasks they start, and only it may read,
+   * kill or write to them (as `tool.execute(args, { agent: { sessionId } })`). @default no owner
+   */
+  sessionId?: string;
+  /** The command queue the durable-bash workers serve. @default DEFAULT_TASK_QUEUE ('durable-bash') */
+  taskQueue?: string;
+  /**
+   * The host the agent's files are read on: a result names a spill file only when its task ran on
+   * this host (`os.hostname()` there), else `(unavailable)`. @default none: always `(unavailable)`
+   */
+  readerHost?: string;
+  /** A background task ends with `bashNoticeSignal` to this workflow. @default true */
+  notify?: boolean;
+}
+
+export interface WorkflowBashTools {
+  bash(args: unknown): Promise<ToolResult>;
+  bash_output(args: unknown): Promise<ToolResult>;
+  bash_kill(args: unknown): Promise<ToolResult>;
+  bash_list(args?: unknown): Promise<ToolResult>;
+  bash_input(args: unknown): Promise<ToolResult>;
+}
+
+/** Time a tool call's activity may take beyond its longest wait (`wait_ms` is cut to DEFAULT_MAX_WAIT_MS). */
+const TOOL_CALL_SLACK_MS = 30_000;
+
+/** The tools, for workflow code. Each call answers as the tool does, with `isError` for a failure it expects. */
+export function workflowBashTools(options: WorkflowBashToolsOptions = {}): WorkflowBashTools {
+  const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+  const { callBashTool, prepareTaskStart } = proxyActivities<ToolCallActivities>({
+    taskQueue,
+    startToCloseTimeout: DEFAULT_MAX_WAIT_MS + TOOL_CALL_SLACK_MS,
+    retry: { maximumInterval: '10 seconds' },
+  });
+  const call = (tool: WorkflowCalledTool) => (args: unknown) =>
+    callBashTool({
+      tool,
+      args,
+      ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    });
+
+  async function bash(args: unknown): Promise<ToolResult> {
+    let parsed: ReturnType<typeof bashArguments.parse>;
+    try {
+      parsed = parseArguments(bashArguments, args);
+    } catch (err) {
+      return errorResult(err);
+    }
+    const background = parsed.run_in_background === true;
+    const taskId = `bash-${uuid4()}` as TaskId;
+    const request: StartRequest = {
+      command: parsed.command,
+      description: parsed.description,
+      background,
+      ...(parsed.workdir !== undefined ? { workdir: parsed.workdir } : {}),
+      ...(parsed.timeoutMs !== undefined && !background ? { timeoutMs: parsed.timeoutMs } : {}),
+      ...(options.sessionId !== undefined ? { owner: options.sessionId } : {}),
+      ...(parsed.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
+    };
+    const notify = background && options.notify !== false;
+    const start = await prepareTaskStart({
+      taskId,
+      request,
+      ...(notify ? { notice: { workflowId: workflowInfo().workflowId } } : {}),
+    });
+    const child = {
+      workflowId: taskId,
+      taskQueue,
+      args: [start.input] as Parameters<typeof bashTask>,
+      typedSearchAttributes: start.typedSearchAttributes,
+      memo: start.memo,
+      staticSummary: start.staticSummary,
+      staticDetails: start.staticDetails,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    };
+    if (background) {
+      await startChild<typeof bashTask>('bashTask', {
+        ...child,
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+      });
+      return textResult(backgroundStarted(taskId));
+    }
+    try {
+      const result = await executeChild<typeof bashTask>('bashTask', {
+        ...child,
+        // The agent workflow closing kills its foreground command, as an aborted call does.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
+      });
+      return textResult(renderRun(result, options.readerHost ?? ''));
+    } catch (err) {
+      if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
+      return errorResult(runFailure(taskId, err));
+    }
+  }
+
+  return {
+    bash,
+    bash_output: call('bash_output'),
+    bash_kill: call('bash_kill'),
+    bash_list: (args: unknown = {}) => call('bash_list')(args),
+    bash_input: call('bash_input'),
+  };
+}

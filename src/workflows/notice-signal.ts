@@ -1,0 +1,14 @@
+/**
+ * The completion notice an agent workflow gets for a background task it started (through
+ * `durable-bash/workflow`): a signal to the workflow's id, so it reaches whichever run is current,
+ * one continued as new included.
+ */
+import { defineSignal } from '@temporalio/workflow';
+
+export interface BashNotice {
+  taskId: string;
+  /** The same text a session's notice carries (`noticeText`). */
+  text: string;
+}
+
+export const bashNoticeSignal = defineSignal<[BashNotice]>('durableBashNotice');

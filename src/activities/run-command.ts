@@ -66,6 +66,11 @@ export class AttachedTasks extends Map<string, AttachedAttempt> {
    * server about any other recent end, in case an attempt to report it was lost on its way here.
    */
   readonly settled = new Set<string>();
+  /**
+   * When each task's last attempt here let go of it: the server hears of that attempt's end a
+   * moment later, and until then the scan must not take it for one that never arrived.
+   */
+  readonly detachedAtMs = new Map<string, number>();
 }
 
 /**
@@ -123,7 +128,10 @@ export function createRunCommand(
       throw err;
     } finally {
       hostMetrics.detached();
-      if (attached.get(spec.taskId) === attempt) attached.delete(spec.taskId);
+      if (attached.get(spec.taskId) === attempt) {
+        attached.delete(spec.taskId);
+        attached.detachedAtMs.set(spec.taskId, Date.now());
+      }
     }
   };
 

@@ -2,15 +2,18 @@
  * The tools as activities on the command queue, for agents that are workflows
  * (`durable-bash/workflow`). A read, kill, list or stdin write runs the tool itself over the command
  * worker's own client, so what the agent gets is the tools' text exactly; a `bash` call only has its
- * child workflow's start prepared here (the owner hashed with the worker's keys), and the agent
- * workflow starts the child itself.
+ * arguments checked and its child workflow's start prepared here (the owner hashed with the
+ * worker's keys), and the agent workflow starts the child itself. Checking here, not in workflow
+ * code, keeps a later version's checks from changing what a recorded call did on replay.
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { type StartRequest, type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
+import { type BashArguments, bashArguments, parseArguments } from '../tools/arguments.js';
 import { createBashTools } from '../tools/create-bash-tools.js';
+import { errorResult } from '../tools/error-result.js';
 import type { Tool, ToolResult } from '../tools/types.js';
 
 /** The tools an agent workflow calls through `callBashTool` (`bash` itself runs as a child workflow). */
@@ -28,10 +31,16 @@ export interface ToolCall {
 export interface TaskStartRequest {
   /** Made by the agent workflow (`uuid4()`), so a replayed start is the same start. */
   taskId: TaskId;
-  request: StartRequest;
+  /** The `bash` call's arguments as the model gave them: checked here, so the recorded answer decides. */
+  args: unknown;
+  /** The agent session the call is made for (the task's owner). */
+  sessionId?: string;
   /** The agent workflow, told by signal when a background task ends. */
   notice?: WorkflowNoticeTarget;
 }
+
+/** What `prepareTaskStart` answers: the child's start, or the tool's one-line error for the call. */
+export type PreparedStart = { start: TaskStart } | { error: string };
 
 export function createToolCallActivities(client: Client, taskQueue: string) {
   let tools: Map<string, Tool> | undefined;
@@ -44,17 +53,38 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
   return {
     /** Runs one tool call and answers with its result, texts and `isError` as the tool gives them. */
     async callBashTool(call: ToolCall): Promise<ToolResult> {
+      // A newer agent than this worker: asking again would not help.
       if (!WORKFLOW_CALLED_TOOLS.includes(call.tool))
-        throw new TypeError(`no tool named ${String(call.tool)}`);
+        throw ApplicationFailure.nonRetryable(`this worker has no tool named ${String(call.tool)}`);
       return tool(call.tool).execute(call.args, {
         ...(call.sessionId !== undefined ? { agent: { sessionId: call.sessionId } } : {}),
         signal: Context.current().cancellationSignal,
       });
     },
-    /** What the agent workflow starts a task's `bashTask` child with. */
-    async prepareTaskStart(start: TaskStartRequest): Promise<TaskStart> {
-      const context = { ownerHasher: ownerHasherOf(client), noticeFor: () => ({}) };
-      return taskStart(context, start.request, start.taskId, start.notice ? { notice: start.notice } : {});
+    /** What the agent workflow starts a task's `bashTask` child with, or why the call starts nothing. */
+    async prepareTaskStart(call: TaskStartRequest): Promise<PreparedStart> {
+      let args: BashArguments;
+      try {
+        args = parseArguments(bashArguments, call.args);
+      } catch (err) {
+        return {
+          error: errorResult(err)
+            .content.map((block) => block.text)
+            .join(''),
+        };
+      }
+      const background = args.run_in_background === true;
+      const request: StartRequest = {
+        command: args.command,
+        description: args.description,
+        background,
+        ...(args.workdir !== undefined ? { workdir: args.workdir } : {}),
+        ...(args.timeoutMs !== undefined && !background ? { timeoutMs: args.timeoutMs } : {}),
+        ...(call.sessionId !== undefined ? { owner: call.sessionId } : {}),
+        ...(args.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
+      };
+      const notice = background && call.notice ? { notice: call.notice } : {};
+      return { start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice) };
     },
   };
 }

@@ -55,10 +55,10 @@ export interface TaskStart {
  * hashed when the client encrypts), and the memo and summary the Web UI shows.
  */
 export function taskStart(
-  context: Pick<StartContext, 'ownerHasher' | 'noticeFor'>,
+  context: Pick<StartContext, 'ownerHasher'>,
   request: StartRequest,
   taskId: TaskId,
-  notice: { notice?: NoticeTarget } = context.noticeFor(request.owner),
+  notice: { notice?: NoticeTarget },
 ): TaskStart {
   const input: BashTaskInput = {
     taskId,
@@ -97,7 +97,7 @@ export function taskStart(
 export async function startTask(context: StartContext, request: StartRequest): Promise<TaskId> {
   const { client } = context;
   const taskId = newTaskId();
-  const start = taskStart(context, request, taskId);
+  const start = taskStart(context, request, taskId, context.noticeFor(request.owner));
   try {
     await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
       client.workflow.start(bashTask, {

@@ -10,8 +10,12 @@ import {
 } from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 
-/** A string's length in UTF-8 bytes (a lone surrogate counts as the 3 of U+FFFD, as Node's `Buffer.byteLength`); no `Buffer`, which workflow code lacks. */
-const utf8Bytes = (value: string): number => new TextEncoder().encode(value).length;
+/**
+ * A string's length in UTF-8 bytes, a lone surrogate counting as the 3 of U+FFFD (as Node's
+ * `Buffer.byteLength` counts it): no `Buffer`, which workflow code lacks.
+ */
+const utf8 = new TextEncoder();
+const utf8Bytes = (value: string): number => utf8.encode(value).length;
 
 /** A short, exact description of a value, for error messages. */
 export function describeValue(value: unknown): string {

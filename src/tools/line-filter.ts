@@ -9,9 +9,6 @@ import vm from 'node:vm';
 import { firstLine } from '../shared/checks.js';
 import { FILTER_TIME_LIMIT_MS } from '../shared/limits.js';
 
-/** The longest one stream's filtering may take. */
-export { FILTER_TIME_LIMIT_MS };
-
 /** A stream's text cut down to the lines `filter` matches, and how many lines it left out. */
 export interface FilteredText {
   text: string;

@@ -77,6 +77,7 @@ export class CommandHost {
   private workers: Worker[] = [];
   private stopping = false;
   private scanTimer: NodeJS.Timeout | undefined;
+  private scanning: Promise<boolean> | undefined;
   private closedRunTimer: NodeJS.Timeout | undefined;
 
   /** Synchronous, so a worker plugin can add the activities when the worker is configured. */
@@ -143,7 +144,9 @@ export class CommandHost {
     void this.scanAtStart();
     // Well within the heartbeat timeout, so an attempt lost on its way here is failed before it.
     const scanEveryMs = Math.min(ORPHAN_SCAN_INTERVAL_MS, this.config.heartbeatTimeoutMs / 5);
-    this.scanTimer = setInterval(() => void this.scan(false).catch(() => undefined), scanEveryMs);
+    this.scanTimer = setInterval(() => {
+      if (!this.scanning) void this.scan(false).catch(() => undefined);
+    }, scanEveryMs);
     this.scanTimer.unref();
     let checking = false;
     this.closedRunTimer = setInterval(() => {
@@ -202,7 +205,23 @@ export class CommandHost {
     }
   }
 
-  private scan(failStaleAttempts: boolean): Promise<boolean> {
+  /**
+   * One scan at a time (a periodic one is skipped while another runs; the start's waits for it), and
+   * none once the worker stops: a scan fails attempts by activity id, whichever is current, so two
+   * at once could fail the retry the other one asked for, and a stopping worker's own attempts.
+   */
+  private async scan(failStaleAttempts: boolean): Promise<boolean> {
+    while (this.scanning) await this.scanning.catch(() => undefined);
+    if (this.stopping) return true;
+    this.scanning = this.scanOnce(failStaleAttempts);
+    try {
+      return await this.scanning;
+    } finally {
+      this.scanning = undefined;
+    }
+  }
+
+  private scanOnce(failStaleAttempts: boolean): Promise<boolean> {
     return scanSupervisors({
       spillDir: this.config.spillDir,
       namespace: this.options.namespace,

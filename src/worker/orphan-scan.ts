@@ -96,6 +96,8 @@ export async function scanSupervisors(options: {
         options.awaitingRetry.delete(taskId);
         continue;
       }
+      // Ended, and nothing more is asked of this worker: not even its files are read.
+      if (options.attached.settled.has(taskId) && !options.awaitingRetry.has(taskId)) continue;
       // One bad file never stops the scan; an unanswered one asks for another scan soon.
       await checkTask(taskId, options).catch(() => {
         answered = false;
@@ -151,7 +153,7 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
     options.awaitingRetry.delete(taskId);
     if (end) settled.add(taskId);
   };
-  if (description.status.name !== 'RUNNING') {
+  if (description === 'gone' || description.status.name !== 'RUNNING') {
     settle();
     if (end || !commandAlive) return;
     if (supervisorAlive)
@@ -171,25 +173,33 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   if (Date.now() - startedAtMs < options.lostAttemptGraceMs) return; // It may still be on its way here.
   // Another worker process of this host follows the command (one shutting down in a redeploy).
   if (attempt.worker !== undefined && !isThisProcess(attempt.worker) && isRunning(attempt.worker)) return;
+  // Asked again now the server has answered: an attempt attached meanwhile, or one here let go
+  // of the command a moment ago (the server has yet to hear its end), is no lost one; nor is the
+  // attempt this worker failed already (its retry is the next one).
+  if (options.attached.has(taskId)) return;
+  const detachedAtMs = options.attached.detachedAtMs.get(taskId);
+  if (detachedAtMs !== undefined && Date.now() - detachedAtMs < options.lostAttemptGraceMs) return;
+  const failedAtMs = options.awaitingRetry.get(taskId);
+  if (failedAtMs !== undefined && failedAtMs >= startedAtMs) return;
   if (await failLostAttempt(options.client, taskId, description.runId, pending.activityId))
     options.awaitingRetry.set(taskId, Date.now());
 }
 
-/** A task's workflow as the server describes it now; undefined when the server does not answer. */
+/**
+ * A task's workflow as the server describes it now; `gone` when the server has no such workflow
+ * (retention, a deleted namespace: as closed as a run can be), undefined when it does not answer.
+ */
 async function describeTask(
   client: Client,
   taskId: string,
-): Promise<WorkflowExecutionDescription | undefined> {
+): Promise<WorkflowExecutionDescription | 'gone' | undefined> {
   try {
     return await client.workflow.getHandle(taskId).describe();
   } catch (err) {
-    // Gone from the server (retention, a deleted namespace): as closed as a run can be.
-    if (err instanceof WorkflowNotFoundError) return GONE;
+    if (err instanceof WorkflowNotFoundError) return 'gone';
     return undefined;
   }
 }
-
-const GONE = { status: { name: 'UNSPECIFIED' } } as WorkflowExecutionDescription;
 
 /** The run's pending command attempt, if it has one. */
 function commandAttempt(description: WorkflowExecutionDescription) {

@@ -20,11 +20,9 @@ import {
 } from '@temporalio/workflow';
 import type { ToolCallActivities, WorkflowCalledTool } from '../activities/tool-calls.js';
 import { runFailure } from '../client/run-failure.js';
-import type { StartRequest } from '../client/task-start.js';
 import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
 import type { TaskId } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { bashArguments, parseArguments } from '../tools/arguments.js';
 import { errorResult } from '../tools/error-result.js';
 import { backgroundStarted, renderRun } from '../tools/render.js';
 import { type ToolResult, textResult } from '../tools/types.js';
@@ -61,42 +59,33 @@ const TOOL_CALL_SLACK_MS = 30_000;
 /** The tools, for workflow code. Each call answers as the tool does, with `isError` for a failure it expects. */
 export function workflowBashTools(options: WorkflowBashToolsOptions = {}): WorkflowBashTools {
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
-  const { callBashTool, prepareTaskStart } = proxyActivities<ToolCallActivities>({
-    taskQueue,
-    startToCloseTimeout: DEFAULT_MAX_WAIT_MS + TOOL_CALL_SLACK_MS,
+  const timeouts = { taskQueue, startToCloseTimeout: DEFAULT_MAX_WAIT_MS + TOOL_CALL_SLACK_MS };
+  // A listing and a start's preparation may run again. A read, a write to stdin or a kill may
+  // not: a second read would skip what the first one claimed, a second write would write twice, a
+  // second kill would answer that the task had already finished. A command worker lost during one
+  // of those fails the call (an ActivityFailure), for the agent to decide.
+  const retried = proxyActivities<ToolCallActivities>({
+    ...timeouts,
     retry: { maximumInterval: '10 seconds' },
   });
+  const once = proxyActivities<ToolCallActivities>({ ...timeouts, retry: { maximumAttempts: 1 } });
   const call = (tool: WorkflowCalledTool) => (args: unknown) =>
-    callBashTool({
+    (tool === 'bash_list' ? retried : once).callBashTool({
       tool,
       args,
       ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     });
 
   async function bash(args: unknown): Promise<ToolResult> {
-    let parsed: ReturnType<typeof bashArguments.parse>;
-    try {
-      parsed = parseArguments(bashArguments, args);
-    } catch (err) {
-      return errorResult(err);
-    }
-    const background = parsed.run_in_background === true;
     const taskId = `bash-${uuid4()}` as TaskId;
-    const request: StartRequest = {
-      command: parsed.command,
-      description: parsed.description,
-      background,
-      ...(parsed.workdir !== undefined ? { workdir: parsed.workdir } : {}),
-      ...(parsed.timeoutMs !== undefined && !background ? { timeoutMs: parsed.timeoutMs } : {}),
-      ...(options.sessionId !== undefined ? { owner: options.sessionId } : {}),
-      ...(parsed.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
-    };
-    const notify = background && options.notify !== false;
-    const start = await prepareTaskStart({
+    const prepared = await retried.prepareTaskStart({
       taskId,
-      request,
-      ...(notify ? { notice: { workflowId: workflowInfo().workflowId } } : {}),
+      args,
+      ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+      ...(options.notify !== false ? { notice: { workflowId: workflowInfo().workflowId } } : {}),
     });
+    if ('error' in prepared) return textResult(prepared.error, true);
+    const { start } = prepared;
     const child = {
       workflowId: taskId,
       taskQueue,
@@ -107,7 +96,7 @@ export function workflowBashTools(options: WorkflowBashToolsOptions = {}): Workf
       staticDetails: start.staticDetails,
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     };
-    if (background) {
+    if (start.input.background) {
       await startChild<typeof bashTask>('bashTask', {
         ...child,
         parentClosePolicy: ParentClosePolicy.ABANDON,

@@ -90,8 +90,6 @@ describe('an agent that is a workflow', () => {
     const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
     expect(transcript).toEqual(expectedTranscript(taskId, build));
     // Both runs replay: the one that started the task and the one it continued as.
-    const handle = env.client.workflow.getHandle(workflowId);
-    const { runId } = await handle.describe();
     const histories = env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }).intoHistories();
     let replayed = 0;
     for await (const { history } of histories) {
@@ -99,7 +97,6 @@ describe('an agent that is a workflow', () => {
       replayed += 1;
     }
     expect(replayed).toBe(2);
-    expect(runId).toBeTruthy();
   });
 
   it("answers with the tools' texts: a bad call, a foreign session's read, a timed-out foreground run", async () => {
@@ -109,10 +106,15 @@ describe('an agent that is a workflow', () => {
         workflowId: `call-${randomUUID()}`,
         args: [{ taskQueue: commands.taskQueue, ...input }],
       });
-    expect(await call({ tool: 'bash', args: { command: 'true' } })).toEqual({
-      text: expect.stringContaining('description'),
-      isError: true,
-    });
+    const [bash] = createBashTools({ client: env.client, taskQueue: commands.taskQueue });
+    const asTool = async (args: unknown) => {
+      const result = await bash?.execute(args);
+      return { text: result?.content.map((block) => block.text).join(''), isError: result?.isError === true };
+    };
+    const bad = { command: 'true' };
+    const badCall = await call({ tool: 'bash', args: bad });
+    expect(badCall).toEqual(await asTool(bad));
+    expect(badCall.isError).toBe(true);
     const owner = `session-${randomUUID()}`;
     const started = await call({
       sessionId: owner,
@@ -138,11 +140,6 @@ describe('an agent that is a workflow', () => {
     ).toEqual({ text: 'start\n[timed out after 500ms]\n[killed by signal: SIGTERM]', isError: false });
     // Output that is not UTF-8 travels as base64, which workflow code decodes without Buffer.
     const latin1 = { command: "printf 'caf\\351 ok\\n'; printf '\\377' >&2", description: 'Prints Latin-1' };
-    const [bash] = createBashTools({ client: env.client, taskQueue: commands.taskQueue });
-    const direct = await bash?.execute(latin1);
-    expect(await call({ tool: 'bash', args: latin1 })).toEqual({
-      text: direct?.content.map((block) => block.text).join(''),
-      isError: false,
-    });
+    expect(await call({ tool: 'bash', args: latin1 })).toEqual(await asTool(latin1));
   });
 });

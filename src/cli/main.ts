@@ -117,7 +117,8 @@ withCodecOption(
       program
         .command('ps')
         .description("list a session's tasks (background and foreground): running first, then by end time")
-        .option('--all', "list every session's tasks"),
+        .option('--all', "list every session's tasks")
+        .option('--query', "print the visibility query instead, to filter the Web UI's workflow list by it"),
     ),
     'the session whose tasks to list',
   ),

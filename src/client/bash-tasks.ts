@@ -230,6 +230,14 @@ export class BashTasks {
   }
 
   /**
+   * The visibility query `list` sends for `filter`, to paste into the Web UI's or the CLI's
+   * workflow list (the owner hashed, one hash per key in the keyring, when payloads are encrypted).
+   */
+  listQuery(filter: TaskFilter): string {
+    return taskListQuery(filter, this.ownerHasher);
+  }
+
+  /**
    * Up to `limit` tasks matching `filter` in the server's visibility order (running ones first,
    * then the latest to end); the store may lag a moment behind a start or an end.
    */

@@ -47,6 +47,7 @@ import {
   resolveCommand,
 } from './command-attempts.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
+import { showRunDetails } from './run-details.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
 import { type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
@@ -79,6 +80,7 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   countStarted(input.background);
+  showRunDetails(input.command, { status: 'running' });
   let hasReader = false;
   setHandler(outputReaderStartedSignal, () => {
     hasReader = true;
@@ -126,6 +128,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   standing.ended = true;
   const state = run.ok ? finishedState(run.result) : endedState(run.error);
   countEnded(state, run.ok ? run.result : undefined);
+  showRunDetails(input.command, state, standing.host?.hostId);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
   // killed run waits too (its cancellation must not cut the wait short).
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
@@ -149,6 +152,7 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
       : await chooseHostFor(current(), resolved.lostAfterMs, standing);
   standing.host = host;
+  showRunDetails(input.command, { status: 'running' }, host.hostId);
   return runOnHost(current(), host, resolved.lostAfterMs, standing);
 }
 

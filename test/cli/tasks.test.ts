@@ -61,6 +61,13 @@ describe('durable-bash run --background, ps, logs, kill', () => {
     expect(rows[3]).toMatch(new RegExp(`^${done} +completed +\\d+s +echo done$`));
     expect((await cli('ps', '--owner', `other-${randomUUID()}`)).stdout).toBe('ID  STATUS  AGE  COMMAND\n');
     expect((await cli('ps', '--all')).stdout).toContain(sleeping);
+    // The query to paste into the Web UI's filter box lists the same three.
+    const { stdout: query } = await cli('ps', '--owner', owner, '--query');
+    expect(query).toBe(`WorkflowType = 'bashTask' AND BashTaskOwner = 'session:${owner}'\n`);
+    const listed: string[] = [];
+    for await (const execution of suite.env.client.workflow.list({ query: query.trim() }))
+      listed.push(execution.workflowId);
+    expect(listed.sort()).toEqual([done, failed, sleeping].sort());
     expect(await cli('kill', '--owner', owner, sleeping)).toEqual({
       code: 0,
       stdout: `killed background task ${sleeping}\n`,

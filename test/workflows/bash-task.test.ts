@@ -75,3 +75,32 @@ describe('bashTask timeout without a command worker', () => {
     expect(await status(taskId)).toBe('lost');
   });
 });
+
+describe('bashTask in the Web UI', () => {
+  /** The current details the UI shows, from the workflow's metadata query. */
+  async function currentDetails(taskId: TaskId): Promise<string | undefined> {
+    const metadata = await env.client.workflow
+      .getHandle(taskId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    return metadata.currentDetails;
+  }
+
+  it('has its description as summary, and details naming its status, host and command, kept current', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const command = 'echo start; sleep 2';
+    const taskId = await tasks.start({ command, description: 'Naps for the UI', background: true });
+    let running = '';
+    await expect
+      .poll(async () => (running = (await currentDetails(taskId)) ?? ''), { timeout: 10_000 })
+      .toMatch(/^\[status: running\] host: \S+\n/);
+    const hostId = /host: (\S+)/.exec(running)?.[1];
+    expect(hostId).toBeDefined();
+    expect(running).toBe(`[status: running] host: ${hostId}\n\n\`\`\`bash\n${command}\n\`\`\``);
+    await tasks.result(taskId);
+    expect(await currentDetails(taskId)).toBe(
+      `[status: completed, exit code: 0] host: ${hostId}\n\n\`\`\`bash\n${command}\n\`\`\``,
+    );
+    const description = await env.client.workflow.getHandle(taskId).describe();
+    expect(await description.staticSummary()).toBe('Naps for the UI');
+  });
+});

@@ -41,10 +41,15 @@ export function tailText(stream: StreamTail): string {
 
 /** Decodes UTF-8; `cutAtStart` skips the continuation bytes of a character whose start was cut off. */
 export function decodeText(bytes: Buffer, cutAtStart: boolean): string {
+  return bytes.subarray(firstCharAt(bytes, cutAtStart)).toString('utf8');
+}
+
+/** Where the first whole character starts: past the continuation bytes of one whose start was cut off. */
+function firstCharAt(bytes: Uint8Array, cutAtStart: boolean): number {
   let start = 0;
   // UTF-8 continuation bytes look like 0b10xxxxxx; at most three precede a character's end.
   if (cutAtStart) while (start < 3 && start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
-  return bytes.subarray(start).toString('utf8');
+  return start;
 }
 
 /**
@@ -64,10 +69,7 @@ export function unfinishedCharLength(bytes: Buffer): number {
 /** `tailText` of a base64 tail where there is no `Buffer`. */
 function decodeWithoutBuffer(stream: StreamTail): string {
   const bytes = base64Bytes(stream.tailBase64 ?? '');
-  let start = 0;
-  if (bytes.length < stream.bytes)
-    while (start < 3 && start < bytes.length && ((bytes[start] ?? 0) & 0xc0) === 0x80) start++;
-  return new TextDecoder().decode(bytes.subarray(start));
+  return new TextDecoder().decode(bytes.subarray(firstCharAt(bytes, bytes.length < stream.bytes)));
 }
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';

@@ -135,7 +135,9 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   // already. Refused (the run closed, or a newer attempt replaced it): asked below which.
   const stale =
     options.failStaleAttempts && (!end || Date.now() - end.endedAtMs < options.heartbeatTimeoutMs);
-  if (stale && (await failStaleAttempt(options.client, attempt.taskToken))) {
+  // The attempt a previous worker process left running.
+  const token = Buffer.from(attempt.taskToken, 'base64');
+  if (stale && (await failAttempt(options.client, token, 'the worker running this attempt restarted'))) {
     options.awaitingRetry.set(taskId, Date.now());
     return;
   }
@@ -181,7 +183,11 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   if (detachedAtMs !== undefined && Date.now() - detachedAtMs < options.lostAttemptGraceMs) return;
   const failedAtMs = options.awaitingRetry.get(taskId);
   if (failedAtMs !== undefined && failedAtMs >= startedAtMs) return;
-  if (await failLostAttempt(options.client, taskId, description.runId, pending.activityId))
+  // Its poll's answer went missing: the server says it runs, no worker of this host follows it.
+  const { activityId } = pending;
+  if (!activityId) return;
+  const lost = { workflowId: taskId, runId: description.runId, activityId };
+  if (await failAttempt(options.client, lost, 'the attempt never reached the worker the server gave it to'))
     options.awaitingRetry.set(taskId, Date.now());
 }
 
@@ -214,45 +220,21 @@ function timestampMs(time: proto.google.protobuf.ITimestamp | null | undefined):
 }
 
 /**
- * Fails an attempt the server says is running but that no worker of this host follows: its poll's
- * answer went missing. Its retry re-attaches. False when the server has no such attempt any more.
+ * Fails one attempt of a task's command activity, by its task token or by its ids, with a retryable
+ * `WorkerRestarted`, so its retry re-attaches now. False when the server has no such attempt: it
+ * ended (timed out, failed by another worker), or its run closed.
  */
-async function failLostAttempt(
+async function failAttempt(
   client: Client,
-  workflowId: string,
-  runId: string,
-  activityId: string | null | undefined,
+  attempt: Uint8Array | { workflowId: string; runId: string; activityId: string },
+  message: string,
 ): Promise<boolean> {
-  if (!activityId) return false;
   try {
-    await client.activity.fail(
-      { workflowId, runId, activityId },
-      ApplicationFailure.retryable(
-        'the attempt never reached the worker the server gave it to',
-        AttemptFailureType.workerRestarted,
-      ),
-    );
-    return true;
-  } catch (err) {
-    if (err instanceof ActivityNotFoundError) return false;
-    throw err;
-  }
-}
-
-/**
- * Fails the attempt a previous worker process left running, so its retry re-attaches now. False
- * when the server has no such attempt: it ended (timed out, failed by another worker), or its run
- * closed.
- */
-async function failStaleAttempt(client: Client, taskToken: string): Promise<boolean> {
-  try {
-    await client.activity.fail(
-      Buffer.from(taskToken, 'base64'),
-      ApplicationFailure.retryable(
-        'the worker running this attempt restarted',
-        AttemptFailureType.workerRestarted,
-      ),
-    );
+    const failure = ApplicationFailure.retryable(message, AttemptFailureType.workerRestarted);
+    // Two overloads of one call: by task token, or by the ids.
+    await (attempt instanceof Uint8Array
+      ? client.activity.fail(attempt, failure)
+      : client.activity.fail(attempt, failure));
     return true;
   } catch (err) {
     if (err instanceof ActivityNotFoundError) return false;

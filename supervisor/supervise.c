@@ -61,16 +61,8 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
   for (;;) {
     if (opt.sandboxed) read_inner();
     if (in.fifo >= 0 && pump_stdin() && got_close_stdin) close_stdin();
-    for (size_t i = 0; i < N_KILL_SIGS; i++) {
-      int sig = kill_sigs[i];
-      if (!got_sig[sig]) continue;
-      /* In a sandbox, a catchable signal before the command is forked would meet only processes
-       * that ignore it: it waits (still pending) until the inner supervisor says it is ready. */
-      if (opt.sandboxed && sig != SIGUSR1 && !inner_ready() && inner_status_fd >= 0 && !leader_done) continue;
-      got_sig[sig] = 0;
-      kill_requested = 1;
-      signal_tree(sig == SIGUSR1 ? SIGKILL : sig, !leader_done);
-    }
+    /* Reaped before the kill signals are acted on: a command that ended on its own just before a
+     * kill came counts as ended by itself, so the kill is not reported as its end. */
     if (!leader_done) {
       got_chld = 0;
       int st;
@@ -85,6 +77,17 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
         kill_at = now_ms() + opt.grace_ms;
         break;
       }
+    }
+    for (size_t i = 0; i < N_KILL_SIGS; i++) {
+      int sig = kill_sigs[i];
+      if (!got_sig[sig]) continue;
+      /* In a sandbox, a catchable signal before the command is forked would meet only processes
+       * that ignore it: it waits (still pending) until the inner supervisor says it is ready. */
+      if (opt.sandboxed && sig != SIGUSR1 && !inner_ready() && inner_status_fd >= 0 && !leader_done) continue;
+      got_sig[sig] = 0;
+      kill_requested = 1;
+      if (!leader_done) stopped_running = 1;
+      signal_tree(sig == SIGUSR1 ? SIGKILL : sig, !leader_done);
     }
     int alive = leader_done ? tree_alive() : 1;
     if (leader_done && alive && (kill_requested || now_ms() >= kill_at)) signal_tree(SIGKILL, 0);
@@ -151,8 +154,9 @@ static int write_end(const char *exit_file, int status, int exec_errno, const st
     len += (size_t)snprintf(extra + len, sizeof extra - len, ",\"pidsMaxHits\":%lld,\"pidsMax\":%lld",
                             pids_max_hits, opt.pids_max);
   int exited = WIFEXITED(status);
-  snprintf(record, sizeof record, "{\"v\":1,\"%s\":%d,\"endedAtMs\":%lld%s}\n", exited ? "exitCode" : "signal",
-           exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(), extra);
+  snprintf(record, sizeof record, "{\"v\":1,\"%s\":%d,\"endedAtMs\":%lld,\"stopped\":%s%s}\n",
+           exited ? "exitCode" : "signal", exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(),
+           stopped_running ? "true" : "false", extra);
   return publish(exit_file, record, 0, 1);
 }
 

@@ -46,6 +46,7 @@ pid_t group;
 volatile sig_atomic_t got_chld;
 volatile sig_atomic_t got_sig[NSIG];
 int kill_requested;
+int stopped_running;
 int sent_kill;
 int inner_status_fd = -1;
 volatile sig_atomic_t got_close_stdin;

@@ -69,7 +69,8 @@ extern int report_open;                 /* fd 3 was given to us by the worker */
 extern pid_t group;                     /* the command's process group, 0 until it exists */
 extern volatile sig_atomic_t got_chld;  /* set by the SIGCHLD handler; the loop reaps */
 extern volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop */
-extern int kill_requested;              /* a kill signal arrived while the command ran */
+extern int kill_requested;              /* a kill signal arrived */
+extern int stopped_running;             /* a kill signal reached the command before its leader ended */
 extern int sent_kill;                   /* we SIGKILLed the command's processes */
 extern int inner_status_fd;             /* --sandboxed: where the inner supervisor reports */
 extern volatile sig_atomic_t got_close_stdin; /* SIGUSR2: close the command's stdin once drained */

@@ -221,6 +221,7 @@ export async function outcomeOf(
     stdout,
     stderr,
     host: os.hostname(),
+    ...(end.stopped === undefined ? {} : { stoppedWhileRunning: end.stopped }),
     ...limitsOf(end),
   };
 }

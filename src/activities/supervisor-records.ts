@@ -30,6 +30,11 @@ export interface EndRecord {
   /** The number of the signal that ended it. */
   signal?: number;
   endedAtMs: number;
+  /**
+   * Whether a kill signal reached the command before it ended; absent from supervisors before the
+   * field existed.
+   */
+  stopped?: boolean;
   /** Set when bash itself could not be executed (the exit code is then 127). */
   error?: string;
   /** Streams whose spill file stopped at `outputMax` bytes (the command's later writes failed). */

@@ -66,11 +66,11 @@ export async function killTask(
 
 /**
  * Whose end a run's result is: the kill's, or the command's own, when it had ended before the
- * cancellation reached the run (it was sent while the server was down, say). A command a signal
- * ended counts as killed (so do runs recorded before results said so).
+ * kill reached it (it was sent while the server or the host's worker was down, say). A run recorded
+ * before results said so counts as killed when a signal ended its command.
  */
 export function endedBy(result: BashTaskResult): 'killed' | 'already-finished' {
-  return result.killed === true || result.signal !== null ? 'killed' : 'already-finished';
+  return (result.killed ?? result.signal !== null) ? 'killed' : 'already-finished';
 }
 
 /**

@@ -164,6 +164,11 @@ export interface CommandOutcome {
   host: string;
   /** Set when the activity's own copy of the foreground timeout ended the command. */
   timedOut?: boolean;
+  /**
+   * Whether a kill or stop reached the command before it ended, as its supervisor saw it: false
+   * when the command had ended on its own first. Absent from supervisors before it said so.
+   */
+  stoppedWhileRunning?: boolean;
   /** The task's limits that the command ran into, when any did. */
   limits?: LimitsReached;
 }
@@ -181,14 +186,16 @@ export interface LimitsReached {
 }
 
 /** The workflow's result: the outcome plus why the run was stopped, if it was. */
-export interface BashTaskResult extends Omit<CommandOutcome, 'timedOut'> {
+export interface BashTaskResult extends Omit<CommandOutcome, 'timedOut' | 'stoppedWhileRunning'> {
   /** Set when the foreground timeout fired, whatever the process did afterwards. */
   timedOutAfterMs?: number;
   /**
-   * Set when the run's kill came while its command ran, so this end is the kill's (a command that
-   * traps SIGTERM and exits 0 too). Absent when the command had ended before the kill arrived.
+   * Set when the run was killed: true when the kill reached its command while it ran, so this end
+   * is the kill's (a command that traps SIGTERM and exits 0 too); false when the command had ended
+   * on its own before the kill reached it (sent while its host's worker was down, say). Absent when
+   * no kill came, and in runs recorded before results said so.
    */
-  killed?: true;
+  killed?: boolean;
 }
 
 /**

@@ -259,7 +259,9 @@ async function runOnHost(
   };
   const settledOrStopped = () => Promise.race([outcome, stopEnded]);
   const timeout = startTimeout(spec, stop, standing);
-  // A kill that comes while the command runs ends it: its result says so (see `killTask`).
+  // A kill that comes while the command runs ends it: its result says so (see `killTask`). One that
+  // reaches a command that had already ended on its own (its supervisor says it stopped nothing)
+  // says that instead.
   let killed = false;
   CancellationScope.current().cancelRequested.catch(() => {
     killed = true;
@@ -268,7 +270,7 @@ async function runOnHost(
   });
   const ended = (outcome: CommandOutcome) => {
     const result = resultOf(spec, outcome, timeout.firedAfterMs());
-    return finish(killed ? { ...result, killed: true } : result);
+    return finish(killed ? { ...result, killed: outcome.stoppedWhileRunning !== false } : result);
   };
   let released = false;
   if (spec.timeoutMs !== undefined) {

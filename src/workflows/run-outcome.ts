@@ -24,7 +24,7 @@ export function resultOf(
   outcome: CommandOutcome,
   timerFiredAfterMs: number | undefined,
 ): BashTaskResult {
-  const { timedOut, ...ended } = outcome;
+  const { timedOut, stoppedWhileRunning, ...ended } = outcome;
   return { ...ended, timedOutAfterMs: timerFiredAfterMs ?? (timedOut ? spec.timeoutMs : undefined) };
 }
 

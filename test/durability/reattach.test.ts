@@ -3,7 +3,7 @@
  * and start again with the same host identity and spill directory, against a real dev server.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
 import { readAttempt, taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { endedBy } from '../../src/client/task-kill.js';
 import { statusLine } from '../../src/shared/status-line.js';
 import { AttemptFailureType, type TaskId } from '../../src/shared/task.js';
 import { hostTaskQueue } from '../../src/shared/task-queues.js';
@@ -176,6 +177,33 @@ describe('a task whose worker crashed', () => {
     expect(Date.now() - asked).toBeLessThan(8_000);
     expect(processesMatching(new RegExp(`^sleep ${tag}$`))).toHaveLength(1);
     await expectKilledOnRestart(h, tag, taskId);
+  });
+
+  it('keeps the own end of a command that finished while its worker was down, before the kill sent then reached it', async () => {
+    // The kill is recorded while no worker is on the host; the command exits 4 before one is back,
+    // so the kill ends nothing, and neither the run nor a second kill may call that end a kill.
+    const h = host();
+    const worker = await h.start();
+    const gate = path.join(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-gate-')), 'open');
+    const taskId = await h.tasks.start({
+      command: `echo started; while [ ! -e ${gate} ]; do sleep 0.05; done; exit 4`,
+      description: 'Ends on its own while its worker is down and a kill waits',
+      background: true,
+    });
+    await expect.poll(() => printedBytes(h.tasks, taskId), { timeout: 15_000 }).toBe(8);
+    await worker.crash();
+    writeFileSync(gate, '');
+    await expect.poll(() => existsSync(taskFiles(h.spillDir, taskId).exit), { timeout: 10_000 }).toBe(true);
+    expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'started\n',
+      status: '[status: completed, exit code: 4]',
+    });
+    const result = await env.client.workflow.getHandle(taskId).result();
+    expect(result.killed).toBe(false);
+    expect(endedBy(result)).toBe('already-finished');
+    expect(await h.tasks.kill(taskId, undefined)).toBe('already-finished');
   });
 
   it("ends a kill at once even when the restarted worker cannot fail its predecessor's attempt", async () => {

@@ -217,7 +217,7 @@ describe('durable-bash-supervisor', () => {
 
     openGate();
     const end = await finished(run);
-    expect(end).toEqual({ v: 1, exitCode: 7, endedAtMs: end.endedAtMs });
+    expect(end).toEqual({ v: 1, exitCode: 7, endedAtMs: end.endedAtMs, stopped: false });
     expect(end.endedAtMs).toBeGreaterThanOrEqual(state.startedAtMs);
     expect(readFileSync(run.outFile, 'utf8')).toBe('out\n');
     expect(readFileSync(run.errFile, 'utf8')).toBe('err\n');
@@ -228,8 +228,8 @@ describe('durable-bash-supervisor', () => {
     const exited = bash('exit143', 'exit 143');
     const killed = bash('sigterm', 'kill -TERM $$');
     const [a, b] = [await finished(exited), await finished(killed)];
-    expect(a).toEqual({ v: 1, exitCode: 143, endedAtMs: a.endedAtMs });
-    expect(b).toEqual({ v: 1, signal: 15, endedAtMs: b.endedAtMs });
+    expect(a).toEqual({ v: 1, exitCode: 143, endedAtMs: a.endedAtMs, stopped: false });
+    expect(b).toEqual({ v: 1, signal: 15, endedAtMs: b.endedAtMs, stopped: false });
   });
 
   it('forwards SIGTERM to a command that traps it', async () => {
@@ -238,7 +238,7 @@ describe('durable-bash-supervisor', () => {
     await waitFor(() => readFileSync(run.outFile, 'utf8').includes('ready'));
     process.kill(run.pid, 'SIGTERM');
     const end = await finished(run);
-    expect(end).toEqual({ v: 1, exitCode: 3, endedAtMs: end.endedAtMs });
+    expect(end).toEqual({ v: 1, exitCode: 3, endedAtMs: end.endedAtMs, stopped: true });
     expect(readFileSync(run.outFile, 'utf8')).toBe('ready\ngot\n');
   });
 
@@ -248,7 +248,7 @@ describe('durable-bash-supervisor', () => {
     expect(await run.report).toBe(`started ${state.pid}\n`);
     process.kill(run.pid, 'SIGTERM');
     const end = await finished(run);
-    expect(end).toEqual({ v: 1, signal: 15, endedAtMs: end.endedAtMs });
+    expect(end).toEqual({ v: 1, signal: 15, endedAtMs: end.endedAtMs, stopped: true });
   });
 
   it('SIGUSR1 kills a command that ignores TERM, and its background grandchild', async () => {
@@ -267,8 +267,28 @@ describe('durable-bash-supervisor', () => {
     expect(procStart(state.pid)).toBe(String(state.pidStart));
     process.kill(run.pid, 'SIGUSR1');
     const end = await finished(run);
-    expect(end).toEqual({ v: 1, signal: 9, endedAtMs: end.endedAtMs });
+    expect(end).toEqual({ v: 1, signal: 9, endedAtMs: end.endedAtMs, stopped: true });
     await waitFor(() => procStart(grandchild) === undefined);
+  });
+
+  it('records a kill that came after the command ended on its own as not its end (stopped: false)', async () => {
+    // The leader exits 4 and leaves a child that ignores TERM: the supervisor follows it through
+    // the grace, and a kill then only ends the leftover.
+    const run = bash(
+      'after-end',
+      // It exits once the child ignores TERM: the supervisor's TERM to leftovers must not beat the trap.
+      `(trap '' TERM; echo $BASHPID > leftover.pid; exec sleep 1000) & until [ -s leftover.pid ]; do sleep 0.01; done; exit 4`,
+      { flags: ['--grace-ms', '30000'] },
+    );
+    const state = await commandStarted(run);
+    const leftover = path.join(dir, 'leftover.pid');
+    await waitFor(() => existsSync(leftover) && readFileSync(leftover, 'utf8').endsWith('\n'));
+    track(Number(readFileSync(leftover, 'utf8')));
+    await waitFor(() => procStart(state.pid) === undefined);
+    expect(existsSync(run.exitFile)).toBe(false);
+    process.kill(run.pid, 'SIGTERM');
+    const end = await finished(run);
+    expect(end).toEqual({ v: 1, exitCode: 4, endedAtMs: end.endedAtMs, stopped: false });
   });
 
   it('a second supervisor on the same state file exits 100 and runs nothing', async () => {
@@ -307,6 +327,7 @@ describe('durable-bash-supervisor', () => {
       v: 1,
       exitCode: 127,
       endedAtMs: end.endedAtMs,
+      stopped: false,
       error: 'No such file or directory',
     });
   });
@@ -354,7 +375,7 @@ describe('durable-bash-supervisor', () => {
     openGate();
     await waitFor(() => existsSync(exitFile));
     const end = readJson<ExitRecord>(exitFile);
-    expect(end).toEqual({ v: 1, exitCode: 5, endedAtMs: end.endedAtMs });
+    expect(end).toEqual({ v: 1, exitCode: 5, endedAtMs: end.endedAtMs, stopped: false });
     expect(readFileSync(path.join(dir, 'orphan.out'), 'utf8')).toBe('done\n');
   });
 

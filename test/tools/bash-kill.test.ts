@@ -66,6 +66,11 @@ describe('bash_kill', () => {
     expect(endedBy({ exitCode: 0, signal: null, killed: true } as BashTaskResult)).toBe('killed');
     expect(endedBy({ exitCode: null, signal: 'SIGTERM' } as BashTaskResult)).toBe('killed');
     expect(endedBy({ exitCode: 4, signal: null } as BashTaskResult)).toBe('already-finished');
+    // The kill came, but the command's supervisor says it had ended on its own (a crash by SIGSEGV too).
+    expect(endedBy({ exitCode: 4, signal: null, killed: false } as BashTaskResult)).toBe('already-finished');
+    expect(endedBy({ exitCode: null, signal: 'SIGSEGV', killed: false } as BashTaskResult)).toBe(
+      'already-finished',
+    );
     const taskId = await startBackground('echo done');
     expect((await suite.env.client.workflow.getHandle(taskId).result()).killed).toBeUndefined();
   });

@@ -78,16 +78,29 @@ async function readableUpTo(
     if (size <= from) return from;
     if (ended) return size;
     const start = Math.max(from, size - limitBytes);
-    const tail = await readRange(readers[stream], start, size);
-    if (request.wholeLines) {
-      const lastNewline = tail.lastIndexOf(0x0a);
-      if (lastNewline >= 0) return start + lastNewline + 1;
-      if (start === from) return from; // All of it is one unfinished line.
-    }
-    return size - unfinishedCharLength(tail);
+    return readableEnd(await readRange(readers[stream], start, size), start, from, request.wholeLines);
   };
   const [stdout, stderr] = await Promise.all([upTo('stdout'), upTo('stderr')]);
   return { stdout, stderr };
+}
+
+/**
+ * Where a read of a running command's stream may end, given the stream's last bytes (`tail`, from
+ * offset `start` to its end): not inside an unfinished character, and with `wholeLines` not inside
+ * an unfinished line (a line longer than the tail is taken as it is). Never before `from`.
+ */
+export function readableEnd(tail: Buffer, start: number, from: number, wholeLines: boolean): number {
+  if (wholeLines) {
+    const lastNewline = tail.lastIndexOf(0x0a);
+    if (lastNewline >= 0) return start + lastNewline + 1;
+    if (start === from) return from; // All of it is one unfinished line.
+  }
+  return start + tail.length - unfinishedCharLength(tail);
+}
+
+/** The bytes `[start, upTo)` a read of `[from, upTo)` keeps (the newest, up to the limit), as it shows them. */
+export function streamReadOf(bytes: Buffer, start: number, from: number, spillPath: string): StreamRead {
+  return { text: decodeText(bytes, start > from), droppedBytes: start - from, spillPath };
 }
 
 /** The bytes `[from, upTo)` of a stream as a read shows them: the newest `outputLimitBytes`, decoded. */
@@ -100,7 +113,7 @@ async function streamRead(
 ): Promise<StreamRead> {
   const start = Math.max(from, upTo - config.outputLimitBytes);
   const bytes = upTo > start ? await readRange(handle, start, upTo) : Buffer.alloc(0);
-  return { text: decodeText(bytes, start > from), droppedBytes: start - from, spillPath: file };
+  return streamReadOf(bytes, start, from, file);
 }
 
 async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {

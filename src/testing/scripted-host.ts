@@ -1,0 +1,169 @@
+/**
+ * A command host that plays scripts instead of running commands, for time-skipping tests of agent
+ * logic (docs/TESTING.md). Only the host's command activities are scripted (run, stop, read,
+ * stdin; see scripted-runs.ts): the `bashTask` workflow, the reader, the tools, the client, the
+ * tool calls of agent workflows, resolving a command and picking its host are the real code, on the
+ * same queues a real worker serves (the command queue, the host's queue and its control queue).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { Client, type DataConverter } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { createChooseHost } from '../activities/choose-host.js';
+import { compileExecutorOptions, type ExecutorOptions } from '../activities/executor-config.js';
+import { createReleaseCommand } from '../activities/release-command.js';
+import { createResolveCommand } from '../activities/resolve-command.js';
+import { AttachedTasks } from '../activities/run-command.js';
+import { createToolCallActivities } from '../activities/tool-calls.js';
+import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
+import { ourWorkflows } from '../worker/workflow-bundle.js';
+import type { CommandScript } from './command-script.js';
+import { ScriptedRuns } from './scripted-runs.js';
+
+export interface ScriptedHostOptions {
+  /** The command queue, where `bashTask` runs: give the tools the same one. @default 'durable-bash' */
+  taskQueue?: string;
+  /**
+   * Each command's script, by its exact command line, or a function of the command line. A command
+   * with no script ends its task failed: `no script for the command "..."`.
+   */
+  scripts: Readonly<Record<string, CommandScript>> | ((command: string) => CommandScript | undefined);
+  /**
+   * The worker's executor options that still apply: timeouts (`defaultTimeoutMs`, `maxTimeoutMs`),
+   * `lostAfterMs`, `outputLimitBytes`, `hostId`, `defaultWorkdir`.
+   */
+  executor?: ExecutorOptions;
+  /** As the tools' client stores payloads (`encryptingDataConverter(keyring)`). @default Temporal's */
+  dataConverter?: DataConverter;
+}
+
+/**
+ * Starts a scripted host on a time-skipping test environment; `shutdown()` it when the test is done.
+ * Time moves as the test server moves it: while the test awaits a workflow's result (a foreground
+ * `bash`, a kill, an agent workflow's result), calls `env.sleep`, or runs a call in `skipTimeWhile`.
+ */
+export async function startScriptedHost(
+  env: TestWorkflowEnvironment,
+  options: ScriptedHostOptions,
+): Promise<ScriptedHost> {
+  const host = new ScriptedHost(env, options);
+  await host.start();
+  return host;
+}
+
+export class ScriptedHost {
+  readonly taskQueue: string;
+  readonly hostId: string;
+  readonly hostQueue: string;
+  private readonly runs: ScriptedRuns;
+  private readonly client: Client;
+  private readonly config: ReturnType<typeof compileExecutorOptions>;
+  private queueWorker: Worker | undefined;
+  /** The host's own workers: its queue and its control queue. */
+  private hostWorkers: Worker[] = [];
+  private running: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly env: TestWorkflowEnvironment,
+    private readonly options: ScriptedHostOptions,
+  ) {
+    this.taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
+    this.config = compileExecutorOptions(
+      {
+        hostId: 'scripted',
+        // Named in texts (a cut output's complete copy); nothing is written there.
+        spillDir: path.join(os.tmpdir(), 'durable-bash-scripted'),
+        ...options.executor,
+      },
+      this.taskQueue,
+    );
+    this.hostId = this.config.hostId;
+    this.hostQueue = this.config.hostQueue;
+    this.client = new Client({
+      connection: env.connection,
+      namespace: env.namespace ?? 'default',
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+    });
+    const { scripts } = options;
+    this.runs = new ScriptedRuns({
+      hostQueue: this.hostQueue,
+      spillDir: this.config.spillDir,
+      outputLimitBytes: this.config.outputLimitBytes,
+      now: () => env.currentTimeMs(),
+      sleep: (ms) => (ms > 0 ? env.sleep(ms) : Promise.resolve()),
+      scriptFor: (command) =>
+        typeof scripts === 'function'
+          ? scripts(command)
+          : Object.hasOwn(scripts, command)
+            ? scripts[command]
+            : undefined,
+    });
+  }
+
+  /** What the command of `taskId` read from its stdin (`bash_input`), in order. */
+  stdinOf(taskId: string): string | undefined {
+    return this.runs.stdinOf(taskId);
+  }
+
+  /**
+   * Runs `call` (a tool call, say) with the test server's clock free to move, as awaiting a
+   * workflow's result frees it: a `bash_output` with `wait_ms` then waits in workflow time.
+   */
+  async skipTimeWhile<T>(call: () => Promise<T>): Promise<T> {
+    const { testService } = this.env.connection;
+    if (testService === undefined) throw new Error('skipTimeWhile needs a time-skipping test environment');
+    await testService.unlockTimeSkipping({});
+    try {
+      return await call();
+    } finally {
+      await testService.lockTimeSkipping({});
+    }
+  }
+
+  /** @internal Creates and runs the workers; `startScriptedHost` calls it. */
+  async start(): Promise<void> {
+    const { nativeConnection: connection } = this.env;
+    const namespace = this.env.namespace ?? 'default';
+    const common = {
+      connection,
+      namespace,
+      ...(this.options.dataConverter ? { dataConverter: this.options.dataConverter } : {}),
+    };
+    const scripted = this.runs.activities();
+    const attached = new AttachedTasks();
+    const real = {
+      resolveCommand: createResolveCommand(this.config),
+      chooseHost: createChooseHost(this.config),
+      releaseCommand: createReleaseCommand(attached),
+    };
+    const commandActivities = { ...real, ...scripted };
+    this.queueWorker = await Worker.create({
+      ...common,
+      taskQueue: this.taskQueue,
+      ...ourWorkflows(),
+      activities: { ...commandActivities, ...createToolCallActivities(this.client, this.taskQueue) },
+    });
+    this.hostWorkers = [
+      await Worker.create({ ...common, taskQueue: this.hostQueue, activities: commandActivities }),
+      await Worker.create({
+        ...common,
+        taskQueue: controlTaskQueue(this.hostQueue),
+        activities: {
+          readOutput: scripted.readOutput,
+          stopCommand: scripted.stopCommand,
+          writeStdin: scripted.writeStdin,
+          releaseCommand: real.releaseCommand,
+        },
+      }),
+    ];
+    this.running = Promise.all([this.queueWorker, ...this.hostWorkers].map((worker) => worker.run()));
+  }
+
+  /** Stops the host's workers (the tasks' workflows stay where they are on the server). */
+  async shutdown(): Promise<void> {
+    for (const worker of [this.queueWorker, ...this.hostWorkers])
+      if (worker?.getState() === 'RUNNING') worker.shutdown();
+    await this.running;
+  }
+}

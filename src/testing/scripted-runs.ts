@@ -1,0 +1,301 @@
+/**
+ * The scripted host's command activities: `runCommand`, `stopCommand`, `readOutput` and
+ * `writeStdin` played from scripts, on the test server's clock. Everything they return has the
+ * shape the real activities return, so the workflows, the reader and the tools above them run as
+ * they do on a real host.
+ *
+ * How a scripted command goes on without an activity running (the test server skips time only
+ * while nothing holds it): each attempt of `runCommand` looks at the script at the server's time,
+ * heartbeats the output so far (as a real attempt does at attach), and then returns the end if the
+ * command has ended, or fails with a retry due at the script's next event. Between events no
+ * activity runs, so the server's clock jumps to the next one as soon as the test waits on a result.
+ * A kill finds no attempt running: its stop activity (which a real host gets too) ends the command.
+ */
+import os from 'node:os';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { readableEnd, streamReadOf } from '../activities/read-output.js';
+import { tailOf } from '../activities/spill-files.js';
+import { taskFiles } from '../activities/task-files.js';
+import { HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
+import type { HostRead, HostReadRequest } from '../shared/read-position.js';
+import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
+import {
+  AttemptFailureType,
+  type CommandOutcome,
+  type CommandProgress,
+  type CommandSpec,
+  type StopResult,
+  type StreamTail,
+} from '../shared/task.js';
+import {
+  type CommandScript,
+  nextEventAfter,
+  type ScriptPlan,
+  type ScriptStream,
+  writtenBy,
+} from './command-script.js';
+
+/** The failure type of a scripted attempt that ends before its command does (retried at the next event). */
+export const SCRIPT_RUNS_ON = 'ScriptedCommandRunsOn';
+
+/** How a scripted command ended: at `atMs` after its start. */
+interface ScriptedEnd {
+  atMs: number;
+  exitCode: number | null;
+  signal: string | null;
+  /** A kill or timeout reached it while it ran. */
+  stopped: boolean;
+}
+
+/** One task's scripted command, from its first attempt on. */
+interface ScriptedRun {
+  taskId: string;
+  plan: ScriptPlan;
+  /** On the server's clock. */
+  startedAtMs: number;
+  pid: number;
+  /** The end a kill or timeout gave it. */
+  stoppedEnd?: ScriptedEnd;
+  /** What a SIGTERM trap printed, and when. */
+  trapWrite?: { atMs: number; text: string };
+  stdin: string;
+  stdinClosed: boolean;
+  /** A kill came before any attempt: nothing may start the command (a real host's tombstone). */
+  tombstone?: true;
+}
+
+/** What the scripted activities need of their host. */
+export interface ScriptedHostSide {
+  hostQueue: string;
+  spillDir: string;
+  outputLimitBytes: number;
+  /** The test server's time. */
+  now(): Promise<number>;
+  /** The test server's `unlockTimeSkippingWithSleep`: lets its clock move on by `ms` while this waits. */
+  sleep(ms: number): Promise<void>;
+  /** The command's script, or undefined when there is none. */
+  scriptFor(command: string): CommandScript | undefined;
+}
+
+/** The scripted runs of one host, and its four command activities. */
+export class ScriptedRuns {
+  private readonly runs = new Map<string, ScriptedRun>();
+  private nextPid = 4200;
+
+  constructor(private readonly host: ScriptedHostSide) {}
+
+  /** What the command of `taskId` has read from its stdin (every write that went in, in order). */
+  stdinOf(taskId: string): string | undefined {
+    return this.runs.get(taskId)?.stdin;
+  }
+
+  /** The four activities a real host runs, played from the scripts. */
+  activities() {
+    return {
+      runCommand: (spec: CommandSpec) => this.runCommand(spec),
+      stopCommand: (spec: CommandSpec) => this.stopCommand(spec),
+      readOutput: (request: HostReadRequest) => this.readOutput(request),
+      writeStdin: (request: StdinWriteTask) => this.writeStdin(request),
+    };
+  }
+
+  private async runCommand(spec: CommandSpec): Promise<CommandOutcome> {
+    const context = Context.current();
+    // The first attempt (eager, on the command queue) is left to the host queue's attempts.
+    if (context.info.taskQueue !== this.host.hostQueue) {
+      throw ApplicationFailure.retryable(
+        `the scripted host runs task ${spec.taskId} on its own queue`,
+        AttemptFailureType.wrongHost,
+      );
+    }
+    const now = await this.host.now();
+    const run = this.runs.get(spec.taskId) ?? this.start(spec, now);
+    if (run.tombstone) {
+      throw ApplicationFailure.create({
+        type: SCRIPT_RUNS_ON,
+        message: `task ${spec.taskId} was killed before its command started`,
+        nonRetryable: true,
+      });
+    }
+    const atMs = now - run.startedAtMs;
+    const end = this.endBy(run, atMs);
+    if (end !== undefined) return this.outcome(run, end);
+    // What a real attempt heartbeats at attach: the command started, where to read it, its output.
+    context.heartbeat(this.progress(run, atMs));
+    const next = nextEventAfter(run.plan, atMs);
+    throw ApplicationFailure.create({
+      type: SCRIPT_RUNS_ON,
+      message: `the scripted command of task ${spec.taskId} runs on`,
+      // A command that never ends still gets an attempt now and then, as a real one heartbeats.
+      nextRetryDelay: next === undefined ? IDLE_ATTEMPT_INTERVAL_MS : next - atMs,
+    });
+  }
+
+  /** Ends the command as a SIGTERM (and SIGKILL after the grace) ends it under its script. */
+  private async stopCommand(spec: CommandSpec): Promise<StopResult> {
+    const run = this.runs.get(spec.taskId);
+    if (run === undefined) {
+      // As a real host leaves a tombstone: no attempt starts it later.
+      this.runs.set(spec.taskId, {
+        ...this.newRun(spec, { writes: [], sigterm: { kind: 'dies' } }, 0),
+        tombstone: true,
+      });
+      return { kind: 'never-started' };
+    }
+    if (run.tombstone) return { kind: 'never-started' };
+    const atMs = (await this.host.now()) - run.startedAtMs;
+    let end = this.endBy(run, atMs);
+    if (end === undefined) {
+      const { sigterm, exit } = run.plan;
+      if (sigterm.kind === 'dies') end = { atMs, exitCode: null, signal: 'SIGTERM', stopped: true };
+      else if (sigterm.kind === 'traps') {
+        run.trapWrite = { atMs, text: sigterm.prints };
+        end = { atMs, exitCode: sigterm.exitCode, signal: null, stopped: true };
+      } else {
+        // Ignored: SIGKILL once the grace is over, unless the command exits first.
+        const killAtMs = atMs + KILL_GRACE_MS;
+        end =
+          exit !== undefined && exit.atMs <= killAtMs
+            ? { atMs: exit.atMs, exitCode: exit.exitCode, signal: null, stopped: true }
+            : { atMs: killAtMs, exitCode: null, signal: 'SIGKILL', stopped: true };
+        await this.host.sleep(end.atMs - atMs);
+      }
+      run.stoppedEnd = end;
+    }
+    // No attempt of this host follows the command between events: the stop's end settles the run.
+    return { kind: 'ended', outcome: this.outcome(run, end), unattended: true };
+  }
+
+  /** What a `bash_output` read gets from the host: output past `from`, waiting up to `waitMs` for more. */
+  private async readOutput(request: HostReadRequest): Promise<HostRead> {
+    const run = this.runs.get(request.taskId);
+    let atMs = run === undefined ? 0 : (await this.host.now()) - run.startedAtMs;
+    let read = this.readAt(run, request, atMs);
+    const grew = read.upTo.stdout > request.from.stdout || read.upTo.stderr > request.from.stderr;
+    if (run !== undefined && !grew && !read.ended && request.waitMs > 0) {
+      const next = nextEventAfter(run.plan, atMs);
+      const waitMs = Math.min(request.waitMs, next === undefined ? Number.POSITIVE_INFINITY : next - atMs);
+      await this.host.sleep(waitMs);
+      atMs += waitMs;
+      read = this.readAt(run, request, atMs);
+    }
+    return read;
+  }
+
+  /** Takes a write at once (a scripted command always reads its stdin); `stdinOf` shows what went in. */
+  private async writeStdin(request: StdinWriteTask): Promise<StdinWriteResult> {
+    const run = this.runs.get(request.taskId);
+    if (run === undefined) return { kind: 'not-started' };
+    if (run.tombstone || this.endBy(run, (await this.host.now()) - run.startedAtMs) !== undefined)
+      return { kind: 'ended' };
+    if (run.stdinClosed) return { kind: 'closed' };
+    run.stdin += request.text;
+    if (request.close) run.stdinClosed = true;
+    return { kind: 'written', bytes: Buffer.byteLength(request.text), closed: request.close };
+  }
+
+  private start(spec: CommandSpec, now: number): ScriptedRun {
+    const found = this.host.scriptFor(spec.command);
+    if (found === undefined) {
+      throw ApplicationFailure.create({
+        type: 'NoScript',
+        message: `no script for the command ${JSON.stringify(spec.command)}`,
+        nonRetryable: true,
+      });
+    }
+    const run = this.newRun(spec, found.plan, now);
+    this.runs.set(spec.taskId, run);
+    return run;
+  }
+
+  private newRun(spec: CommandSpec, plan: ScriptPlan, startedAtMs: number): ScriptedRun {
+    const { taskId } = spec;
+    return { taskId, plan, startedAtMs, pid: this.nextPid++, stdin: '', stdinClosed: false };
+  }
+
+  /** The command's end if it has come by `atMs`: its own exit, or a stop's. */
+  private endBy(run: ScriptedRun, atMs: number): ScriptedEnd | undefined {
+    const { exit } = run.plan;
+    const own: ScriptedEnd | undefined =
+      exit === undefined
+        ? undefined
+        : { atMs: exit.atMs, exitCode: exit.exitCode, signal: null, stopped: false };
+    const stopped = run.stoppedEnd;
+    const first = stopped !== undefined && (own === undefined || stopped.atMs <= own.atMs) ? stopped : own;
+    return first !== undefined && first.atMs <= atMs ? first : undefined;
+  }
+
+  /** What a stream holds `atMs` after the start: the script's writes, and a trap's. */
+  private written(run: ScriptedRun, stream: ScriptStream, atMs: number): Buffer {
+    const upTo = Math.min(atMs, run.stoppedEnd?.atMs ?? atMs);
+    const bytes = writtenBy(run.plan, stream, upTo);
+    const trap = run.trapWrite;
+    return stream === 'stdout' && trap !== undefined && trap.atMs <= atMs
+      ? Buffer.concat([bytes, Buffer.from(trap.text)])
+      : bytes;
+  }
+
+  private tail(
+    run: ScriptedRun,
+    taskId: string,
+    stream: ScriptStream,
+    atMs: number,
+    limit: number,
+    namePath: boolean,
+  ): StreamTail {
+    const bytes = this.written(run, stream, atMs);
+    const held = tailOf(bytes.length, bytes.subarray(Math.max(0, bytes.length - limit)));
+    return namePath || bytes.length > limit
+      ? { ...held, spillPath: taskFiles(this.host.spillDir, taskId)[stream] }
+      : held;
+  }
+
+  private outcome(run: ScriptedRun, end: ScriptedEnd): CommandOutcome {
+    const { taskId } = run;
+    return {
+      exitCode: end.exitCode,
+      signal: end.signal,
+      stdout: this.tail(run, taskId, 'stdout', end.atMs, this.host.outputLimitBytes, false),
+      stderr: this.tail(run, taskId, 'stderr', end.atMs, this.host.outputLimitBytes, false),
+      host: os.hostname(),
+      stoppedWhileRunning: end.stopped,
+    };
+  }
+
+  private progress(run: ScriptedRun, atMs: number): CommandProgress {
+    const { taskId } = run;
+    return {
+      pid: run.pid,
+      startedAtMs: run.startedAtMs,
+      host: os.hostname(),
+      hostQueue: this.host.hostQueue,
+      stdout: this.tail(run, taskId, 'stdout', atMs, HEARTBEAT_TAIL_BYTES, true),
+      stderr: this.tail(run, taskId, 'stderr', atMs, HEARTBEAT_TAIL_BYTES, true),
+    };
+  }
+
+  /** A read of `[from, ...)` at `atMs`, as the real host's `readOutput` cuts and decodes it. */
+  private readAt(run: ScriptedRun | undefined, request: HostReadRequest, atMs: number): HostRead {
+    const ended = run !== undefined && this.endBy(run, atMs) !== undefined;
+    const limit = this.host.outputLimitBytes;
+    const files = taskFiles(this.host.spillDir, request.taskId);
+    const upTo = { stdout: 0, stderr: 0 };
+    const reads = (['stdout', 'stderr'] as const).map((stream) => {
+      const bytes = run === undefined ? Buffer.alloc(0) : this.written(run, stream, atMs);
+      const from = request.from[stream];
+      let end = from;
+      if (bytes.length > from) {
+        const start = Math.max(from, bytes.length - limit);
+        end = ended ? bytes.length : readableEnd(bytes.subarray(start), start, from, request.wholeLines);
+      }
+      upTo[stream] = end;
+      const start = Math.max(from, end - limit);
+      return streamReadOf(bytes.subarray(start, Math.max(start, end)), start, from, files[stream]);
+    });
+    const [stdout, stderr] = reads as [HostRead['stdout'], HostRead['stderr']];
+    return { upTo, stdout, stderr, host: os.hostname(), ended };
+  }
+}
+
+/** How often a command with nothing more to happen gets an attempt (a real one heartbeats this often). */
+const IDLE_ATTEMPT_INTERVAL_MS = 24 * 60 * 60_000;

@@ -1,0 +1,35 @@
+/**
+ * An agent workflow of a user's own for the scripted host's tests: it starts a background command
+ * through `durable-bash/workflow`, waits for its completion notice, and reads its output.
+ */
+import { condition, setHandler } from '@temporalio/workflow';
+import { type BashNotice, bashNoticeSignal, workflowBashTools } from '../../src/workflow/index.js';
+
+/** Starts `command` in the background, waits for its notice, reads its output: every text it saw. */
+export async function awaitBackgroundTask(input: {
+  taskQueue: string;
+  sessionId: string;
+  command: string;
+}): Promise<string[]> {
+  const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
+  const notices: BashNotice[] = [];
+  setHandler(bashNoticeSignal, (notice) => {
+    notices.push(notice);
+  });
+  const text = (result: { content: { text: string }[] }) =>
+    result.content.map((block) => block.text).join('');
+  const started = text(
+    await tools.bash({
+      command: input.command,
+      description: 'Runs the scripted command',
+      run_in_background: true,
+    }),
+  );
+  await condition(() => notices.length > 0);
+  const taskId = started.replace('started background task ', '');
+  return [
+    started,
+    ...notices.map((notice) => notice.text),
+    text(await tools.bash_output({ task_id: taskId })),
+  ];
+}

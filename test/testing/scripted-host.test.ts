@@ -1,0 +1,146 @@
+/**
+ * The scripted host of `durable-bash/testing` on the time-skipping test server: hours of scripted
+ * commands in well under a second of wall time each, with the texts real runs give (the same texts
+ * the tool and durability suites assert for real commands).
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ScriptedHost, script, startScriptedHost } from '../../src/testing/index.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolExecContext } from '../../src/tools/types.js';
+import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
+import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
+import type { awaitBackgroundTask } from './scripted-agents.js';
+
+const HOUR_MS = 60 * 60_000;
+const DAY_MS = 24 * HOUR_MS;
+
+let env: TestWorkflowEnvironment;
+let host: ScriptedHost;
+let agents: Worker;
+let agentsRunning: Promise<void>;
+const taskQueue = `scripted-${randomUUID()}`;
+const agentQueue = `scripted-agents-${randomUUID()}`;
+
+const scripts = {
+  'make build': script().prints('building\n').after('3 hours').prints('done\n').exits(0),
+  'npm test': script().prints('running 412 tests\n'),
+  'npm run dev': script().prints('listening on :3000\n').after('1 minute').prints('GET /\n').ignoresSigterm(),
+};
+
+beforeAll(async () => {
+  env = await createTimeSkippingEnv();
+  host = await startScriptedHost(env, {
+    taskQueue,
+    scripts,
+    executor: { maxTimeoutMs: 3 * HOUR_MS },
+  });
+  agents = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: agentQueue,
+    workflowsPath: fileURLToPath(new URL('./scripted-agents.ts', import.meta.url)),
+    bundlerOptions,
+  });
+  agentsRunning = agents.run();
+}, 120_000);
+
+afterAll(async () => {
+  agents?.shutdown();
+  await agentsRunning;
+  await host?.shutdown();
+  await env?.teardown();
+});
+
+// Each test leaves the server's clock at rest: a day then passes at once (nothing holds it).
+afterEach(async () => {
+  const atRest = await Promise.race([
+    env.sleep(DAY_MS).then(() => true),
+    new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5_000)),
+  ]);
+  expect(atRest, 'the test server clock skips a day at rest').toBe(true);
+});
+
+const session = (): ToolExecContext => ({ agent: { sessionId: `session-${randomUUID()}` } });
+// The test server lists no workflows: no session quota (it counts a session's running tasks).
+const tool = (name: string) =>
+  createBashTools({
+    client: env.client,
+    taskQueue,
+    maxBackgroundTasksPerSession: Number.POSITIVE_INFINITY,
+  }).find((t) => t.name === name) as Tool;
+const text = (result: { content: { text: string }[] }) => result.content.map((block) => block.text).join('');
+
+/** Runs `body`, and says how much wall time it took. */
+async function timed<T>(label: string, body: () => Promise<T>): Promise<T> {
+  const wallStart = performance.now();
+  const value = await body();
+  console.log(`${label}: ${(performance.now() - wallStart).toFixed(0)} ms of wall time`);
+  return value;
+}
+
+/** How long the task ran in workflow time, from its start to its close. */
+async function workflowTimeOf(taskId: string): Promise<number> {
+  const { startTime, closeTime } = await env.client.workflow.getHandle(taskId).describe();
+  return (closeTime?.getTime() ?? Number.NaN) - startTime.getTime();
+}
+
+async function agentRuns(command: string): Promise<string[]> {
+  return env.client.workflow.execute<typeof awaitBackgroundTask>('awaitBackgroundTask', {
+    taskQueue: agentQueue,
+    workflowId: `agent-${randomUUID()}`,
+    args: [{ taskQueue, sessionId: `session-${randomUUID()}`, command }],
+  });
+}
+
+const TASK_ID = /^started background task (bash-[0-9a-f-]{36})$/;
+
+describe('a scripted host', () => {
+  it('plays a 3-hour build to an agent workflow: the notice comes as a signal, the output reads as printed', async () => {
+    const transcript = await timed('3-hour build', () => agentRuns('make build'));
+    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    expect(transcript).toEqual([
+      `started background task ${taskId}`,
+      `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+      'building\ndone\n[status: completed, exit code: 0]',
+    ]);
+    expect(await workflowTimeOf(taskId)).toBeGreaterThanOrEqual(3 * HOUR_MS);
+  });
+
+  it('times a foreground command out after 2 hours, through the tools over a client', async () => {
+    const bash = tool('bash');
+    const result = await timed('2-hour foreground timeout', () =>
+      bash.execute({ command: 'npm test', description: 'Runs the tests', timeoutMs: 2 * HOUR_MS }, session()),
+    );
+    expect(text(result)).toBe(
+      `running 412 tests\n[timed out after ${2 * HOUR_MS}ms]\n[killed by signal: SIGTERM]`,
+    );
+  });
+
+  it('waits in workflow time in a wait_ms read, and a kill of a command that ignores SIGTERM ends it with SIGKILL', async () => {
+    const exec = session();
+    const started = text(
+      await tool('bash').execute(
+        { command: 'npm run dev', description: 'Starts the dev server', run_in_background: true },
+        exec,
+      ),
+    );
+    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    const read = (args: Record<string, unknown>) =>
+      tool('bash_output')
+        .execute({ task_id: taskId, ...args }, exec)
+        .then(text);
+    // As on a real host, the command starts a moment after the call answers.
+    await expect.poll(() => host.stdinOf(taskId)).toBe('');
+    expect(await read({})).toBe('listening on :3000\n[status: running]');
+    // The next line comes a minute later: a read that waits up to 2 minutes gets it, in workflow time.
+    const waited = host.skipTimeWhile(() => read({ wait_ms: 2 * 60_000 }));
+    expect(await timed('wait_ms read', () => waited)).toBe('GET /\n[status: running]');
+    expect(text(await tool('bash_kill').execute({ task_id: taskId }, exec))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect(await read({})).toBe('(no new output)\n[status: killed by SIGKILL]');
+  });
+});

@@ -59,6 +59,14 @@ const blocks = pages.flatMap((page) =>
   ),
 );
 
+describe('the example test in the README', () => {
+  it('is test/testing/readme-example.test.ts, byte for byte, so npm test runs what it shows', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+    const example = readFileSync(path.join(root, 'test/testing/readme-example.test.ts'), 'utf8');
+    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\`\n`);
+  });
+});
+
 describe('the documentation', () => {
   it('has transcript blocks to check', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(3);

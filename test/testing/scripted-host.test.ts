@@ -28,6 +28,9 @@ const agentQueue = `scripted-agents-${randomUUID()}`;
 const scripts = {
   'make build': script().prints('building\n').after('3 hours').prints('done\n').exits(0),
   'npm test': script().prints('running 412 tests\n'),
+  'make deploy': script()
+    .printsToStderr('warning: slow disk\n')
+    .trapsSigterm({ prints: 'rolled back\n', exits: 3 }),
   'npm run dev': script().prints('listening on :3000\n').after('1 minute').prints('GET /\n').ignoresSigterm(),
 };
 
@@ -142,5 +145,31 @@ describe('a scripted host', () => {
       `killed background task ${taskId}`,
     );
     expect(await read({})).toBe('(no new output)\n[status: killed by SIGKILL]');
+  });
+
+  it('runs a SIGTERM trap on a timeout, keeps stderr apart, takes stdin, and fails a command it has no script for', async () => {
+    const bash = tool('bash');
+    const exec = session();
+    expect(
+      text(await bash.execute({ command: 'make deploy', description: 'Deploys', timeoutMs: 60_000 }, exec)),
+    ).toBe('rolled back\n[stderr]\nwarning: slow disk\n[timed out after 60000ms]\n[exit code: 3]');
+    const started = text(
+      await bash.execute(
+        { command: 'make deploy', description: 'Deploys', run_in_background: true, keep_stdin_open: true },
+        exec,
+      ),
+    );
+    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    await expect.poll(() => host.stdinOf(taskId)).toBe('');
+    expect(text(await tool('bash_input').execute({ task_id: taskId, text: 'yes\n' }, exec))).toMatch(
+      /^wrote 4 bytes/,
+    );
+    expect(host.stdinOf(taskId)).toBe('yes\n');
+    expect(text(await tool('bash_kill').execute({ task_id: taskId }, exec))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect(text(await bash.execute({ command: 'make release', description: 'Releases' }, exec))).toBe(
+      'no script for the command "make release"',
+    );
   });
 });

@@ -77,6 +77,11 @@ export async function streamTail(
   namePath = false,
 ): Promise<StreamTail> {
   const { bytes, tail } = await readTail(handle, limitBytes);
+  return namedTail(bytes, tail, file, namePath);
+}
+
+/** `tailOf`, naming the spill file `file` when the tail is not all of the stream, or always with `namePath`. */
+export function namedTail(bytes: number, tail: Buffer, file: string, namePath = false): StreamTail {
   const held = tailOf(bytes, tail);
   return namePath || bytes > tail.length ? { ...held, spillPath: file } : held;
 }

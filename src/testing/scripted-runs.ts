@@ -14,7 +14,7 @@
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { readableEnd, streamReadOf } from '../activities/read-output.js';
-import { tailOf } from '../activities/spill-files.js';
+import { namedTail } from '../activities/spill-files.js';
 import { taskFiles } from '../activities/task-files.js';
 import { HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
 import type { HostRead, HostReadRequest } from '../shared/read-position.js';
@@ -237,40 +237,35 @@ export class ScriptedRuns {
 
   private tail(
     run: ScriptedRun,
-    taskId: string,
     stream: ScriptStream,
     atMs: number,
     limit: number,
     namePath: boolean,
   ): StreamTail {
     const bytes = this.written(run, stream, atMs);
-    const held = tailOf(bytes.length, bytes.subarray(Math.max(0, bytes.length - limit)));
-    return namePath || bytes.length > limit
-      ? { ...held, spillPath: taskFiles(this.host.spillDir, taskId)[stream] }
-      : held;
+    const file = taskFiles(this.host.spillDir, run.taskId)[stream];
+    return namedTail(bytes.length, bytes.subarray(Math.max(0, bytes.length - limit)), file, namePath);
   }
 
   private outcome(run: ScriptedRun, end: ScriptedEnd): CommandOutcome {
-    const { taskId } = run;
     return {
       exitCode: end.exitCode,
       signal: end.signal,
-      stdout: this.tail(run, taskId, 'stdout', end.atMs, this.host.outputLimitBytes, false),
-      stderr: this.tail(run, taskId, 'stderr', end.atMs, this.host.outputLimitBytes, false),
+      stdout: this.tail(run, 'stdout', end.atMs, this.host.outputLimitBytes, false),
+      stderr: this.tail(run, 'stderr', end.atMs, this.host.outputLimitBytes, false),
       host: os.hostname(),
       stoppedWhileRunning: end.stopped,
     };
   }
 
   private progress(run: ScriptedRun, atMs: number): CommandProgress {
-    const { taskId } = run;
     return {
       pid: run.pid,
       startedAtMs: run.startedAtMs,
       host: os.hostname(),
       hostQueue: this.host.hostQueue,
-      stdout: this.tail(run, taskId, 'stdout', atMs, HEARTBEAT_TAIL_BYTES, true),
-      stderr: this.tail(run, taskId, 'stderr', atMs, HEARTBEAT_TAIL_BYTES, true),
+      stdout: this.tail(run, 'stdout', atMs, HEARTBEAT_TAIL_BYTES, true),
+      stderr: this.tail(run, 'stderr', atMs, HEARTBEAT_TAIL_BYTES, true),
     };
   }
 

@@ -6,12 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type ScriptedHost, script, startScriptedHost } from '../../src/testing/index.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolExecContext } from '../../src/tools/types.js';
-import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
+import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent-workflows-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 import type { awaitBackgroundTask } from './scripted-agents.js';
 
@@ -20,10 +19,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 let env: TestWorkflowEnvironment;
 let host: ScriptedHost;
-let agents: Worker;
-let agentsRunning: Promise<void>;
+let agents: AgentWorkflowsWorker;
 const taskQueue = `scripted-${randomUUID()}`;
-const agentQueue = `scripted-agents-${randomUUID()}`;
 
 const scripts = {
   'make build': script().prints('building\n').after('3 hours').prints('done\n').exits(0),
@@ -41,18 +38,11 @@ beforeAll(async () => {
     scripts,
     executor: { maxTimeoutMs: 3 * HOUR_MS },
   });
-  agents = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: agentQueue,
-    workflowsPath: fileURLToPath(new URL('./scripted-agents.ts', import.meta.url)),
-    bundlerOptions,
-  });
-  agentsRunning = agents.run();
+  agents = await startAgentWorkflows(env, fileURLToPath(new URL('./scripted-agents.ts', import.meta.url)));
 }, 120_000);
 
 afterAll(async () => {
-  agents?.shutdown();
-  await agentsRunning;
+  await agents?.stop();
   await host?.shutdown();
   await env?.teardown();
 });
@@ -92,7 +82,7 @@ async function workflowTimeOf(taskId: string): Promise<number> {
 
 async function agentRuns(command: string): Promise<string[]> {
   return env.client.workflow.execute<typeof awaitBackgroundTask>('awaitBackgroundTask', {
-    taskQueue: agentQueue,
+    taskQueue: agents.taskQueue,
     workflowId: `agent-${randomUUID()}`,
     args: [{ taskQueue, sessionId: `session-${randomUUID()}`, command }],
   });

@@ -10,6 +10,7 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
+import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent-workflows-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import type { buildAgent, oneCall } from './agent-workflows.js';
@@ -18,26 +19,16 @@ const workflowsPath = fileURLToPath(new URL('./agent-workflows.ts', import.meta.
 
 let env: TestWorkflowEnvironment;
 let commands: RunningWorker;
-let agents: Worker;
-let agentsRunning: Promise<void>;
-const agentQueue = `agents-${randomUUID()}`;
+let agents: AgentWorkflowsWorker;
 
 beforeAll(async () => {
   env = await createDevServerEnv();
   commands = await startBashWorker(env);
-  agents = await Worker.create({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: agentQueue,
-    workflowsPath,
-    bundlerOptions,
-  });
-  agentsRunning = agents.run();
+  agents = await startAgentWorkflows(env, workflowsPath);
 }, 120_000);
 
 afterAll(async () => {
-  agents?.shutdown();
-  await agentsRunning;
+  await agents?.stop();
   await commands?.stop();
   await env?.teardown();
 });
@@ -47,7 +38,7 @@ const TASK_ID = /^started background task (bash-[0-9a-f-]{36})$/;
 async function runAgent(input: Omit<Parameters<typeof buildAgent>[0], 'taskQueue'>) {
   const workflowId = `agent-${randomUUID()}`;
   const transcript = await env.client.workflow.execute<typeof buildAgent>('buildAgent', {
-    taskQueue: agentQueue,
+    taskQueue: agents.taskQueue,
     workflowId,
     args: [{ taskQueue: commands.taskQueue, ...input }],
   });
@@ -102,7 +93,7 @@ describe('an agent that is a workflow', () => {
   it("answers with the tools' texts: a bad call, a foreign session's read, a timed-out foreground run", async () => {
     const call = (input: Omit<Parameters<typeof oneCall>[0], 'taskQueue'>) =>
       env.client.workflow.execute<typeof oneCall>('oneCall', {
-        taskQueue: agentQueue,
+        taskQueue: agents.taskQueue,
         workflowId: `call-${randomUUID()}`,
         args: [{ taskQueue: commands.taskQueue, ...input }],
       });

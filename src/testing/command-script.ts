@@ -6,6 +6,7 @@
  *   script().prints('building\n').after('3 hours').prints('done\n').exits(0)
  *   script().prints('listening on :3000\n')                  // never ends
  *   script().ignoresSigterm()                                // a kill ends it with SIGKILL
+ *   script().prints('migrating\n').after('1 hour').hostDies() // its host never comes back
  */
 import type { Duration } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
@@ -30,6 +31,8 @@ export interface ScriptPlan {
   writes: readonly ScriptWrite[];
   /** When the command exits on its own, and with what; absent: it never ends. */
   exit?: { atMs: number; exitCode: number };
+  /** When the command's host dies (its workers stop, and none comes back); absent: it lives. */
+  hostDiesAtMs?: number;
   sigterm: SigtermBehaviour;
 }
 
@@ -69,6 +72,15 @@ export class CommandScript {
     return this.next({ exit: { atMs: this.cursorMs, exitCode } });
   }
 
+  /**
+   * The command's host dies now: its workers stop and none comes back, so the task ends lost once
+   * the lost window (`lostAfterMs`, 10 minutes by default) has passed. The whole host dies, with
+   * every command on it. Nothing after it happens.
+   */
+  hostDies(): CommandScript {
+    return this.next({ hostDiesAtMs: this.cursorMs });
+  }
+
   /** Ignores SIGTERM: a kill or a timeout ends it with SIGKILL once the kill's grace is over. */
   ignoresSigterm(): CommandScript {
     return this.with({ sigterm: { kind: 'ignores' } });
@@ -85,9 +97,10 @@ export class CommandScript {
     return this.next({ writes: [...this.plan.writes, { atMs: this.cursorMs, stream, text }] });
   }
 
-  /** A step of the command's: none comes after its exit. */
+  /** A step of the command's: none comes after its exit or its host's death. */
   private next(change: Partial<ScriptPlan>, cursorMs = this.cursorMs): CommandScript {
     if (this.plan.exit !== undefined) throw new TypeError('a script has no steps after exits()');
+    if (this.plan.hostDiesAtMs !== undefined) throw new TypeError('a script has no steps after hostDies()');
     return this.with(change, cursorMs);
   }
 
@@ -111,10 +124,12 @@ export function writtenBy(plan: ScriptPlan, stream: ScriptStream, atMs: number):
   );
 }
 
-/** The next time after `atMs` at which something happens (a write, the exit). */
+/** The next time after `atMs` at which something happens (a write, the exit, the host's death). */
 export function nextEventAfter(plan: ScriptPlan, atMs: number): number | undefined {
-  const times = [...plan.writes.map((write) => write.atMs), ...(plan.exit ? [plan.exit.atMs] : [])].filter(
-    (time) => time > atMs,
-  );
+  const times = [
+    ...plan.writes.map((write) => write.atMs),
+    ...(plan.exit ? [plan.exit.atMs] : []),
+    ...(plan.hostDiesAtMs !== undefined ? [plan.hostDiesAtMs] : []),
+  ].filter((time) => time > atMs);
   return times.length > 0 ? Math.min(...times) : undefined;
 }

@@ -3,11 +3,15 @@
  * logic (docs/TESTING.md). Only the host's command activities are scripted (run, stop, read,
  * stdin; see scripted-runs.ts): the `bashTask` workflow, the reader, the tools, the client, the
  * tool calls of agent workflows, resolving a command and picking its host are the real code, on the
- * same queues a real worker serves (the command queue, the host's queue and its control queue).
+ * same queues a real worker serves (the command queue, the host's queue and its control queue). A
+ * command whose host dies gets a host queue of its own that nothing polls, and plays on the command
+ * queue in its first attempt.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { Client, type DataConverter } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time.js';
+import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { createChooseHost } from '../activities/choose-host.js';
@@ -16,9 +20,11 @@ import { createReleaseCommand } from '../activities/release-command.js';
 import { createResolveCommand } from '../activities/resolve-command.js';
 import { AttachedTasks } from '../activities/run-command.js';
 import { createToolCallActivities } from '../activities/tool-calls.js';
+import type { BashTaskInput } from '../shared/task.js';
 import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { ourWorkflows } from '../worker/workflow-bundle.js';
 import type { CommandScript } from './command-script.js';
+import type { AttemptOf } from './scripted-runs.js';
 import { ScriptedRuns } from './scripted-runs.js';
 
 export interface ScriptedHostOptions {
@@ -92,6 +98,9 @@ export class ScriptedHost {
       outputLimitBytes: this.config.outputLimitBytes,
       now: () => env.currentTimeMs(),
       sleep: (ms) => (ms > 0 ? env.sleep(ms) : Promise.resolve()),
+      outlive: (attempt, landedAtMs, heartbeatTimeoutMs) =>
+        this.outlive(attempt, landedAtMs, heartbeatTimeoutMs),
+      heartbeatLanded: (attempt, sentAtMs) => this.heartbeatLanded(attempt, sentAtMs),
       scriptFor: (command) =>
         typeof scripts === 'function'
           ? scripts(command)
@@ -121,6 +130,63 @@ export class ScriptedHost {
     }
   }
 
+  /**
+   * Lets a running attempt of a command whose host died time out, and the host queue's attempt that
+   * follows it wait out the lost window, as the server does for a real dead host.
+   *
+   * The test server holds its clock for every activity scheduled or running until it closes, so
+   * neither timeout comes by itself in test time. Each is covered by an `env.sleep` that ends, and
+   * holds the clock again, just before it: the rest of the way (`TIMEOUT_APPROACH_MS`) passes in
+   * wall time, and the timeout's own release then leaves the count where it was.
+   */
+  private async outlive(
+    attempt: AttemptOf,
+    heartbeatLandedAtMs: number,
+    heartbeatTimeoutMs: number,
+  ): Promise<void> {
+    await this.sleepUntil(heartbeatLandedAtMs + heartbeatTimeoutMs - TIMEOUT_APPROACH_MS);
+    const handle = this.client.workflow.getHandle(attempt.workflowId);
+    // The host queue's attempt, scheduled once the workflow has heard of the timeout.
+    for (;;) {
+      const { events } = await handle.fetchHistory();
+      const scheduled = events?.find(
+        (event) =>
+          event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
+          event.activityTaskScheduledEventAttributes?.taskQueue?.name === attempt.hostQueue,
+      );
+      const closed = events?.some((event) => CLOSED_EVENTS.has(event.eventType ?? 0));
+      if (closed) return;
+      if (scheduled !== undefined) {
+        const startBy =
+          tsToMs(scheduled.eventTime) +
+          tsToMs(scheduled.activityTaskScheduledEventAttributes?.scheduleToStartTimeout);
+        await this.sleepUntil(startBy - TIMEOUT_APPROACH_MS);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
+
+  /** Lets the server's clock run to `atMs` (its time), and holds it again there. */
+  private async sleepUntil(atMs: number): Promise<void> {
+    const ms = atMs - (await this.env.currentTimeMs());
+    if (ms > 0) await this.env.sleep(ms);
+  }
+
+  /** Resolves once the server shows the attempt's heartbeat sent at `sentAtMs` (its clock) or later. */
+  private async heartbeatLanded(attempt: AttemptOf, sentAtMs: number): Promise<number> {
+    const handle = this.client.workflow.getHandle(attempt.workflowId);
+    for (;;) {
+      const { raw } = await handle.describe();
+      const pending = raw.pendingActivities?.find((activity) => activity.activityId === attempt.activityId);
+      // Gone (timed out, cancelled): nothing more lands.
+      if (pending === undefined) return sentAtMs;
+      const landedAtMs = pending.lastHeartbeatTime ? tsToMs(pending.lastHeartbeatTime) : 0;
+      if (landedAtMs >= sentAtMs) return landedAtMs;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+
   /** @internal Creates and runs the workers; `startScriptedHost` calls it. */
   async start(): Promise<void> {
     const { nativeConnection: connection } = this.env;
@@ -132,8 +198,15 @@ export class ScriptedHost {
     };
     const scripted = this.runs.activities();
     const attached = new AttachedTasks();
+    const resolveCommand = createResolveCommand(this.config);
     const real = {
-      resolveCommand: createResolveCommand(this.config),
+      // A command whose host dies gets a host queue of its own, which no worker ever polls.
+      resolveCommand: async (input: BashTaskInput) => {
+        const spec = await resolveCommand(input);
+        const dies = this.runs.scriptFor(input.command)?.plan.hostDiesAtMs !== undefined;
+        if (!dies || spec.hostQueue === undefined) return spec;
+        return { ...spec, hostQueue: `${spec.hostQueue}-dies-${spec.taskId}` };
+      },
       chooseHost: createChooseHost(this.config),
       releaseCommand: createReleaseCommand(attached),
     };
@@ -142,6 +215,9 @@ export class ScriptedHost {
       ...common,
       taskQueue: this.taskQueue,
       ...ourWorkflows(),
+      // A command whose host dies plays in one attempt here, heartbeating at each event: each
+      // heartbeat must reach the server at once, however little wall time passed since the last.
+      maxHeartbeatThrottleInterval: 1,
       activities: { ...commandActivities, ...createToolCallActivities(this.client, this.taskQueue) },
     });
     this.hostWorkers = [
@@ -167,3 +243,17 @@ export class ScriptedHost {
     await this.running;
   }
 }
+
+/** Events that close a workflow: a dead host's task that was closed otherwise (killed, say) has no lost window. */
+const { EventType } = proto.temporal.api.enums.v1;
+const CLOSED_EVENTS = new Set<number>([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+]);
+
+/** How far short of a dead host's timeouts the test server's clock is held again: this passes in wall time. */
+const TIMEOUT_APPROACH_MS = 50;

@@ -10,13 +10,16 @@
  * command has ended, or fails with a retry due at the script's next event. Between events no
  * activity runs, so the server's clock jumps to the next one as soon as the test waits on a result.
  * A kill finds no attempt running: its stop activity (which a real host gets too) ends the command.
+ *
+ * A command whose host dies (`hostDies()`) is the exception: it plays in one attempt, until the
+ * death and past it (see `playUntilHostDies`).
  */
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { readableEnd, streamReadOf } from '../activities/read-output.js';
 import { namedTail } from '../activities/spill-files.js';
 import { taskFiles } from '../activities/task-files.js';
-import { HEARTBEAT_TAIL_BYTES, KILL_GRACE_MS } from '../shared/limits.js';
+import { HEARTBEAT_TAIL_BYTES, HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import type { HostRead, HostReadRequest } from '../shared/read-position.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
 import {
@@ -64,6 +67,13 @@ interface ScriptedRun {
   tombstone?: true;
 }
 
+/** An attempt of a command whose host dies, and the host queue its next attempt goes to. */
+export interface AttemptOf {
+  workflowId: string;
+  activityId: string;
+  hostQueue: string;
+}
+
 /** What the scripted activities need of their host. */
 export interface ScriptedHostSide {
   hostQueue: string;
@@ -73,6 +83,13 @@ export interface ScriptedHostSide {
   now(): Promise<number>;
   /** The test server's `unlockTimeSkippingWithSleep`: lets its clock move on by `ms` while this waits. */
   sleep(ms: number): Promise<void>;
+  /**
+   * Lets the calling attempt, silent since its heartbeat landed at `landedAtMs`, time out as a dead
+   * worker's does, and the host queue's attempt after it wait out the lost window; resolves then.
+   */
+  outlive(attempt: AttemptOf, landedAtMs: number, heartbeatTimeoutMs: number): Promise<void>;
+  /** When the server had the attempt's heartbeat sent at `sentAtMs` (its time) or a later one. */
+  heartbeatLanded(attempt: AttemptOf, sentAtMs: number): Promise<number>;
   /** The command's script, or undefined when there is none. */
   scriptFor(command: string): CommandScript | undefined;
 }
@@ -83,6 +100,11 @@ export class ScriptedRuns {
   private nextPid = 4200;
 
   constructor(private readonly host: ScriptedHostSide) {}
+
+  /** The script of a command line, if there is one. */
+  scriptFor(command: string): CommandScript | undefined {
+    return this.host.scriptFor(command);
+  }
 
   /** What the command of `taskId` has read from its stdin (every write that went in, in order). */
   stdinOf(taskId: string): string | undefined {
@@ -101,8 +123,11 @@ export class ScriptedRuns {
 
   private async runCommand(spec: CommandSpec): Promise<CommandOutcome> {
     const context = Context.current();
-    // The first attempt (eager, on the command queue) is left to the host queue's attempts.
     if (context.info.taskQueue !== this.host.hostQueue) {
+      // A command whose host dies runs in its first attempt, the one on the command queue.
+      if (this.host.scriptFor(spec.command)?.plan.hostDiesAtMs !== undefined)
+        return this.playUntilHostDies(spec, context);
+      // Any other's first attempt (eager, on the command queue) is left to the host queue's attempts.
       throw ApplicationFailure.retryable(
         `the scripted host runs task ${spec.taskId} on its own queue`,
         AttemptFailureType.wrongHost,
@@ -131,6 +156,47 @@ export class ScriptedRuns {
     });
   }
 
+  /**
+   * Plays a command whose host dies in one attempt, as a real one runs: it heartbeats its output at
+   * each event (and often enough in between), sleeping in workflow time, until the death. From then
+   * on it is silent, so the server times it out as it does the attempt of a worker that died, and
+   * the host queue's attempt that follows finds no worker: the lost window runs. That host queue is
+   * one of the command's own that nothing ever polls (a queue once polled keeps a stopped worker's
+   * poll on the test server; TEMPORAL-NOTES.md), so the host's reads and stops never answer either.
+   */
+  private async playUntilHostDies(spec: CommandSpec, context: Context): Promise<CommandOutcome> {
+    const now = await this.host.now();
+    const run = this.runs.get(spec.taskId) ?? this.start(spec, now);
+    const heartbeatTimeoutMs = spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS;
+    const diesAtMs = run.plan.hostDiesAtMs ?? 0;
+    const attempt: AttemptOf = {
+      workflowId: context.info.workflowExecution?.workflowId ?? spec.taskId,
+      activityId: context.info.activityId,
+      hostQueue: spec.hostQueue ?? '',
+    };
+    let landedAtMs: number;
+    for (;;) {
+      const sentAtMs = await this.host.now();
+      const atMs = sentAtMs - run.startedAtMs;
+      const end = this.endBy(run, atMs);
+      if (end !== undefined) return this.outcome(run, end);
+      if (context.cancellationSignal.aborted) return this.outcome(run, await this.stop(run, atMs));
+      context.heartbeat(this.progress(run, atMs));
+      landedAtMs = await this.host.heartbeatLanded(attempt, sentAtMs);
+      if (atMs >= diesAtMs) break;
+      // Well within the heartbeat timeout, so the attempt lives until the death.
+      const next = Math.min(nextEventAfter(run.plan, atMs) ?? diesAtMs, atMs + heartbeatTimeoutMs / 2);
+      await this.host.sleep(next - atMs);
+    }
+    // Dead: no heartbeat comes, and the server times the attempt out. What it returns is dropped.
+    await this.host.outlive(attempt, landedAtMs, heartbeatTimeoutMs);
+    throw ApplicationFailure.create({
+      type: SCRIPT_RUNS_ON,
+      message: `the host of task ${spec.taskId} died`,
+      nonRetryable: true,
+    });
+  }
+
   /** Ends the command as a SIGTERM (and SIGKILL after the grace) ends it under its script. */
   private async stopCommand(spec: CommandSpec): Promise<StopResult> {
     const run = this.runs.get(spec.taskId);
@@ -144,26 +210,30 @@ export class ScriptedRuns {
     }
     if (run.tombstone) return { kind: 'never-started' };
     const atMs = (await this.host.now()) - run.startedAtMs;
-    let end = this.endBy(run, atMs);
-    if (end === undefined) {
-      const { sigterm, exit } = run.plan;
-      if (sigterm.kind === 'dies') end = { atMs, exitCode: null, signal: 'SIGTERM', stopped: true };
-      else if (sigterm.kind === 'traps') {
-        run.trapWrite = { atMs, text: sigterm.prints };
-        end = { atMs, exitCode: sigterm.exitCode, signal: null, stopped: true };
-      } else {
-        // Ignored: SIGKILL once the grace is over, unless the command exits first.
-        const killAtMs = atMs + KILL_GRACE_MS;
-        end =
-          exit !== undefined && exit.atMs <= killAtMs
-            ? { atMs: exit.atMs, exitCode: exit.exitCode, signal: null, stopped: true }
-            : { atMs: killAtMs, exitCode: null, signal: 'SIGKILL', stopped: true };
-        await this.host.sleep(end.atMs - atMs);
-      }
-      run.stoppedEnd = end;
-    }
+    const end = this.endBy(run, atMs) ?? (await this.stop(run, atMs));
     // No attempt of this host follows the command between events: the stop's end settles the run.
     return { kind: 'ended', outcome: this.outcome(run, end), unattended: true };
+  }
+
+  /** The end a SIGTERM at `atMs` (and a SIGKILL after the grace) gives the command under its script. */
+  private async stop(run: ScriptedRun, atMs: number): Promise<ScriptedEnd> {
+    const { sigterm, exit } = run.plan;
+    let end: ScriptedEnd;
+    if (sigterm.kind === 'dies') end = { atMs, exitCode: null, signal: 'SIGTERM', stopped: true };
+    else if (sigterm.kind === 'traps') {
+      run.trapWrite = { atMs, text: sigterm.prints };
+      end = { atMs, exitCode: sigterm.exitCode, signal: null, stopped: true };
+    } else {
+      // Ignored: SIGKILL once the grace is over, unless the command exits first.
+      const killAtMs = atMs + KILL_GRACE_MS;
+      end =
+        exit !== undefined && exit.atMs <= killAtMs
+          ? { atMs: exit.atMs, exitCode: exit.exitCode, signal: null, stopped: true }
+          : { atMs: killAtMs, exitCode: null, signal: 'SIGKILL', stopped: true };
+      await this.host.sleep(end.atMs - atMs);
+    }
+    run.stoppedEnd = end;
+    return end;
   }
 
   /** What a `bash_output` read gets from the host: output past `from`, waiting up to `waitMs` for more. */

@@ -21,6 +21,9 @@ let env: TestWorkflowEnvironment;
 let host: ScriptedHost;
 let agents: AgentWorkflowsWorker;
 const taskQueue = `scripted-${randomUUID()}`;
+// Another host, whose commands' hosts die (each on a host of its own, with the same name).
+let dbHost: ScriptedHost;
+const dbQueue = `scripted-db-${randomUUID()}`;
 
 const scripts = {
   'make build': script().prints('building\n').after('3 hours').prints('done\n').exits(0),
@@ -38,12 +41,18 @@ beforeAll(async () => {
     scripts,
     executor: { maxTimeoutMs: 3 * HOUR_MS },
   });
+  dbHost = await startScriptedHost(env, {
+    taskQueue: dbQueue,
+    scripts: { 'make migrate': script().prints('step 1\n').after('1 hour').prints('step 2\n').hostDies() },
+    executor: { hostId: 'db-host' },
+  });
   agents = await startAgentWorkflows(env, fileURLToPath(new URL('./scripted-agents.ts', import.meta.url)));
 }, 120_000);
 
 afterAll(async () => {
   await agents?.stop();
   await host?.shutdown();
+  await dbHost?.shutdown();
   await env?.teardown();
 });
 
@@ -80,11 +89,11 @@ async function workflowTimeOf(taskId: string): Promise<number> {
   return (closeTime?.getTime() ?? Number.NaN) - startTime.getTime();
 }
 
-async function agentRuns(command: string): Promise<string[]> {
+async function agentRuns(command: string, commandQueue = taskQueue): Promise<string[]> {
   return env.client.workflow.execute<typeof awaitBackgroundTask>('awaitBackgroundTask', {
     taskQueue: agents.taskQueue,
     workflowId: `agent-${randomUUID()}`,
-    args: [{ taskQueue, sessionId: `session-${randomUUID()}`, command }],
+    args: [{ taskQueue: commandQueue, sessionId: `session-${randomUUID()}`, command }],
   });
 }
 
@@ -160,6 +169,49 @@ describe('a scripted host', () => {
     );
     expect(text(await bash.execute({ command: 'make release', description: 'Releases' }, exec))).toBe(
       'no script for the command "make release"',
+    );
+  });
+});
+
+describe('a scripted host that dies', () => {
+  it('ends a task lost once the 10-minute lost window has passed, with the output its host last sent', async () => {
+    const transcript = await timed('10-minute lost window', () => agentRuns('make migrate', dbQueue));
+    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    const lost =
+      '[status: lost: no worker on its host db-host came back within 600000ms; the exit status is unknown]';
+    expect(transcript).toEqual([
+      `started background task ${taskId}`,
+      `background bash task ${taskId} finished ${lost}. Read its output with bash_output.`,
+      `step 1\nstep 2\n${lost}`,
+    ]);
+    // An hour of the script, then the lost window, in workflow time.
+    expect(await workflowTimeOf(taskId)).toBeGreaterThanOrEqual(HOUR_MS + 10 * 60_000);
+  });
+
+  it('answers a read of a command whose host dies with what its host last sent, while it runs and once it is lost', async () => {
+    const exec = session();
+    const bash = createBashTools({
+      client: env.client,
+      taskQueue: dbQueue,
+      maxBackgroundTasksPerSession: Infinity,
+    });
+    const call = (name: string, args: Record<string, unknown>) =>
+      (bash.find((t) => t.name === name) as Tool).execute(args, exec).then(text);
+    const started = await call('bash', {
+      command: 'make migrate',
+      description: 'Migrates',
+      run_in_background: true,
+    });
+    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    // No worker of its host answers reads: a read gives what the server holds (the last heartbeat),
+    // once the command has started.
+    await expect.poll(() => call('bash_output', { task_id: taskId })).toBe('step 1\n[status: running]');
+    await env.client.workflow
+      .getHandle(taskId)
+      .result()
+      .catch(() => undefined);
+    expect(await call('bash_output', { task_id: taskId })).toBe(
+      'step 2\n[status: lost: no worker on its host db-host came back within 600000ms; the exit status is unknown]',
     );
   });
 });

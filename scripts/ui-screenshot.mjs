@@ -68,6 +68,34 @@ try {
     { stdio: 'ignore' },
   );
   console.log(`${out} (${statSync(out).size} bytes): ${url}`);
+  // The run's history page as text: the summary is the task's description, the payloads read as
+  // JSON text (no base64).
+  const { runId } = JSON.parse(
+    execFileSync(
+      path.join(root, '.temporal/bin/temporal'),
+      ['workflow', 'describe', '-w', taskId, '--address', address, '-o', 'json'],
+      { encoding: 'utf8' },
+    ),
+  ).workflowExecutionInfo.execution;
+  const text = execFileSync(
+    'chromium',
+    [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--virtual-time-budget=20000',
+      '--dump-dom',
+      `${url}/${runId}/history`,
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] },
+  )
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ');
+  for (const expected of ['Summary Run a command from the durable-bash CLI', 'line 1']) {
+    if (!text.includes(expected))
+      throw new Error(`the task's page does not show ${JSON.stringify(expected)}`);
+  }
+  console.log('the page shows the summary and the output as text');
 } finally {
   process.kill(-dev.pid, 'SIGINT');
   await new Promise((resolve) => dev.once('exit', resolve));

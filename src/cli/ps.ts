@@ -1,9 +1,12 @@
-import type { TaskFilter } from '../client/task-list.js';
+import { type TaskFilter, taskListQuery } from '../client/task-list.js';
+import { loadKeyring } from '../codec/keyring.js';
+import { OwnerHasher } from '../codec/owner-hash.js';
 import { taskTable } from '../tools/task-table.js';
+import type { CodecFlags } from './codec-options.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 
-export interface PsFlags extends ServerOptions {
+export interface PsFlags extends ServerOptions, CodecFlags {
   owner: string;
   all?: boolean;
   query?: boolean;
@@ -13,9 +16,9 @@ export interface PsFlags extends ServerOptions {
 export async function runPs(flags: PsFlags): Promise<void> {
   const filter: TaskFilter = flags.all ? { all: true } : { owner: flags.owner };
   if (flags.query) {
-    // The query for the Web UI's filter box (computed here; nothing is listed).
-    const query = await withTasks(flags, async (client) => client.listQuery(filter));
-    process.stdout.write(`${query}\n`);
+    // The query for the Web UI's filter box: computed from the keys alone, with no connection.
+    const keyring = loadKeyring({ keyFile: flags.codecKeyFile });
+    process.stdout.write(`${taskListQuery(filter, keyring && new OwnerHasher(keyring))}\n`);
     return;
   }
   const tasks = await withTasks(flags, (client) => client.list(filter));

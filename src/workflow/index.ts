@@ -5,6 +5,7 @@
  */
 export type { ToolResult } from '../tools/types.js';
 export { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
+export { type BashNoticeInbox, onBashNotice } from './bash-notices.js';
 export {
   type WorkflowBashTools,
   type WorkflowBashToolsOptions,

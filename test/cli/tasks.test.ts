@@ -64,6 +64,8 @@ describe('durable-bash run --background, ps, logs, kill', () => {
     // The query to paste into the Web UI's filter box lists the same three.
     const { stdout: query } = await cli('ps', '--owner', owner, '--query');
     expect(query).toBe(`WorkflowType = 'bashTask' AND BashTaskOwner = 'session:${owner}'\n`);
+    // It needs no server.
+    expect((await cli('ps', '--owner', owner, '--query', '--address', '127.0.0.1:1')).stdout).toBe(query);
     const listed: string[] = [];
     for await (const execution of suite.env.client.workflow.list({ query: query.trim() }))
       listed.push(execution.workflowId);

@@ -2,8 +2,8 @@
  * An agent workflow of a user's own for the scripted host's tests: it starts a background command
  * through `durable-bash/workflow`, waits for its completion notice, and reads its output.
  */
-import { condition, setHandler } from '@temporalio/workflow';
-import { type BashNotice, bashNoticeSignal, workflowBashTools } from '../../src/workflow/index.js';
+import { condition } from '@temporalio/workflow';
+import { type BashNotice, onBashNotice, workflowBashTools } from '../../src/workflow/index.js';
 
 /** Starts `command` in the background, waits for its notice, reads its output: every text it saw. */
 export async function awaitBackgroundTask(input: {
@@ -13,9 +13,7 @@ export async function awaitBackgroundTask(input: {
 }): Promise<string[]> {
   const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
   const notices: BashNotice[] = [];
-  setHandler(bashNoticeSignal, (notice) => {
-    notices.push(notice);
-  });
+  onBashNotice((notice) => notices.push(notice));
   const text = (result: { content: { text: string }[] }) =>
     result.content.map((block) => block.text).join('');
   const started = text(

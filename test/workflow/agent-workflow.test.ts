@@ -10,10 +10,11 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
+import { bashNoticeSignal } from '../../src/workflow/index.js';
 import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent-workflows-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-import type { buildAgent, oneCall } from './agent-workflows.js';
+import type { buildAgent, noticeInbox, oneCall } from './agent-workflows.js';
 
 const workflowsPath = fileURLToPath(new URL('./agent-workflows.ts', import.meta.url));
 
@@ -62,6 +63,19 @@ function expectedTranscript(taskId: string, command: string) {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('an agent that is a workflow', () => {
+  it("takes each task's notice once: a second one (a reset task that ended again) is dropped", async () => {
+    const handle = await env.client.workflow.start<typeof noticeInbox>('noticeInbox', {
+      taskQueue: agents.taskQueue,
+      workflowId: `inbox-${randomUUID()}`,
+    });
+    const first = { taskId: 'bash-1', text: 'background bash task bash-1 finished ...' };
+    const second = { taskId: 'bash-2', text: 'background bash task bash-2 finished ...' };
+    await handle.signal(bashNoticeSignal, first);
+    await handle.signal(bashNoticeSignal, { ...first, text: 'again' });
+    await handle.signal(bashNoticeSignal, second);
+    expect(await handle.result()).toEqual([first, second]);
+  });
+
   it('starts a background build, gets its notice as a signal, reads the output and reacts', async () => {
     const build = 'echo building; sleep 1; echo done';
     const { workflowId, transcript } = await runAgent({ sessionId: `session-${randomUUID()}`, build });

@@ -2,8 +2,8 @@
  * Agent workflows of a user's own, calling durable-bash through `durable-bash/workflow` (imported
  * from the source here; a user imports the package's entry).
  */
-import { condition, continueAsNew, setHandler } from '@temporalio/workflow';
-import { type BashNotice, bashNoticeSignal, workflowBashTools } from '../../src/workflow/index.js';
+import { condition, continueAsNew } from '@temporalio/workflow';
+import { type BashNotice, onBashNotice, workflowBashTools } from '../../src/workflow/index.js';
 
 export interface BuildAgentInput {
   taskQueue: string;
@@ -23,9 +23,10 @@ export interface BuildAgentInput {
 export async function buildAgent(input: BuildAgentInput): Promise<string[]> {
   const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
   const notices: BashNotice[] = [...(input.state?.notices ?? [])];
-  setHandler(bashNoticeSignal, (notice) => {
-    notices.push(notice);
-  });
+  onBashNotice(
+    (notice) => notices.push(notice),
+    notices.map((notice) => notice.taskId),
+  );
   const transcript = [...(input.state?.transcript ?? [])];
   const text = (result: { content: { text: string }[]; isError?: boolean }) =>
     `${result.isError ? 'error: ' : ''}${result.content.map((block) => block.text).join('')}`;
@@ -69,4 +70,12 @@ export async function oneCall(input: {
   });
   const result = await tools[input.tool](input.args);
   return { text: result.content.map((block) => block.text).join(''), isError: result.isError === true };
+}
+
+/** Collects notices until two tasks' have come; returns them (a task's second notice is dropped). */
+export async function noticeInbox(): Promise<BashNotice[]> {
+  const notices: BashNotice[] = [];
+  onBashNotice((notice) => notices.push(notice));
+  await condition(() => notices.length >= 2);
+  return notices;
 }

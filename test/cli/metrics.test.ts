@@ -11,6 +11,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { readRecord } from '../../src/activities/supervisor-records.js';
 import { taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool } from '../../src/tools/types.js';
+import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { freePorts } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
@@ -169,5 +172,51 @@ describe('durable-bash worker --metrics-port', () => {
     expect(await tasks.kill(survivor, undefined)).toBe('killed');
     await tasks.result(survivor).catch(() => undefined);
     await endLeftCommands(spillDir);
+  });
+
+  it('counts completion notices delivered, and dropped when no agent host took them in their window', async () => {
+    const taskQueue = `metrics-${randomUUID()}`;
+    const [port] = await freePorts();
+    worker = await startWorkerProcess(env, taskQueue, ['--metrics-port', String(port)]);
+    // One agent host serves its queue (its session is live); the other's queue has no worker.
+    const servedQueue = `agent-${randomUUID()}`;
+    const agentWorker = await createAgentWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue: servedQueue,
+      agents: { inject: async () => true },
+    });
+    const agentRunning = agentWorker.run();
+    try {
+      const startIn = async (agentTaskQueue: string, noticeWindowMs?: number) => {
+        const bash = createBashTools({
+          client: env.client,
+          taskQueue,
+          agentTaskQueue,
+          ...(noticeWindowMs !== undefined ? { noticeWindowMs } : {}),
+        }).find((tool) => tool.name === 'bash') as Tool;
+        await bash.execute(
+          { command: 'true', description: 'Ends at once', run_in_background: true },
+          { agent: { sessionId: `session-${randomUUID()}` } },
+        );
+      };
+      await startIn(servedQueue);
+      await startIn(`nobody-${randomUUID()}`, 500);
+      await expect
+        .poll(
+          async () => {
+            const samples = await scrape(port);
+            return {
+              delivered: total(samples, 'durable_bash_notices_delivered_total'),
+              expired: total(samples, 'durable_bash_notices_dropped_total', { reason: 'expired' }),
+            };
+          },
+          { timeout: 15_000 },
+        )
+        .toEqual({ delivered: 1, expired: 1 });
+    } finally {
+      agentWorker.shutdown();
+      await agentRunning;
+    }
   });
 });

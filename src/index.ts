@@ -81,6 +81,7 @@ export { renderRun } from './tools/render.js';
 export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';
 export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
+export { type HiddenKeyMaterial, hideKeyMaterial } from './worker/hide-key-material.js';
 export { connectNativeConnection } from './worker/native-connection.js';
 export { prometheusMetrics } from './worker/prometheus-metrics.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

@@ -25,6 +25,6 @@ function allowedBy(allowlist: readonly string[]): (name: string) => boolean {
  * The worker's own credentials, never a command's: Temporal's (`TEMPORAL_*`: API keys, TLS key
  * paths) and the payload codec's keys and codec server token (`DURABLE_BASH_CODEC_*`).
  */
-function isWorkerCredential(name: string): boolean {
+export function isWorkerCredential(name: string): boolean {
   return name.startsWith('TEMPORAL_') || name.startsWith('DURABLE_BASH_CODEC');
 }

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
+import { hideKeyMaterial } from '../worker/hide-key-material.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
 import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
@@ -21,6 +22,9 @@ import { type PsFlags, runPs } from './ps.js';
 import { type RunFlags, runCommand } from './run.js';
 import { runWorker } from './run-worker.js';
 import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './serve-codec.js';
+
+// Before anything else: no key material in this process's /proc/<pid>/environ or cmdline.
+hideKeyMaterial();
 
 /** The package's own version (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
 const { version = 'unknown' } = JSON.parse(

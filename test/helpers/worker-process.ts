@@ -25,14 +25,17 @@ export async function startWorkerProcess(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   extraArgs: string[] = [],
-  options: { fileSizeLimitKiB?: number } = {},
+  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<WorkerProcess> {
   const worker = [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue, ...extraArgs];
   const [file, args] =
     options.fileSizeLimitKiB === undefined
       ? ['node', worker]
       : ['bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB}; exec "$0" "$@"`, 'node', ...worker]];
-  const child = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(file, args, {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    ...(options.env ? { env: { ...process.env, ...options.env } } : {}),
+  });
   let banner = '';
   child.stderr?.on('data', (chunk: Buffer) => {
     banner += chunk.toString();

@@ -133,10 +133,6 @@ static int read_exact(int fd, char *buf, size_t len) {
   return 0;
 }
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434 /* the same on every architecture since Linux 5.3 */
-#endif
-
 /* `<id> watch <pid> <start time>`: says `<id> exited` once that process is gone (at once if it is
  * gone already or the pid is another process now), or `<id> unwatched` when this kernel cannot
  * (no pidfd_open): the worker then polls. The pidfd is taken before the start time is checked, so

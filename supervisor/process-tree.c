@@ -4,8 +4,33 @@
 /* A process kill signals pass over (the sandbox launcher), 0 for none. */
 static pid_t spared;
 
-static void send(pid_t pid, int sig) {
-  if (pid != spared) kill(pid, sig);
+/* Whether the process at pid now is in the task's cgroup `dir`: /proc/<pid>/cgroup names a path
+ * ending in the task's own directory (its name is the task id, unique). */
+static int in_cgroup(pid_t pid, const char *dir) {
+  char file[64], lines[2048];
+  snprintf(file, sizeof file, "/proc/%d/cgroup", (int)pid);
+  if (read_small(file, lines, sizeof lines) <= 0) return 0;
+  const char *name = strrchr(dir, '/');
+  name = name ? name + 1 : dir;
+  size_t len = strlen(name);
+  for (const char *at = lines; (at = strstr(at, name)) != NULL; at += len) {
+    char after = at[len];
+    if (at > lines && at[-1] == '/' && (after == '\n' || after == '/' || after == '\0')) return 1;
+  }
+  return 0;
+}
+
+/* Signals a process read from a cgroup's list, through a pidfd taken before its membership is
+ * checked again: one that left the list and whose pid a stranger took since is never signalled. */
+static void send_member(pid_t pid, int sig, const char *dir) {
+  if (pid == spared) return;
+  int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (fd < 0) {
+    if (errno == ENOSYS && in_cgroup(pid, dir)) kill(pid, sig);
+    return;
+  }
+  if (in_cgroup(pid, dir)) (void)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+  close(fd);
 }
 
 /* Sends sig (if not 0) to each process in the cgroup; returns how many there were. */
@@ -22,7 +47,7 @@ static int each_in_cgroup(const char *dir, int sig) {
       if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
       else if (pid > 0) {
         count++;
-        if (sig) send((pid_t)pid, sig);
+        if (sig) send_member((pid_t)pid, sig, dir);
         pid = 0;
       }
     }
@@ -30,7 +55,7 @@ static int each_in_cgroup(const char *dir, int sig) {
   close(fd);
   if (pid > 0) {
     count++;
-    if (sig) send((pid_t)pid, sig);
+    if (sig) send_member((pid_t)pid, sig, dir);
   }
   return count;
 }
@@ -39,6 +64,7 @@ static int each_in_cgroup(const char *dir, int sig) {
  * lives on the heap only while a scan runs: a steady supervisor touches none of it. */
 struct proc_entry {
   pid_t pid, parent, group;
+  unsigned long long start; /* with the pid, names the process (signal_exact) */
   char marked;
 };
 
@@ -66,6 +92,9 @@ static int signal_descendants(int sig, pid_t signalled) {
     procs[n].pid = (pid_t)atoi(e->d_name);
     procs[n].parent = (pid_t)strtol(field, &field, 10);
     procs[n].group = (pid_t)strtol(field, NULL, 10);
+    procs[n].start = 0;
+    for (int f = 2; f < 22 && p; f++) p = strchr(p + 1, ' '); /* p sits just before field f+1 */
+    if (p) procs[n].start = strtoull(p + 1, NULL, 10);
     procs[n].marked = 0;
     n++;
   }
@@ -83,7 +112,8 @@ static int signal_descendants(int sig, pid_t signalled) {
       procs[i].marked = 1;
       changed = 1;
       count++;
-      if (sig && (signalled == 0 || procs[i].group != signalled)) send(procs[i].pid, sig);
+      if (sig && (signalled == 0 || procs[i].group != signalled) && procs[i].pid != spared)
+        (void)signal_exact(procs[i].pid, procs[i].start, sig);
     }
   }
   free(procs);
@@ -129,5 +159,16 @@ int tree_alive(void) {
   if (has_children()) return 1;
   for (int i = 0; i < opt.n_cgroups; i++)
     if (each_in_cgroup(opt.cgroups[i], 0) > 0) return 1;
+  return 0;
+}
+
+/* `--kill-cgroup <dir>`: the worker's SIGKILL to every process in a task's cgroup whose supervisor is
+ * gone, where the cgroup has no cgroup.kill (v1), each through a pidfd (send_member). Exit 0. */
+int kill_cgroup_main(int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: durable-bash-supervisor --kill-cgroup <cgroup directory>\n");
+    return 2;
+  }
+  each_in_cgroup(argv[2], SIGKILL);
   return 0;
 }

@@ -86,6 +86,9 @@ static int parse_options(int argc, char **argv) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--inner") == 0) return inner_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--nursery") == 0) return nursery_main(argc, argv);
+  if (argc > 1 && (strcmp(argv[1], "--signal") == 0 || strcmp(argv[1], "--signal-group") == 0))
+    return signal_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "--kill-cgroup") == 0) return kill_cgroup_main(argc, argv);
   hold_low_fds();
   int first = parse_options(argc, argv);
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)

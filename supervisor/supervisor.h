@@ -23,6 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+/* pidfds (Linux 5.3): the numbers are the same on every architecture. */
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
 enum { EXIT_CLAIMED = 100, EXIT_SETUP = 101, REPORT_FD = 3, MAX_CGROUPS = 4 };
 
 /* One output stream relayed from the command's pipe to its spill file, up to opt.output_max. */
@@ -88,6 +96,10 @@ long long now_ms(void);
 int write_all(int fd, const char *buf, size_t len);
 ssize_t read_small(const char *path, char *buf, size_t size);
 int start_time(const char *pid, unsigned long long *out);
+int signal_exact(pid_t pid, unsigned long long start, int sig);
+int signal_group_of(pid_t leader, unsigned long long start, int sig);
+int signal_main(int argc, char **argv);
+int kill_cgroup_main(int argc, char **argv);
 void json_escape(const char *s, char *out, size_t size);
 int publish(const char *path, const char *text, int exclusive, int durable);
 void on_signal(int sig);

@@ -2,11 +2,35 @@
  * Ending a task's processes: through its supervisor (SIGTERM, SIGKILL after the grace), and past a
  * supervisor that stopped doing its job or is gone (its cgroups and its group, SIGKILLed).
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:os';
 import path from 'node:path';
 import type { Logger } from '@temporalio/common';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import { supervisorPath } from './supervisor.js';
 import { isSameProcess, procStat, type SupervisorRecord } from './supervisor-records.js';
+
+/**
+ * Signals the process a record names (its pid and start time), or its process group, through the
+ * supervisor binary's pidfd (Node has none): a pid whose process ended since the record was read,
+ * and which another process took, is never signalled. True when the signal went.
+ */
+function signalRecorded(
+  which: '--signal' | '--signal-group',
+  pid: number,
+  start: number,
+  signal: NodeJS.Signals,
+): boolean {
+  const sent = spawnSync(
+    supervisorPath(),
+    [which, String(pid), String(start), String(constants.signals[signal])],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return sent.status === 0;
+}
 
 /**
  * Asks the supervisor to end the command: SIGTERM is forwarded to the command's process group,
@@ -18,12 +42,7 @@ export function signalSupervisor(
   signal: 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2',
 ): boolean {
   if (!isSameProcess(record, 'supervisor')) return false;
-  try {
-    process.kill(record.supervisorPid, signal);
-    return true;
-  } catch {
-    return false;
-  }
+  return signalRecorded('--signal', record.supervisorPid, record.supervisorStart, signal);
 }
 
 /** How long after its SIGKILL a supervisor may take to record the end before it is killed itself. */
@@ -43,11 +62,7 @@ export function endGroup(record: SupervisorRecord, onForced?: (state: string) =>
     if (!isSameProcess(record, 'supervisor')) return;
     onForced?.(processStates(record));
     killOrphanedGroup(record);
-    try {
-      process.kill(record.supervisorPid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
+    signalRecorded('--signal', record.supervisorPid, record.supervisorStart, 'SIGKILL');
   }, KILL_GRACE_MS + FORCED_END_AFTER_MS);
   return () => {
     clearTimeout(grace);
@@ -96,27 +111,17 @@ export function killOrphanedGroup(record: SupervisorRecord): void {
   // so they hold no other task's processes).
   for (const dir of record.cgroups ?? []) killCgroup(dir);
   if (!isSameProcess(record, 'command')) return;
-  try {
-    process.kill(-record.pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
+  signalRecorded('--signal-group', record.pid, record.pidStart, 'SIGKILL');
 }
 
-/** SIGKILLs every process in a cgroup (cgroup.kill, else each pid listed), then removes it. */
+/** SIGKILLs every process in a cgroup (cgroup.kill, else each member), then removes it. */
 function killCgroup(dir: string): void {
   try {
     writeFileSync(path.join(dir, 'cgroup.kill'), '1');
   } catch {
-    const members = cgroupMembers(dir);
-    if (members === undefined) return; // No such cgroup: nothing to end.
-    for (const pid of members) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone meanwhile.
-      }
-    }
+    if (cgroupMembers(dir) === undefined) return; // No such cgroup: nothing to end.
+    // Each member through a pidfd, checked to be in the cgroup still (the supervisor binary).
+    spawnSync(supervisorPath(), ['--kill-cgroup', dir], { stdio: 'ignore' });
   }
   // Removed once empty; a later scan tries again if processes were still exiting.
   try {

@@ -16,7 +16,7 @@ import { isSameProcess, procStat, type SupervisorRecord } from './supervisor-rec
  * supervisor binary's pidfd (Node has none): a pid whose process ended since the record was read,
  * and which another process took, is never signalled. True when the signal went.
  */
-function signalRecorded(
+export function signalRecorded(
   which: '--signal' | '--signal-group',
   pid: number,
   start: number,

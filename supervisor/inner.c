@@ -3,9 +3,26 @@
 
 /* Inside the sandbox: the command's parent, which reports its wait status on fd 3 and exits the way
  * a launcher can pass on. It ignores the catchable kill signals meant for the command, so it lives
- * to report (SIGKILL ends it with the rest). */
+ * to report (SIGKILL ends it with the rest). With `--as <uid>` the command runs as that uid (a
+ * session's, identity.c), each `--idmap <dir>` shown as that uid's first. */
 int inner_main(int argc, char **argv) {
-  if (argc < 4 || strcmp(argv[2], "--") != 0) die("usage: durable-bash-supervisor --inner -- <program> [args...]");
+  long long as = -1;
+  const char *idmaps[8];
+  int n_idmaps = 0, i = 2;
+  for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
+    if (strcmp(argv[i], "--as") == 0) as = number_arg(argv[i], argv[i + 1]);
+    else if (strcmp(argv[i], "--idmap") == 0 && n_idmaps < 8) idmaps[n_idmaps++] = argv[i + 1];
+    else die("unknown inner option %s", argv[i]);
+  }
+  if (i + 1 >= argc || strcmp(argv[i], "--") != 0)
+    die("usage: durable-bash-supervisor --inner [--as <uid>] [--idmap <dir>]... -- <program> [args...]");
+  if (n_idmaps > 0 && as < 0) die("--idmap needs --as");
+  char **program = argv + i + 1;
+  for (int m = 0; m < n_idmaps; m++) idmap_dir(idmaps[m], (uid_t)as);
+  /* The launcher entered the workdir before its idmapped mount went over it: the command enters it
+   * again (as the session: the mount shows it as the session's). */
+  char cwd[PATH_MAX];
+  if (n_idmaps > 0 && getcwd(cwd, sizeof cwd) == NULL) die("cannot tell the workdir: %s", strerror(errno));
   fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
   /* Not dumpable: the command (same uid, inside the sandbox) cannot open /proc/<us>/fd/3 to forge
    * its own end. exec resets this for the command. */
@@ -24,8 +41,13 @@ int inner_main(int argc, char **argv) {
     for (int sig = 1; sig < NSIG; sig++)
       if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    execvp(argv[3], argv + 3);
-    dprintf(2, "bash: %s: %s\n", argv[3], strerror(errno));
+    if (as >= 0) become_session((uid_t)as);
+    if (n_idmaps > 0 && chdir(cwd) < 0) {
+      dprintf(2, "bash: cannot enter the workdir %s: %s\n", cwd, strerror(errno));
+      _exit(126);
+    }
+    execvp(program[0], program);
+    dprintf(2, "bash: %s: %s\n", program[0], strerror(errno));
     _exit(127);
   }
   for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);

@@ -23,7 +23,7 @@
  *                       SIGKILL skip the launcher, and the command's real wait status comes from
  *                       the inner supervisor on fd 3 (the launcher only knows 128 + signal)
  *
- *   durable-bash-supervisor --inner -- <program> [args...]
+ *   durable-bash-supervisor --inner [--as <uid>] [--idmap <dir>]... -- <program> [args...]
  *
  * runs inside the sandbox as the command's parent and writes its raw wait status to fd 3.
  *

@@ -100,6 +100,8 @@ int signal_exact(pid_t pid, unsigned long long start, int sig);
 int signal_group_of(pid_t leader, unsigned long long start, int sig);
 int signal_main(int argc, char **argv);
 int kill_cgroup_main(int argc, char **argv);
+void idmap_dir(const char *dir, uid_t to);
+void become_session(uid_t uid);
 void json_escape(const char *s, char *out, size_t size);
 int publish(const char *path, const char *text, int exclusive, int durable);
 void on_signal(int sig);

@@ -23,6 +23,7 @@ export function createResolveCommand(config: ExecutorConfig) {
         : {}),
     };
     if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;
+    if (input.session !== undefined) spec.session = input.session;
     if (!input.background)
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
     return spec;

@@ -3,6 +3,7 @@
  * a search attribute with a prefix, so an empty session id is a real owner, distinct from none.
  */
 
+import { createHash } from 'node:crypto';
 import { isOwnerHash, type OwnerHasher } from '../codec/owner-hash.js';
 
 const OWNER_PREFIX = 'session:';
@@ -27,6 +28,18 @@ export function ownerToken(sessionId: string): string {
           );
   }
   return `${OWNER_PREFIX}${encoded}`;
+}
+
+/**
+ * A session's key on worker hosts: its commands share an identity there (a uid, a network), apart
+ * from other sessions'. A hash of the owner token, so it names no session id in task inputs and
+ * host file names; hex, so it is safe in both.
+ */
+export function sessionKey(sessionId: string): string {
+  return createHash('sha256')
+    .update(`durable-bash session\0${ownerToken(sessionId)}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /**

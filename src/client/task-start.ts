@@ -14,7 +14,7 @@ import { TaskStatus } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { newTaskId } from './new-task-id.js';
-import { ownerToken } from './ownership.js';
+import { ownerToken, sessionKey } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';
 
 export interface StartRequest {
@@ -69,6 +69,7 @@ export function taskStart(
     ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
     ...(request.background ? notice : {}),
     ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
+    ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
   };
   const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
   return {

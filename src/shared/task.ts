@@ -66,6 +66,11 @@ export interface BashTaskInput {
   notice?: NoticeTarget;
   /** A background task whose stdin stays open for `bash_input` (else stdin is /dev/null). */
   keepStdinOpen?: boolean;
+  /**
+   * The owning session's key on worker hosts (`sessionKey`): its commands share an identity there,
+   * apart from other sessions'. Absent: no owner (or a client from before keys), one shared key.
+   */
+  session?: string;
 }
 
 /**
@@ -113,6 +118,8 @@ export interface CommandSpec {
   commandStarted?: boolean;
   /** The command's stdin is a pipe its supervisor feeds from the task's FIFO (see `writeStdin`). */
   keepStdinOpen?: boolean;
+  /** The owning session's key (`BashTaskInput.session`), whose identity the command runs under. */
+  session?: string;
 }
 
 /** The host a command runs on, as its worker names it. */

@@ -18,6 +18,8 @@ import { hostTaskQueue } from '../shared/task-queues.js';
 import { type Containment, detectContainment } from './containment.js';
 import { defaultHostId } from './host-identity.js';
 import { createSandbox, type Sandbox } from './sandbox.js';
+import type { UidRange } from './session-identities.js';
+import { createSessionIsolation, type SessionIsolation } from './session-isolation.js';
 import { supervisorPath } from './supervisor.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
@@ -134,6 +136,16 @@ export interface ExecutorOptions {
    * @default 'none'
    */
   sandbox?: 'none' | 'bwrap';
+  /**
+   * `session`: keep sessions apart (docs/SESSION-ISOLATION.md): each command runs as its session's
+   * own uid, in its own PID namespace and its session's network (no host loopback), with private
+   * /tmp and home, the spill directory and `sandboxHidden` paths hidden. Needs root, bwrap and
+   * slirp4netns; a worker that cannot refuses to start. Not with the sandbox (the stricter mode).
+   * @default 'none' (for now)
+   */
+  isolation?: 'none' | 'session';
+  /** The uids sessions get with `isolation: 'session'`. @default { first: 1879048192, count: 1000000 } */
+  isolationUids?: UidRange;
   /** With the sandbox: let commands use the host's network. @default false */
   sandboxNetwork?: boolean;
   /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
@@ -175,6 +187,8 @@ export interface ExecutorConfig {
   envAllowlist: readonly string[] | undefined;
   /** Set when commands run in the bwrap sandbox. */
   sandbox: Sandbox | undefined;
+  /** Set when sessions are kept apart. */
+  isolation: SessionIsolation | undefined;
   /** The deny rules, when there are any. */
   denyCommands?: CompiledRules;
   warmSupervisors: number;
@@ -238,6 +252,17 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
               network: options.sandboxNetwork ?? false,
               writable: options.sandboxWritable ?? [],
               hidden: options.sandboxHidden ?? [],
+            },
+            supervisorPath(),
+            spillDir,
+          )
+        : undefined,
+    isolation:
+      options.isolation === 'session' && options.sandbox !== 'bwrap'
+        ? createSessionIsolation(
+            {
+              hidden: options.sandboxHidden ?? [],
+              ...(options.isolationUids ? { uids: options.isolationUids } : {}),
             },
             supervisorPath(),
             spillDir,

@@ -24,6 +24,7 @@ import { hostMetrics } from './host-metrics.js';
 import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
 import { startProgressHeartbeats } from './progress-heartbeats.js';
 import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
+import type { SessionIsolation, SessionLaunch } from './session-isolation.js';
 import { ensurePrivateDir } from './spill-files.js';
 import { SpillSweeper } from './spill-sweeper.js';
 import { type SpawnReport, spawnSupervisor } from './supervisor.js';
@@ -185,7 +186,8 @@ export function createRunCommand(
   ): Promise<{ exited: Promise<void> | undefined }> {
     await assertCommandAllowed(spec.command, config.denyCommands);
     await assertWorkdir(spec.workdir);
-    const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : undefined;
+    const isolated = config.isolation ? await sessionLaunch(config.isolation, spec) : undefined;
+    const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : isolated?.launcher;
     if (nursery && !launcher) {
       // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
       const report = await nursery.launch({
@@ -209,6 +211,9 @@ export function createRunCommand(
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
         ...(config.sandbox && launcher ? { launcher, binary: config.sandbox.supervisor } : {}),
+        ...(config.isolation && isolated
+          ? { launcher: isolated.launcher, inner: isolated.inner, binary: config.isolation.supervisor }
+          : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
@@ -404,6 +409,22 @@ async function openSpillWriter(file: string): Promise<FileHandle> {
     throw new Error(`spill file ${file} is not a private regular file of this user`);
   }
   return handle;
+}
+
+/** How the command runs in its session, or the task's end when its workdir or its session cannot be had. */
+async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Promise<SessionLaunch> {
+  try {
+    return await isolation.launch(spec);
+  } catch (err) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.spawnFailed,
+      message:
+        err instanceof SandboxWorkdirError
+          ? err.message.replace('in the sandbox', 'by a session')
+          : `the command's session could not be set up: ${err instanceof Error ? err.message : String(err)}`,
+      nonRetryable: true,
+    });
+  }
 }
 
 /** The sandbox's launcher for a workdir, or the task's end when the workdir would open it up. */

@@ -55,7 +55,7 @@ export class SandboxWorkdirError extends Error {
 }
 
 /** System directories a sandboxed command may never write, nor write above. */
-const SYSTEM_DIRS = [
+export const SYSTEM_DIRS = [
   '/bin',
   '/boot',
   '/dev',
@@ -139,7 +139,7 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
  * or hold, a guarded path (`/` holds them all; `/tmp` holds the spill directory), nor lie inside a
  * system directory. Links are resolved first, as bwrap would.
  */
-function writablePath(dir: string, what: string, guarded: readonly string[]): string {
+export function writablePath(dir: string, what: string, guarded: readonly string[]): string {
   let real: string;
   try {
     real = realpathSync(dir);
@@ -164,7 +164,7 @@ function writablePath(dir: string, what: string, guarded: readonly string[]): st
 }
 
 /** Hides a path: an empty (later read-only) directory over a directory, an empty file over a file. */
-function hide(file: string): string[] {
+export function hide(file: string): string[] {
   try {
     return lstatSync(file).isDirectory() ? ['--tmpfs', file] : ['--ro-bind', '/dev/null', file];
   } catch {
@@ -173,7 +173,7 @@ function hide(file: string): string[] {
 }
 
 /** Copies the supervisor into `<spill dir>/.bin/` (private, 0700), where no sandbox reaches it. */
-function copySupervisor(supervisor: string, spillDir: string): string {
+export function copySupervisor(supervisor: string, spillDir: string): string {
   const dir = path.join(spillDir, '.bin');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const copy = path.join(dir, 'durable-bash-supervisor');
@@ -185,7 +185,7 @@ function copySupervisor(supervisor: string, spillDir: string): string {
   return copy;
 }
 
-function findBwrap(name: string): string {
+export function findBwrap(name: string): string {
   const candidates = name.includes('/')
     ? [name]
     : (process.env.PATH ?? '').split(':').map((dir) => path.join(dir || '.', name));

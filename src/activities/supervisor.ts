@@ -34,6 +34,8 @@ export interface SupervisorSpawn {
   limits: TaskLimits;
   /** A sandbox launcher's argv: the command then runs inside it, under an inner supervisor. */
   launcher?: readonly string[];
+  /** The inner supervisor's options (a session's `--as` and `--idmap`). */
+  inner?: readonly string[];
   /** The supervisor binary to run. @default supervisorPath() */
   binary?: string;
   command: string;
@@ -78,7 +80,9 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     ...(options.keepStdinOpen ? ['--stdin', files.stdin] : []),
   ];
   const binary = options.binary ?? supervisorPath();
-  const program = options.launcher ? [...options.launcher, binary, '--inner', '--'] : [];
+  const program = options.launcher
+    ? [...options.launcher, binary, '--inner', ...(options.inner ?? []), '--']
+    : [];
   const args = [...flags, files.state, files.exit, '--', ...program, 'bash', '-c', options.command];
   let child: ChildProcess;
   try {

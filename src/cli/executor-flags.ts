@@ -70,6 +70,14 @@ export function withExecutorOptions(command: Command): Command {
         .choices(['none', 'bwrap'])
         .default('none'),
     )
+    .addOption(
+      new Option(
+        '--isolation <mode>',
+        "session: each session's commands as its own uid, PID namespace and network (docs/SESSION-ISOLATION.md)",
+      )
+        .choices(['none', 'session'])
+        .default('none'),
+    )
     .option('--sandbox-network', 'with --sandbox bwrap: let commands use the host network')
     .option(
       '--sandbox-writable <path>',
@@ -78,7 +86,7 @@ export function withExecutorOptions(command: Command): Command {
     )
     .option(
       '--sandbox-hide <path>',
-      'with --sandbox bwrap: a path commands may not read, like TLS key files (repeatable)',
+      'with --sandbox bwrap or --isolation session: a path commands may not read, like TLS key files (repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
     .option(
@@ -114,6 +122,7 @@ export interface ExecutorFlags {
   spillQuotaBytes?: number;
   envAllow?: string[];
   sandbox?: 'none' | 'bwrap';
+  isolation?: 'none' | 'session';
   sandboxNetwork?: boolean;
   sandboxWritable?: string[];
   sandboxHide?: string[];
@@ -140,6 +149,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.spillQuotaBytes !== undefined ? { spillQuotaBytes: flags.spillQuotaBytes } : {}),
     ...(flags.envAllow !== undefined ? { envAllowlist: flags.envAllow } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
+    ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
     ...(flags.sandboxNetwork ? { sandboxNetwork: true } : {}),
     ...(flags.sandboxWritable !== undefined ? { sandboxWritable: flags.sandboxWritable } : {}),
     ...(flags.sandboxHide !== undefined ? { sandboxHidden: flags.sandboxHide } : {}),

@@ -90,7 +90,10 @@ export class CommandHost {
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
     this.runs = taskRunsOf(this.client);
-    this.nursery = SupervisorNursery.serves(this.config.containment.limits, this.config.sandbox !== undefined)
+    this.nursery = SupervisorNursery.serves(
+      this.config.containment.limits,
+      this.config.sandbox !== undefined || this.config.isolation !== undefined,
+    )
       ? new SupervisorNursery({
           binary: supervisorPath(),
           cgroupParents: this.config.containment.cgroupParents,
@@ -119,6 +122,7 @@ export class CommandHost {
     this.containment = [
       this.config.containment.summary,
       ...(this.config.sandbox ? [this.config.sandbox.summary] : []),
+      ...(this.config.isolation ? [this.config.isolation.summary] : []),
     ].join('; ');
   }
 

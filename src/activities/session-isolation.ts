@@ -1,0 +1,197 @@
+/**
+ * Sessions apart (docs/SESSION-ISOLATION.md): each command runs under bubblewrap as its session's
+ * own uid, in its own PID namespace, in its session's network (no host loopback), with the session's
+ * own /tmp, /var/tmp and home, the spill directory and the worker's credential files hidden, and its
+ * workdir shown as the session's by an idmapped mount (the inner supervisor's `--as` and `--idmap`).
+ * Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions, with the
+ * session's uid, decide what a command may read and write there.
+ */
+import { chmodSync, chownSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { CommandSpec } from '../shared/task.js';
+import { copySupervisor, findBwrap, hide, SYSTEM_DIRS, writablePath } from './sandbox.js';
+import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
+import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
+
+export interface SessionIsolationOptions {
+  /** Files and directories no command may read (the worker's key files, TLS keys). The spill directory always. */
+  hidden?: readonly string[];
+  /** The uids sessions get. @default 1879048192 + 1,000,000 */
+  uids?: UidRange;
+  /** The bubblewrap binary. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
+  bwrap?: string;
+  /** The slirp4netns binary. @default `slirp4netns` on PATH */
+  slirp4netns?: string;
+}
+
+/** How one command is launched in its session: the launcher's argv, and the inner supervisor's options. */
+export interface SessionLaunch {
+  launcher: string[];
+  inner: string[];
+}
+
+export interface SessionIsolation {
+  /** Makes what the command's session needs on this host (its uid, directories, network) and says how to launch it. */
+  launch(spec: CommandSpec): Promise<SessionLaunch>;
+  /** The supervisor binary every isolated task runs, outside and inside (a private copy, as the sandbox's). */
+  supervisor: string;
+  /** One line for the worker's start. */
+  summary: string;
+}
+
+/** The key of commands that have no owner (and of tasks from clients before session keys). */
+const UNOWNED_SESSION = '0'.repeat(32);
+
+/** What a session's commands run with besides the launcher's default: the capabilities the inner supervisor needs. */
+const INNER_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SETUID', 'CAP_SETGID'];
+
+/**
+ * Sessions apart on this host; throws one line saying why not (not root, no bwrap or slirp4netns).
+ * The worker says what it does instead.
+ */
+export function createSessionIsolation(
+  options: SessionIsolationOptions,
+  supervisor: string,
+  spillDir: string,
+): SessionIsolation {
+  if (process.getuid?.() !== 0) throw new Error('sessions are kept apart only by a worker that runs as root');
+  const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
+  const privateSupervisor = copySupervisor(supervisor, spillDir);
+  const base = path.join(spillDir, '.sessions');
+  const identities = new SessionIdentities(path.join(base, 'uids'), options.uids ?? DEFAULT_SESSION_UIDS);
+  const networks = new SessionNetworks({
+    dir: path.join(base, 'net'),
+    ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
+  });
+  const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
+  const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
+  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
+  const home = homeOf();
+  return {
+    supervisor: privateSupervisor,
+    summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, the session's own network without the host's loopback, private /tmp and home)`,
+    async launch(spec) {
+      const session = spec.session ?? UNOWNED_SESSION;
+      const uid = identities.uidOf(session);
+      const dirs = sessionDirs(path.join(base, session), uid);
+      const { netns } = await networks.ensure(session);
+      // Writable through the idmapped mount as the session: never a system directory or the spill
+      // directory, nor anything holding one (`/` would make the whole host the session's).
+      const workdir = writablePath(spec.workdir, 'workdir', guarded);
+      const launcher = [
+        'nsenter',
+        `--net=${netns}`,
+        '--',
+        bwrap,
+        '--die-with-parent',
+        '--new-session',
+        '--unshare-pid',
+        '--unshare-ipc',
+        '--unshare-uts',
+        '--unshare-cgroup-try',
+        '--cap-drop',
+        'ALL',
+        ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+        '--bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--bind',
+        dirs.tmp,
+        '/tmp',
+        '--bind',
+        dirs.varTmp,
+        '/var/tmp',
+        // Sockets live there (databases, docker.sock, dbus): none are reachable.
+        '--tmpfs',
+        '/run',
+        ...(home !== undefined ? ['--bind', dirs.home, home] : []),
+        ...hidden.flatMap(hide),
+        '--ro-bind',
+        privateSupervisor,
+        privateSupervisor,
+        ...untraversable(workdir, uid, home).flatMap((dir) => ['--perms', '0755', '--tmpfs', dir]),
+        '--bind',
+        workdir,
+        workdir,
+        '--ro-bind',
+        dirs.resolvConf,
+        '/etc/resolv.conf',
+        ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
+        '--chdir',
+        workdir,
+      ];
+      return { launcher, inner: ['--as', String(uid), '--idmap', workdir] };
+    },
+  };
+}
+
+/** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */
+function sessionDirs(dir: string, uid: number) {
+  const dirs = {
+    tmp: path.join(dir, 'tmp'),
+    varTmp: path.join(dir, 'var-tmp'),
+    home: path.join(dir, 'home'),
+    resolvConf: path.join(dir, 'resolv.conf'),
+  };
+  // /tmp's own mode for its /tmp and /var/tmp; a home others may pass but not list. The launcher,
+  // root without CAP_DAC_OVERRIDE, must pass through each to reach a workdir below it.
+  for (const [own, mode] of [
+    [dirs.tmp, 0o1777],
+    [dirs.varTmp, 0o1777],
+    [dirs.home, 0o711],
+  ] as const) {
+    mkdirSync(own, { recursive: true });
+    chownSync(own, uid, uid);
+    chmodSync(own, mode);
+  }
+  // Names go through slirp4netns's forwarder to the host's own resolver.
+  writeFileSync(dirs.resolvConf, `nameserver ${SESSION_DNS_ADDRESS}\n`, { mode: 0o644 });
+  return dirs;
+}
+
+/** The worker's home, which a session's own replaces; undefined for none (or `/`). */
+function homeOf(): string | undefined {
+  try {
+    const home = realpathSync(os.homedir());
+    return home === '/' ? undefined : home;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The directories above the workdir that the session's uid could not pass through (no search
+ * permission for others), outermost first: each is replaced by an empty one it can pass, holding
+ * only the way down to the workdir. What they held was closed to the session anyway.
+ */
+function untraversable(workdir: string, uid: number, home: string | undefined): string[] {
+  const found: string[] = [];
+  let dir = path.dirname(workdir);
+  const above: string[] = [];
+  while (dir !== path.dirname(dir)) {
+    above.unshift(dir);
+    dir = path.dirname(dir);
+  }
+  // The session's own (its home, /tmp, /var/tmp) and what lies below them: bubblewrap makes the
+  // way down to the workdir there, passable.
+  const own = ['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])];
+  for (const each of above) {
+    if ([...own, ...found].some((outer) => each === outer || each.startsWith(`${outer}/`))) continue;
+    if (!passable(each, uid)) found.push(each);
+  }
+  return found;
+}
+
+function passable(dir: string, uid: number): boolean {
+  try {
+    const { mode, uid: owner } = statSync(dir);
+    return owner === uid ? (mode & 0o100) !== 0 : (mode & 0o001) !== 0;
+  } catch {
+    return true; // Missing: the workdir check reports it.
+  }
+}

@@ -1,0 +1,124 @@
+// Sessions apart (`isolation: 'session'`), for real: a dev server, a worker with its codec key in
+// the environment, a session `victim` whose task prints a secret, and commands of a session
+// `attacker` that try what issue 16 measured on a worker without isolation. And what a session's
+// own tasks must keep doing together. Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionNetworks } from '../../src/activities/session-networks.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
+import type { BashWorker } from '../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+let env: TestWorkflowEnvironment;
+let worker: RunningWorker;
+let spillDir: string;
+let workdir: string;
+const SECRET = `secret-${randomUUID()}`;
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+
+/** The tools as one session calls them, in the shared workdir. */
+function sessionTools(sessionId: string) {
+  const tools = Object.fromEntries(
+    createBashTools({ client: env.client, taskQueue: worker.taskQueue }).map((tool) => [tool.name, tool]),
+  ) as Record<string, Tool>;
+  const exec = { agent: { sessionId } };
+  return {
+    run: async (command: string) =>
+      text(await (tools.bash as Tool).execute({ command, description: 'Isolated', workdir }, exec)),
+    start: async (command: string) => {
+      const started = text(
+        await (tools.bash as Tool).execute(
+          { command, description: 'Isolated', workdir, run_in_background: true },
+          exec,
+        ),
+      );
+      return /bash-[0-9a-f-]{36}/.exec(started)?.[0] ?? '';
+    },
+    read: async (taskId: string) =>
+      text(await (tools.bash_output as Tool).execute({ task_id: taskId }, exec)),
+    kill: async (taskId: string) => text(await (tools.bash_kill as Tool).execute({ task_id: taskId }, exec)),
+  };
+}
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-isolation-')));
+  spillDir = path.join(root, 'spill');
+  // As a user or a test makes one: mode 0700, the worker's (root's).
+  workdir = mkdtempSync(path.join(root, 'work-'));
+  worker = await startBashWorker(env, { isolation: 'session', spillDir });
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.stop();
+  // Sessions' networks outlive a worker by design: end the ones this test's sessions made.
+  const netDir = path.join(spillDir, '.sessions', 'net');
+  const networks = new SessionNetworks({ dir: netDir });
+  for (const file of readdirSync(netDir))
+    if (file.endsWith('.net.json')) networks.release(file.replace('.net.json', ''));
+  expect(readdirSync(netDir).filter((file) => file.endsWith('.netns'))).toEqual([]);
+  await env?.teardown();
+});
+
+describe('sessions apart', () => {
+  it('says at worker start that sessions are kept apart', () => {
+    expect((worker.worker as BashWorker).containment).toContain(
+      "isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network without the host's loopback, private /tmp and home)",
+    );
+  });
+
+  it("keeps one session's commands from the worker, the spill directory, other sessions' processes and the Temporal server", async () => {
+    const victim = sessionTools('victim');
+    const attacker = sessionTools('attacker');
+    const taskId = await victim.start(`echo ${SECRET}; sleep 60`);
+    await expect.poll(() => victim.read(taskId)).toBe(`${SECRET}\n[status: running]`);
+    const port = env.address.split(':').pop();
+    const attempts = [
+      // The worker's environment (its pid is this test process's).
+      `cat /proc/${process.pid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
+      // Any task's output, through the spill directory.
+      `grep -r ${SECRET} ${spillDir} /tmp 2>/dev/null && echo found || echo no output`,
+      // Other processes: only its own are in its PID namespace (with its launcher and inner supervisor).
+      'ps -e -o comm= | sort -u | tr "\\n" " "; echo',
+      // The Temporal server on the host's loopback.
+      `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached temporal || echo no temporal`,
+      'id -u',
+    ];
+    const lines = (await attacker.run(attempts.join('; '))).split('\n');
+    expect(lines.slice(0, 3)).toEqual(['no worker', 'no output', 'bash bwrap durable-bash-su ps sort tr ']);
+    expect(lines[3]).toBe('no temporal');
+    expect(Number(lines[4])).toBeGreaterThanOrEqual(1_879_048_192);
+    expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
+  });
+
+  it('runs each session as its own uid, and its tasks together: its workdir, its /tmp, a server on its localhost', async () => {
+    const alice = sessionTools('alice');
+    const bob = sessionTools('bob');
+    const aliceUid = await alice.run('id -u');
+    const bobUid = await bob.run('id -u');
+    expect(aliceUid).not.toBe(bobUid);
+    // The workdir (root's, 0700) is writable; what is written belongs to its owner on disk.
+    expect(await alice.run('echo made > made.txt && cat made.txt')).toBe('made\n');
+    expect(statSync(path.join(workdir, 'made.txt')).uid).toBe(0);
+    // A session's /tmp is its own across its calls, and not another's.
+    expect(await alice.run('echo kept > /tmp/note && echo ok')).toBe('ok\n');
+    expect(await alice.run('cat /tmp/note')).toBe('kept\n');
+    expect(await bob.run('cat /tmp/note 2>&1 || true')).toBe('cat: /tmp/note: No such file or directory\n');
+    // A server one call starts on localhost answers the session's next call, and no other session.
+    const server = await alice.start(
+      `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8765), h.SimpleHTTPRequestHandler).serve_forever()"`,
+    );
+    const fetch =
+      "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:8765/made.txt').read().decode(), end='')\" 2>&1 | tail -1";
+    await expect.poll(() => alice.run(fetch)).toBe('made\n');
+    expect(await bob.run(fetch)).toMatch(/Connection refused/);
+    expect(await alice.kill(server)).toBe(`killed background task ${server}`);
+  });
+});

@@ -6,13 +6,23 @@
  * Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions, with the
  * session's uid, decide what a command may read and write there.
  */
-import { chmodSync, chownSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandSpec } from '../shared/task.js';
 import { copySupervisor, findBwrap, hide, SYSTEM_DIRS, writablePath } from './sandbox.js';
 import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
 import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
+import { taskFiles } from './task-files.js';
 
 export interface SessionIsolationOptions {
   /** Files and directories no command may read (the worker's key files, TLS keys). The spill directory always. */
@@ -38,6 +48,11 @@ export interface SessionIsolation {
   supervisor: string;
   /** One line for the worker's start. */
   summary: string;
+  /**
+   * Ends the networks of sessions with nothing running on this host (each launched task is marked
+   * in its session's directory until its end is recorded); returns how many it ended.
+   */
+  sweep(): Promise<number>;
 }
 
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
@@ -68,6 +83,21 @@ export function createSessionIsolation(
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
   const home = homeOf();
+  // A session's launches and its sweep, one at a time: a network is never ended under a launch.
+  const queues = new Map<string, Promise<unknown>>();
+  const serially = <T>(session: string, step: () => Promise<T>): Promise<T> => {
+    const next = (queues.get(session) ?? Promise.resolve()).then(step, step);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    queues.set(session, settled);
+    void settled.then(() => {
+      if (queues.get(session) === settled) queues.delete(session);
+    });
+    return next;
+  };
+  const tasksDir = (session: string) => path.join(base, session, 'tasks');
   return {
     supervisor: privateSupervisor,
     summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, the session's own network without the host's loopback, private /tmp and home)`,
@@ -75,7 +105,12 @@ export function createSessionIsolation(
       const session = spec.session ?? UNOWNED_SESSION;
       const uid = identities.uidOf(session);
       const dirs = sessionDirs(path.join(base, session), uid);
-      const { netns } = await networks.ensure(session);
+      const { netns } = await serially(session, async () => {
+        // Marked first: the sweep keeps the network of a session with a task marked.
+        mkdirSync(tasksDir(session), { recursive: true, mode: 0o700 });
+        writeFileSync(path.join(tasksDir(session), spec.taskId), '');
+        return networks.ensure(session);
+      });
       // Writable through the idmapped mount as the session: never a system directory or the spill
       // directory, nor anything holding one (`/` would make the whole host the session's).
       const workdir = writablePath(spec.workdir, 'workdir', guarded);
@@ -127,7 +162,52 @@ export function createSessionIsolation(
       ];
       return { launcher, inner: ['--as', String(uid), '--idmap', workdir] };
     },
+    async sweep() {
+      let ended = 0;
+      for (const session of networks.sessions()) {
+        await serially(session, async () => {
+          if (runsHere(tasksDir(session), spillDir)) return;
+          networks.release(session);
+          ended += 1;
+        });
+      }
+      return ended;
+    },
   };
+}
+
+/**
+ * Whether a task of the session may still run here: a marked task whose end is not recorded, and
+ * which was claimed (or is still being launched: marked in the last minute). Ended ones lose their mark.
+ */
+function runsHere(marks: string, spillDir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(marks);
+  } catch {
+    return false;
+  }
+  let running = false;
+  for (const taskId of names) {
+    const files = taskFiles(spillDir, taskId);
+    const markedAtMs = mtimeMs(path.join(marks, taskId)) ?? 0;
+    const claimed = mtimeMs(files.state) !== undefined;
+    if (mtimeMs(files.exit) !== undefined || (!claimed && Date.now() - markedAtMs > LAUNCH_GRACE_MS)) {
+      rmSync(path.join(marks, taskId), { force: true });
+    } else running = true;
+  }
+  return running;
+}
+
+/** How long a marked task may take to be claimed by its supervisor before its mark counts for nothing. */
+const LAUNCH_GRACE_MS = 60_000;
+
+function mtimeMs(file: string): number | undefined {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */

@@ -18,6 +18,7 @@ import {
   constants,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -69,6 +70,17 @@ export class SessionNetworks {
     const made = this.make(key).finally(() => this.making.delete(key));
     this.making.set(key, made);
     return made;
+  }
+
+  /** The sessions with a network on this host (a record), as their keys. */
+  sessions(): string[] {
+    try {
+      return readdirSync(this.options.dir)
+        .filter((name) => name.endsWith('.net.json'))
+        .map((name) => name.slice(0, -'.net.json'.length));
+    } catch {
+      return [];
+    }
   }
 
   /** Ends the session's network: its slirp4netns, then the namespace (once no process is in it, it is gone). */

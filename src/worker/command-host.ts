@@ -150,6 +150,8 @@ export class CommandHost {
     const scanEveryMs = Math.min(ORPHAN_SCAN_INTERVAL_MS, this.config.heartbeatTimeoutMs / 5);
     this.scanTimer = setInterval(() => {
       if (!this.scanning) void this.scan(false).catch(() => undefined);
+      // Sessions' networks with nothing of theirs running here any more end.
+      void this.config.isolation?.sweep().catch(() => undefined);
     }, scanEveryMs);
     this.scanTimer.unref();
     let checking = false;

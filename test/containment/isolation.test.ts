@@ -2,13 +2,20 @@
 // the environment, a session `victim` whose task prints a secret, and commands of a session
 // `attacker` that try what issue 16 measured on a worker without isolation. And what a session's
 // own tasks must keep doing together. Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
+
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSessionIsolation } from '../../src/activities/session-isolation.js';
 import { SessionNetworks } from '../../src/activities/session-networks.js';
+import { supervisorPath } from '../../src/activities/supervisor.js';
+import { taskFiles } from '../../src/activities/task-files.js';
+import { sessionKey } from '../../src/client/ownership.js';
+import type { CommandSpec, TaskId } from '../../src/shared/task.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { Tool, ToolResult } from '../../src/tools/types.js';
 import type { BashWorker } from '../../src/worker/bash-worker.js';
@@ -120,5 +127,43 @@ describe('sessions apart', () => {
     await expect.poll(() => alice.run(fetch)).toBe('made\n');
     expect(await bob.run(fetch)).toMatch(/Connection refused/);
     expect(await alice.kill(server)).toBe(`killed background task ${server}`);
+  });
+});
+
+describe("a session's network on a host", () => {
+  it('ends once nothing of the session runs there, and not before', async () => {
+    const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
+    const isolation = createSessionIsolation({}, supervisorPath(), spill);
+    const spec = (taskId: string, session: string): CommandSpec => ({
+      taskId: taskId as TaskId,
+      command: 'true',
+      workdir,
+      background: true,
+      taskQueue: 'q',
+      lostAfterMs: 1,
+      session,
+    });
+    const running = `bash-${randomUUID()}`;
+    const ended = `bash-${randomUUID()}`;
+    await isolation.launch(spec(running, sessionKey('still-running')));
+    await isolation.launch(spec(ended, sessionKey('all-done')));
+    const networks = () =>
+      readdirSync(path.join(spill, '.sessions', 'net')).filter((f) => f.endsWith('.netns'));
+    expect(networks()).toHaveLength(2);
+    // Launched a moment ago, not claimed yet: both kept.
+    expect(await isolation.sweep()).toBe(0);
+    // One claimed and running, the other ended (its end recorded).
+    writeFileSync(taskFiles(spill, running).state, '{}');
+    writeFileSync(taskFiles(spill, ended).state, '{}');
+    writeFileSync(taskFiles(spill, ended).exit, '{}');
+    expect(await isolation.sweep()).toBe(1);
+    expect(networks()).toEqual([`${sessionKey('still-running')}.netns`]);
+    writeFileSync(taskFiles(spill, running).exit, '{}');
+    expect(await isolation.sweep()).toBe(1);
+    expect(networks()).toEqual([]);
+    // Their slirp4netns processes end too (SIGTERM, a moment after).
+    await expect
+      .poll(() => spawnSync('pgrep', ['-f', `slirp4netns.*${spill}`], { encoding: 'utf8' }).stdout)
+      .toBe('');
   });
 });

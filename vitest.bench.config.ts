@@ -1,4 +1,7 @@
 import { defineConfig } from 'vitest/config';
+import { ensureRunDir } from './test/helpers/run-dir.js';
+
+ensureRunDir();
 
 // The load and budget runs: minutes long, one file at a time so measurements do not share the two cores.
 export default defineConfig({

@@ -1,4 +1,7 @@
 import { defineConfig } from 'vitest/config';
+import { ensureRunDir } from './test/helpers/run-dir.js';
+
+ensureRunDir();
 
 // npm run test:cluster: test/cluster/*.cluster.ts (not *.test.ts, so `npm test` leaves them out),
 // each file against its own production-shaped cluster (PostgreSQL + temporal-server,

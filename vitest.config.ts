@@ -1,4 +1,7 @@
 import { defineConfig } from 'vitest/config';
+import { ensureRunDir } from './test/helpers/run-dir.js';
+
+ensureRunDir();
 
 export default defineConfig({
   test: {

@@ -140,10 +140,11 @@ export interface ExecutorOptions {
    * `session`: keep sessions apart (docs/SESSION-ISOLATION.md): each command runs as its session's
    * own uid, in its own PID namespace and its session's network (no host loopback), with private
    * /tmp and home, the spill directory and `sandboxHidden` paths hidden. Needs root, bwrap and
-   * slirp4netns; a worker that cannot refuses to start. Not with the sandbox (the stricter mode).
-   * @default 'none' (for now)
+   * slirp4netns; a worker that cannot refuses to start. `auto`: `session` where the host offers the
+   * means, else none, said plainly at start. Not with the sandbox (the stricter mode).
+   * @default 'auto'
    */
-  isolation?: 'none' | 'session';
+  isolation?: 'auto' | 'none' | 'session';
   /** The uids sessions get with `isolation: 'session'`. @default { first: 1879048192, count: 1000000 } */
   isolationUids?: UidRange;
   /** With the sandbox: let commands use the host's network. @default false */
@@ -189,6 +190,8 @@ export interface ExecutorConfig {
   sandbox: Sandbox | undefined;
   /** Set when sessions are kept apart. */
   isolation: SessionIsolation | undefined;
+  /** What the worker says at start about isolation: in force, or what is not isolated and why. */
+  isolationSummary: string;
   /** The deny rules, when there are any. */
   denyCommands?: CompiledRules;
   warmSupervisors: number;
@@ -257,17 +260,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
             spillDir,
           )
         : undefined,
-    isolation:
-      options.isolation === 'session' && options.sandbox !== 'bwrap'
-        ? createSessionIsolation(
-            {
-              hidden: options.sandboxHidden ?? [],
-              ...(options.isolationUids ? { uids: options.isolationUids } : {}),
-            },
-            supervisorPath(),
-            spillDir,
-          )
-        : undefined,
+    ...isolationOf(options, spillDir),
     ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
     warmSupervisors: warmCount(options.warmSupervisors ?? DEFAULT_WARM_SUPERVISORS),
   };
@@ -290,4 +283,37 @@ function warmCount(value: number): number {
     );
   }
   return value;
+}
+
+/**
+ * Sessions apart when asked for (`session`: or the worker refuses to start) or when the host offers
+ * the means (`auto`); else none, with what that leaves open. The sandbox, stricter, stands alone.
+ */
+function isolationOf(
+  options: ExecutorOptions,
+  spillDir: string,
+): { isolation: SessionIsolation | undefined; isolationSummary: string } {
+  const mode = options.isolation ?? 'auto';
+  if (options.sandbox === 'bwrap') return { isolation: undefined, isolationSummary: '' };
+  const none = (why: string) => ({
+    isolation: undefined,
+    isolationSummary: `isolation: none (${why}): every command runs as the worker's user, sees its processes and reaches the host's loopback (the Temporal server)`,
+  });
+  if (mode === 'none') return none('--isolation none');
+  let isolation: SessionIsolation;
+  try {
+    isolation = createSessionIsolation(
+      {
+        hidden: options.sandboxHidden ?? [],
+        ...(options.isolationUids ? { uids: options.isolationUids } : {}),
+      },
+      supervisorPath(),
+      spillDir,
+    );
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    if (mode === 'session') throw new Error(`sessions cannot be kept apart on this host: ${why}`);
+    return none(why);
+  }
+  return { isolation, isolationSummary: isolation.summary };
 }

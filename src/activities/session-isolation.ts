@@ -6,10 +6,14 @@
  * Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions, with the
  * session's uid, decide what a command may read and write there.
  */
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   realpathSync,
   rmSync,
@@ -19,7 +23,14 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import type { CommandSpec } from '../shared/task.js';
-import { copySupervisor, findBwrap, hide, SYSTEM_DIRS, writablePath } from './sandbox.js';
+import {
+  copySupervisor,
+  findBwrap,
+  hide,
+  SandboxWorkdirError,
+  SYSTEM_DIRS,
+  writablePath,
+} from './sandbox.js';
 import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
 import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
 import { taskFiles } from './task-files.js';
@@ -55,6 +66,16 @@ export interface SessionIsolation {
   sweep(): Promise<number>;
 }
 
+/**
+ * Where a spill directory's sessions keep their networks: under /run (or $DURABLE_BASH_RUN_DIR),
+ * which a reboot empties as it ends every namespace, and outside the spill directory, which someone
+ * may `rm -rf` (a namespace file is a mount point, which would refuse it).
+ */
+export function sessionNetworksDir(spillDir: string): string {
+  const runDir = process.env.DURABLE_BASH_RUN_DIR || '/run/durable-bash';
+  return path.join(runDir, createHash('sha256').update(spillDir).digest('hex').slice(0, 16), 'net');
+}
+
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
 const UNOWNED_SESSION = '0'.repeat(32);
 
@@ -76,13 +97,15 @@ export function createSessionIsolation(
   const base = path.join(spillDir, '.sessions');
   const identities = new SessionIdentities(path.join(base, 'uids'), options.uids ?? DEFAULT_SESSION_UIDS);
   const networks = new SessionNetworks({
-    dir: path.join(base, 'net'),
+    dir: sessionNetworksDir(spillDir),
     ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
   const home = homeOf();
+  const failure = probe(bwrap, privateSupervisor, identities.uidOf(UNOWNED_SESSION));
+  if (failure !== undefined) throw new Error(failure);
   // A session's launches and its sweep, one at a time: a network is never ended under a launch.
   const queues = new Map<string, Promise<unknown>>();
   const serially = <T>(session: string, step: () => Promise<T>): Promise<T> => {
@@ -111,9 +134,7 @@ export function createSessionIsolation(
         writeFileSync(path.join(tasksDir(session), spec.taskId), '');
         return networks.ensure(session);
       });
-      // Writable through the idmapped mount as the session: never a system directory or the spill
-      // directory, nor anything holding one (`/` would make the whole host the session's).
-      const workdir = writablePath(spec.workdir, 'workdir', guarded);
+      const workdir = ownWorkdir(spec.workdir, guarded);
       const launcher = [
         'nsenter',
         `--net=${netns}`,
@@ -145,22 +166,22 @@ export function createSessionIsolation(
         '--tmpfs',
         '/run',
         ...(home !== undefined ? ['--bind', dirs.home, home] : []),
+        ...(workdir.mapped
+          ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
+          : []),
+        // After the workdir, so a hidden path inside it stays hidden.
         ...hidden.flatMap(hide),
         '--ro-bind',
         privateSupervisor,
         privateSupervisor,
-        ...untraversable(workdir, uid, home).flatMap((dir) => ['--perms', '0755', '--tmpfs', dir]),
-        '--bind',
-        workdir,
-        workdir,
         '--ro-bind',
         dirs.resolvConf,
         '/etc/resolv.conf',
         ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
         '--chdir',
-        workdir,
+        workdir.path,
       ];
-      return { launcher, inner: ['--as', String(uid), '--idmap', workdir] };
+      return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
     },
     async sweep() {
       let ended = 0;
@@ -210,6 +231,68 @@ function mtimeMs(file: string): number | undefined {
   }
 }
 
+/**
+ * The workdir as the session gets it. Mapped (bound, and shown as the session's by an idmapped
+ * mount) unless that would hand the session a system directory or the spill directory: `/`, `/usr`,
+ * a directory holding the spill directory. Those stay as they are, and the session writes there
+ * only what its uid may; `/tmp` and `/var/tmp` are then the session's own.
+ */
+function ownWorkdir(workdir: string, guarded: readonly string[]): { path: string; mapped: boolean } {
+  try {
+    return { path: writablePath(workdir, 'workdir', guarded), mapped: true };
+  } catch (err) {
+    if (!(err instanceof SandboxWorkdirError)) throw err;
+    return { path: workdir, mapped: false };
+  }
+}
+
+/**
+ * Runs `true` as a session would run it (bubblewrap, the inner supervisor's uid switch and idmapped
+ * workdir, its seccomp filter), in a scratch workdir of root's; undefined when it ran as the
+ * session and could write there, else the first line of why not.
+ */
+function probe(bwrap: string, supervisor: string, uid: number): string | undefined {
+  // Where a session's uid can pass to it (not the spill directory, which is closed to it).
+  const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
+  try {
+    const run = spawnSync(
+      bwrap,
+      [
+        '--die-with-parent',
+        '--unshare-pid',
+        '--cap-drop',
+        'ALL',
+        ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+        '--bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--chdir',
+        workdir,
+        supervisor,
+        '--inner',
+        '--as',
+        String(uid),
+        '--idmap',
+        workdir,
+        '--',
+        'bash',
+        '-c',
+        `touch probe && [ "$(id -u)" = ${uid} ]`,
+      ],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
+    if (run.error) return run.error.message;
+    if (run.status === 0) return undefined;
+    return run.stderr.trim().split('\n')[0] || `a probe command exited with ${run.status ?? run.signal}`;
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
 /** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */
 function sessionDirs(dir: string, uid: number) {
   const dirs = {
@@ -245,26 +328,28 @@ function homeOf(): string | undefined {
 }
 
 /**
- * The directories above the workdir that the session's uid could not pass through (no search
- * permission for others), outermost first: each is replaced by an empty one it can pass, holding
- * only the way down to the workdir. What they held was closed to the session anyway.
+ * bubblewrap's arguments for the way down to the workdir, as the session's uid can pass it. A
+ * directory above it that the uid could not pass (no search permission for others) is replaced by
+ * an empty passable one (what it held was closed to the session anyway); below a replaced one (or
+ * below the session's own /tmp, /var/tmp or home), each directory on the way is made passable (it
+ * would be made 0700 otherwise).
  */
-function untraversable(workdir: string, uid: number, home: string | undefined): string[] {
-  const found: string[] = [];
-  let dir = path.dirname(workdir);
+function wayDown(workdir: string, uid: number, home: string | undefined): string[] {
   const above: string[] = [];
-  while (dir !== path.dirname(dir)) {
+  for (let dir = path.dirname(workdir); dir !== path.dirname(dir); dir = path.dirname(dir))
     above.unshift(dir);
-    dir = path.dirname(dir);
+  const own = new Set(['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])]);
+  const args: string[] = [];
+  let replaced = false;
+  for (const dir of above) {
+    if (own.has(dir)) replaced = true;
+    else if (replaced) args.push('--perms', '0755', '--dir', dir);
+    else if (!passable(dir, uid)) {
+      args.push('--perms', '0755', '--tmpfs', dir);
+      replaced = true;
+    }
   }
-  // The session's own (its home, /tmp, /var/tmp) and what lies below them: bubblewrap makes the
-  // way down to the workdir there, passable.
-  const own = ['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])];
-  for (const each of above) {
-    if ([...own, ...found].some((outer) => each === outer || each.startsWith(`${outer}/`))) continue;
-    if (!passable(each, uid)) found.push(each);
-  }
-  return found;
+  return args;
 }
 
 function passable(dir: string, uid: number): boolean {

@@ -73,10 +73,10 @@ export function withExecutorOptions(command: Command): Command {
     .addOption(
       new Option(
         '--isolation <mode>',
-        "session: each session's commands as its own uid, PID namespace and network (docs/SESSION-ISOLATION.md)",
+        "session: each session's commands as its own uid, PID namespace and network (docs/SESSION-ISOLATION.md); auto: session where the host offers it",
       )
-        .choices(['none', 'session'])
-        .default('none'),
+        .choices(['auto', 'none', 'session'])
+        .default('auto'),
     )
     .option('--sandbox-network', 'with --sandbox bwrap: let commands use the host network')
     .option(
@@ -122,7 +122,7 @@ export interface ExecutorFlags {
   spillQuotaBytes?: number;
   envAllow?: string[];
   sandbox?: 'none' | 'bwrap';
-  isolation?: 'none' | 'session';
+  isolation?: 'auto' | 'none' | 'session';
   sandboxNetwork?: boolean;
   sandboxWritable?: string[];
   sandboxHide?: string[];

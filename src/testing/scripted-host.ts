@@ -81,6 +81,8 @@ export class ScriptedHost {
         // Named in texts (a cut output's complete copy); nothing is written there.
         spillDir: path.join(os.tmpdir(), 'durable-bash-scripted'),
         ...options.executor,
+        // No command runs here: nothing to keep apart.
+        isolation: 'none',
       },
       this.taskQueue,
     );

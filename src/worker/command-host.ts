@@ -122,7 +122,7 @@ export class CommandHost {
     this.containment = [
       this.config.containment.summary,
       ...(this.config.sandbox ? [this.config.sandbox.summary] : []),
-      ...(this.config.isolation ? [this.config.isolation.summary] : []),
+      ...(this.config.isolationSummary ? [this.config.isolationSummary] : []),
     ].join('; ');
   }
 

@@ -42,6 +42,9 @@ afterAll(async () => {
 });
 
 const spillDirs: string[] = [];
+// The tasks' workdir, where their marker and gate files live: a command sees its workdir as the
+// test does (its /tmp, with sessions kept apart, is its session's own).
+const shared = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-reattach-work-'));
 
 /** A host: its identity, spill directory and task queue; its worker can crash and come back. */
 function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) {
@@ -60,6 +63,8 @@ function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) 
         hostId,
         '--spill-dir',
         spillDir,
+        '--workdir',
+        shared,
         ...extraArgs,
       ]);
       workers.push(worker);
@@ -85,7 +90,7 @@ const numbered = (count: number) => Array.from({ length: count }, (_, i) => `lin
 
 /** A marker file each run of a command appends to, so a second run shows. */
 function marker(): string {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-marker-')), 'runs');
+  const file = path.join(mkdtempSync(path.join(shared, 'marker-')), 'runs');
   writeFileSync(file, '');
   return file;
 }
@@ -184,7 +189,7 @@ describe('a task whose worker crashed', () => {
     // so the kill ends nothing, and neither the run nor a second kill may call that end a kill.
     const h = host();
     const worker = await h.start();
-    const gate = path.join(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-gate-')), 'open');
+    const gate = path.join(mkdtempSync(path.join(shared, 'gate-')), 'open');
     const taskId = await h.tasks.start({
       command: `echo started; while [ ! -e ${gate} ]; do sleep 0.05; done; exit 4`,
       description: 'Ends on its own while its worker is down and a kill waits',
@@ -234,7 +239,7 @@ describe('a task whose worker crashed', () => {
     const heartbeatTimeoutMs = 60_000;
     const h = host(['--heartbeat-timeout-ms', String(heartbeatTimeoutMs)]);
     const worker = await h.start();
-    const flag = path.join(h.spillDir, 'go-on');
+    const flag = path.join(mkdtempSync(path.join(shared, 'flag-')), 'go-on');
     const taskId = await h.tasks.start({
       command: `echo started; until [ -e ${flag} ]; do sleep 0.1; done; echo done`,
       description: 'Its re-attach attempt is lost on the way',

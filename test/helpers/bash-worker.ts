@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
+import { sessionNetworksDir } from '../../src/activities/session-isolation.js';
+import { SessionNetworks } from '../../src/activities/session-networks.js';
 import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
@@ -24,6 +26,8 @@ export interface RunningWorker {
  * (`npm run test:sandbox`): the normal tests, inside it.
  */
 function sandboxFromEnv(): ExecutorOptions {
+  // `npm run test:isolation`: every worker keeps sessions apart.
+  if (process.env.DURABLE_BASH_TEST_ISOLATION === 'session') return { isolation: 'session' };
   if (process.env.DURABLE_BASH_TEST_SANDBOX !== 'bwrap') return {};
   // Not the test's cwd (the checkout): tests that give no workdir get a scratch one.
   return { sandbox: 'bwrap', defaultWorkdir: mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sandboxed-')) };
@@ -63,6 +67,7 @@ export async function startBashWorker(
       } finally {
         clearTimeout(slow);
         if (ownSpillDir) await endLeftCommands(ownSpillDir);
+        endSessionNetworks(executor.spillDir ?? ownSpillDir);
       }
     },
   };
@@ -79,6 +84,15 @@ function reportSlowStop(worker: BashWorker, taskQueue: string): void {
   console.error(
     `worker of ${taskQueue} still stopping after ${SLOW_STOP_MS}ms: ${JSON.stringify(worker.getStatus())}\n${processes}`,
   );
+}
+
+/** Ends the sessions' networks a worker with isolation left (they outlive a worker by design). */
+export function endSessionNetworks(spillDir: string | undefined): void {
+  if (spillDir === undefined) return;
+  const dir = sessionNetworksDir(spillDir);
+  if (!existsSync(dir)) return;
+  const networks = new SessionNetworks({ dir });
+  for (const session of networks.sessions()) networks.release(session);
 }
 
 /** SIGKILLs (through its supervisor) every command still running from a spill directory. */

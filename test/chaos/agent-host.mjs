@@ -76,7 +76,7 @@ async function serve(request) {
   if (!tool) return { id: request.id, text: `no tool ${request.tool}`, isError: true };
   try {
     const result = await tool.execute(request.args, {
-      agent: { sessionId: request.sessionId, cwd: process.cwd() },
+      agent: { sessionId: request.sessionId, cwd: process.env.CHAOS_WORKDIR ?? process.cwd() },
       signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
     });
     return {

@@ -94,7 +94,7 @@ export class TemporalServer {
 
 export class CommandWorker {
   /** `hostId` is passed only when the worker takes --host-id; the spill dir tells the hosts apart anyway. */
-  constructor({ name, dist, runDir, runId, server, hostIdFlag, lostAfterMs }) {
+  constructor({ name, dist, runDir, runId, server, hostIdFlag, lostAfterMs, workDir }) {
     this.name = name;
     this.cli = cliOf(dist);
     this.runId = runId;
@@ -104,6 +104,7 @@ export class CommandWorker {
     this.extraArgs = [];
     if (hostIdFlag) this.extraArgs.push('--host-id', `chaos-${name}`);
     if (lostAfterMs !== undefined) this.extraArgs.push('--lost-after-ms', String(lostAfterMs));
+    if (workDir !== undefined) this.extraArgs.push('--workdir', workDir);
     this.proc = undefined;
   }
 

@@ -6,7 +6,7 @@
  * nothing was lost or run twice, that no process and no workflow was left behind, prints a table
  * and every defect, and exits non-zero on any defect. Expects a built dist/ (the npm script builds).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -42,7 +42,15 @@ const LOST_AFTER_MS = 120_000;
 
 const runId = `chaos-${process.pid}-${options.seed}`;
 const runDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-chaos-'));
-const markerFile = path.join(runDir, 'marker');
+// The tasks' workdir holds the marker: a command sees its workdir as this process does (its /tmp,
+// with sessions kept apart, is its session's own).
+const workDir = path.join(runDir, 'work');
+mkdirSync(workDir);
+const markerFile = path.join(workDir, 'marker');
+// The sessions' networks of this run's workers, ended when the run ends (they outlive a worker).
+process.env.DURABLE_BASH_RUN_DIR = path.join(runDir, 'sessions-run');
+// The agent host's session cwd: the tasks run there.
+process.env.CHAOS_WORKDIR = workDir;
 const noticesFile = path.join(runDir, 'notices.jsonl');
 const sessionId = `chaos-session-${options.seed}`;
 writeFileSync(markerFile, '');
@@ -84,6 +92,7 @@ const workers = ['a', 'b'].map(
       server,
       hostIdFlag,
       lostAfterMs: lostAfterFlag ? LOST_AFTER_MS : undefined,
+      workDir,
     }),
 );
 const agent = new AgentLink({ dist, runDir, runId, server, noticesFile, noticeWindowMs: 30 * 60_000 });
@@ -283,6 +292,7 @@ async function shutdown() {
   await agent.stop();
   await Promise.all(workers.map((worker) => stopGracefully(worker.proc)));
   await stopGracefully(server.proc);
+  await endSessionNetworks(dist, process.env.DURABLE_BASH_RUN_DIR);
 }
 
 /** Processes of the run still alive after everything was stopped (given a few seconds to go). */
@@ -302,4 +312,16 @@ async function leftoverProcesses() {
     expected: 'no process left behind',
     came: proc.args.slice(0, 200),
   }));
+}
+
+/** Ends every session network the run's workers made (`<run dir>/<spill dir hash>/net`). */
+async function endSessionNetworks(distDir, sessionsRunDir) {
+  if (!existsSync(sessionsRunDir)) return;
+  const { SessionNetworks } = await import(
+    pathToFileURL(path.join(distDir, 'activities/session-networks.js')).href
+  );
+  for (const spill of readdirSync(sessionsRunDir)) {
+    const networks = new SessionNetworks({ dir: path.join(sessionsRunDir, spill, 'net') });
+    for (const session of networks.sessions()) networks.release(session);
+  }
 }

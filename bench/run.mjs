@@ -26,6 +26,30 @@ const KINDS = ['memory', 'file', 'cluster'];
 const LATEST = path.join(root, 'bench/results/latest.json');
 const SOAK = path.join(root, 'bench/results/soak.json');
 const BASELINE = path.join(root, 'bench/baseline.json');
+// The sessions' networks of every worker the benchmarks start (with sessions kept apart, the
+// default), in one directory of this run's, ended when it ends: they outlive a worker by design.
+const sessionsRunDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-run-'));
+process.env.DURABLE_BASH_RUN_DIR = sessionsRunDir;
+process.on('exit', () => endSessionNetworks(sessionsRunDir));
+
+/** Ends every session network under a run directory (`<run dir>/<spill dir hash>/net`). */
+function endSessionNetworks(dir) {
+  const release = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `import { SessionNetworks } from ${JSON.stringify(path.join(root, 'dist/activities/session-networks.js'))};
+       import { readdirSync } from 'node:fs';
+       for (const spill of readdirSync(${JSON.stringify(dir)})) {
+         const networks = new SessionNetworks({ dir: ${JSON.stringify(dir)} + '/' + spill + '/net' });
+         for (const session of networks.sessions()) networks.release(session);
+       }`,
+    ],
+    { stdio: 'inherit' },
+  );
+  if (release.status === 0) rmSync(dir, { recursive: true, force: true });
+}
 
 function parse(argv) {
   const options = { quick: false, soak: false, servers: [], writeBaseline: false };

@@ -178,6 +178,9 @@ export class CommandHost {
       clearInterval(this.scanTimer);
       clearInterval(this.closedRunTimer);
       await this.nursery?.close();
+      // The networks of sessions with nothing left running here end with the worker; the others
+      // stay for the commands that outlive it (and the next worker's sweep).
+      await this.config.isolation?.sweep().catch(() => undefined);
     }
   }
 

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import type { ExecutorOptions } from '../activities/index.js';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
 import { hideKeyMaterial } from '../worker/hide-key-material.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
+import { credentialFiles } from './credential-files.js';
 import { portNumber, runDev } from './dev.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import { type InputFlags, runInput } from './input.js';
@@ -25,6 +27,13 @@ import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from '.
 
 // Before anything else: no key material in this process's /proc/<pid>/environ or cmdline.
 hideKeyMaterial();
+
+/** The worker's own key files among the paths its commands may not read. */
+function hidingCredentials(options: ExecutorOptions, files: string[]): ExecutorOptions {
+  return files.length === 0
+    ? options
+    : { ...options, sandboxHidden: [...(options.sandboxHidden ?? []), ...files] };
+}
 
 /** The package's own version (dist/cli/main.js and src/cli/main.ts are both two levels below it). */
 const { version = 'unknown' } = JSON.parse(
@@ -64,7 +73,7 @@ withMetricsOption(
         taskQueue: flags.taskQueue,
         metrics: flags.metricsPort,
       },
-      executorOptions(flags),
+      hidingCredentials(executorOptions(flags), credentialFiles(flags)),
       codecDataConverter(flags),
     );
   },
@@ -85,7 +94,7 @@ withMetricsOption(
       taskQueue: flags.taskQueue,
       metrics: flags.metricsPort,
     },
-    executorOptions(flags),
+    hidingCredentials(executorOptions(flags), credentialFiles(flags)),
     (config) =>
       process.stderr.write(
         `durable-bash: worker polling ${flags.taskQueue} on ${config.address} (${config.namespace})\n`,

@@ -6,7 +6,9 @@
 import { spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -92,6 +94,37 @@ describe('key material', () => {
     } finally {
       child.kill('SIGKILL');
       await once(child, 'exit');
+    }
+  });
+
+  it('is out of reach of commands when given as a file, even a world-readable one', async () => {
+    const secret = randomBytes(CODEC_KEY_BYTES);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-keys-'));
+    const keyFile = path.join(dir, 'keys');
+    writeFileSync(keyFile, `k1=${secret.toString('base64')}\n`);
+    chmodSync(dir, 0o755);
+    chmodSync(keyFile, 0o644);
+    const taskQueue = `keys-${randomUUID()}`;
+    const worker = await startWorkerProcess(env, taskQueue, ['--codec-key-file', keyFile]);
+    try {
+      const client = new Client({
+        connection: env.connection,
+        namespace: env.namespace ?? 'default',
+        dataConverter: encryptingDataConverter(new CodecKeyring([{ id: 'k1', secret }])),
+      });
+      const tasks = new BashTasks({ client, taskQueue });
+      const taskId = await tasks.start({
+        command: `cat ${keyFile} 2>&1; grep -rs k1= ${dir} /tmp; true`,
+        description: 'Reads the key file',
+        background: false,
+        owner: 'attacker',
+      });
+      const { stdout } = await tasks.result(taskId);
+      expect(stdout.tail).not.toContain(secret.toString('base64'));
+      expect(stdout.tail).not.toContain('k1=');
+    } finally {
+      await worker.crash();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

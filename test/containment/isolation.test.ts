@@ -60,7 +60,8 @@ beforeAll(async () => {
   spillDir = path.join(root, 'spill');
   // As a user or a test makes one: mode 0700, the worker's (root's).
   workdir = mkdtempSync(path.join(root, 'work-'));
-  worker = await startBashWorker(env, { isolation: 'session', spillDir });
+  // This file's subject: sessions apart, also when the suite runs inside the sandbox (test:sandbox).
+  worker = await startBashWorker(env, { isolation: 'session', sandbox: 'none', spillDir });
 }, 120_000);
 
 afterAll(async () => {

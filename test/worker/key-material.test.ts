@@ -114,14 +114,13 @@ describe('key material', () => {
       });
       const tasks = new BashTasks({ client, taskQueue });
       const taskId = await tasks.start({
-        command: `cat ${keyFile} 2>&1; grep -rs k1= ${dir} /tmp; true`,
+        command: `cat ${keyFile} 2>&1; grep -rs ${secret.toString('base64').slice(0, 16)} ${dir}; true`,
         description: 'Reads the key file',
         background: false,
         owner: 'attacker',
       });
       const { stdout } = await tasks.result(taskId);
-      expect(stdout.tail).not.toContain(secret.toString('base64'));
-      expect(stdout.tail).not.toContain('k1=');
+      expect(stdout.tail).not.toContain(secret.toString('base64').slice(0, 16));
     } finally {
       await worker.crash();
       rmSync(dir, { recursive: true, force: true });

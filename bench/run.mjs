@@ -32,19 +32,15 @@ const sessionsRunDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-ru
 process.env.DURABLE_BASH_RUN_DIR = sessionsRunDir;
 process.on('exit', () => endSessionNetworks(sessionsRunDir));
 
-/** Ends every session network under a run directory (`<run dir>/<spill dir hash>/net`). */
+/** Ends every session network under the run directory (in a child: this process is exiting). */
 function endSessionNetworks(dir) {
   const release = spawnSync(
     process.execPath,
     [
       '--input-type=module',
       '-e',
-      `import { SessionNetworks } from ${JSON.stringify(path.join(root, 'dist/activities/session-networks.js'))};
-       import { readdirSync } from 'node:fs';
-       for (const spill of readdirSync(${JSON.stringify(dir)})) {
-         const networks = new SessionNetworks({ dir: ${JSON.stringify(dir)} + '/' + spill + '/net' });
-         for (const session of networks.sessions()) networks.release(session);
-       }`,
+      `import { endSessionNetworksUnder } from ${JSON.stringify(path.join(root, 'dist/activities/session-isolation.js'))};
+       endSessionNetworksUnder(${JSON.stringify(dir)});`,
     ],
     { stdio: 'inherit' },
   );

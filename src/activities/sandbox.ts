@@ -6,9 +6,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import {
-  accessSync,
   chmodSync,
-  constants,
   copyFileSync,
   lstatSync,
   mkdirSync,
@@ -18,6 +16,7 @@ import {
   rmSync,
 } from 'node:fs';
 import path from 'node:path';
+import { executablePath } from './executable-path.js';
 
 export interface SandboxOptions {
   /** Let commands use the host's network (the default is a namespace with only loopback). */
@@ -186,17 +185,8 @@ export function copySupervisor(supervisor: string, spillDir: string): string {
 }
 
 export function findBwrap(name: string): string {
-  const candidates = name.includes('/')
-    ? [name]
-    : (process.env.PATH ?? '').split(':').map((dir) => path.join(dir || '.', name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return path.resolve(candidate);
-    } catch {
-      // Next.
-    }
-  }
+  const found = executablePath(name);
+  if (found !== undefined) return found;
   const where = name.includes('/') ? `no bwrap at ${name}` : `no ${name} on PATH`;
   throw new Error(`the bwrap sandbox cannot start on this host: ${where} (install bubblewrap)`);
 }

@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -76,11 +77,55 @@ export function sessionNetworksDir(spillDir: string): string {
   return path.join(runDir, createHash('sha256').update(spillDir).digest('hex').slice(0, 16), 'net');
 }
 
+/**
+ * Ends every session network a spill directory's workers made on this host (they outlive a worker
+ * by design): for tests and tools that clean up after themselves.
+ */
+export function endSessionNetworks(spillDir: string): void {
+  endNetworksIn(sessionNetworksDir(spillDir));
+}
+
+/** `endSessionNetworks` for every spill directory of a run directory (`DURABLE_BASH_RUN_DIR`). */
+export function endSessionNetworksUnder(runDir: string): void {
+  if (!existsSync(runDir)) return;
+  for (const spill of readdirSync(runDir)) endNetworksIn(path.join(runDir, spill, 'net'));
+}
+
+function endNetworksIn(dir: string): void {
+  if (!existsSync(dir)) return;
+  const networks = new SessionNetworks({ dir });
+  for (const session of networks.sessions()) networks.release(session);
+}
+
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
 const UNOWNED_SESSION = '0'.repeat(32);
 
-/** What a session's commands run with besides the launcher's default: the capabilities the inner supervisor needs. */
+/** The only capabilities inside: the inner supervisor's, for the idmapped mount and the uid switch. */
 const INNER_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SETUID', 'CAP_SETGID'];
+
+/**
+ * What every session's bubblewrap runs with, the launcher's and the start probe's alike (so the probe
+ * tries what commands get): the host's root as it is, a fresh /dev and /proc, its own PID, IPC and
+ * UTS namespaces, a new session, and no capability but the inner supervisor's.
+ */
+const SESSION_BWRAP = [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-pid',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--cap-drop',
+  'ALL',
+  ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+  '--bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+];
 
 /**
  * Sessions apart on this host; throws one line saying why not (not root, no bwrap or slirp4netns).
@@ -140,22 +185,7 @@ export function createSessionIsolation(
         `--net=${netns}`,
         '--',
         bwrap,
-        '--die-with-parent',
-        '--new-session',
-        '--unshare-pid',
-        '--unshare-ipc',
-        '--unshare-uts',
-        '--unshare-cgroup-try',
-        '--cap-drop',
-        'ALL',
-        ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
-        '--bind',
-        '/',
-        '/',
-        '--dev',
-        '/dev',
-        '--proc',
-        '/proc',
+        ...SESSION_BWRAP,
         '--bind',
         dirs.tmp,
         '/tmp',
@@ -258,18 +288,7 @@ function probe(bwrap: string, supervisor: string, uid: number): string | undefin
     const run = spawnSync(
       bwrap,
       [
-        '--die-with-parent',
-        '--unshare-pid',
-        '--cap-drop',
-        'ALL',
-        ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
-        '--bind',
-        '/',
-        '/',
-        '--dev',
-        '/dev',
-        '--proc',
-        '/proc',
+        ...SESSION_BWRAP,
         '--chdir',
         workdir,
         supervisor,

@@ -12,18 +12,9 @@
  * ends them once nothing of the session runs here.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import {
-  accessSync,
-  closeSync,
-  constants,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { executablePath } from './executable-path.js';
 import { signalRecorded } from './process-groups.js';
 import { processStart } from './supervisor-records.js';
 
@@ -59,7 +50,11 @@ export class SessionNetworks {
   private readonly making = new Map<string, Promise<SessionNetwork>>();
 
   constructor(private readonly options: SessionNetworksOptions) {
-    this.slirp = findOnPath(options.slirp4netns ?? 'slirp4netns');
+    const name = options.slirp4netns ?? 'slirp4netns';
+    const found = executablePath(name);
+    if (found === undefined)
+      throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
+    this.slirp = found;
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   }
 
@@ -177,19 +172,4 @@ export class SessionNetworks {
   private recordFile(key: string): string {
     return path.join(this.options.dir, `${key}.net.json`);
   }
-}
-
-function findOnPath(name: string): string {
-  const candidates = name.includes('/')
-    ? [name]
-    : (process.env.PATH ?? '').split(':').map((dir) => path.join(dir || '.', name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return path.resolve(candidate);
-    } catch {
-      // Next.
-    }
-  }
-  throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
 }

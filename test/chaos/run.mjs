@@ -6,7 +6,7 @@
  * nothing was lost or run twice, that no process and no workflow was left behind, prints a table
  * and every defect, and exits non-zero on any defect. Expects a built dist/ (the npm script builds).
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -313,15 +313,10 @@ async function leftoverProcesses() {
     came: proc.args.slice(0, 200),
   }));
 }
-
-/** Ends every session network the run's workers made (`<run dir>/<spill dir hash>/net`). */
+/** Ends every session network the run's workers made (they outlive a worker by design). */
 async function endSessionNetworks(distDir, sessionsRunDir) {
-  if (!existsSync(sessionsRunDir)) return;
-  const { SessionNetworks } = await import(
-    pathToFileURL(path.join(distDir, 'activities/session-networks.js')).href
+  const { endSessionNetworksUnder } = await import(
+    pathToFileURL(path.join(distDir, 'activities/session-isolation.js')).href
   );
-  for (const spill of readdirSync(sessionsRunDir)) {
-    const networks = new SessionNetworks({ dir: path.join(sessionsRunDir, spill, 'net') });
-    for (const session of networks.sessions()) networks.release(session);
-  }
+  endSessionNetworksUnder(sessionsRunDir);
 }

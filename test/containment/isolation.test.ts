@@ -10,8 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSessionIsolation, sessionNetworksDir } from '../../src/activities/session-isolation.js';
-import { SessionNetworks } from '../../src/activities/session-networks.js';
+import {
+  createSessionIsolation,
+  endSessionNetworks,
+  sessionNetworksDir,
+} from '../../src/activities/session-isolation.js';
 import { supervisorPath } from '../../src/activities/supervisor.js';
 import { taskFiles } from '../../src/activities/task-files.js';
 import { sessionKey } from '../../src/client/ownership.js';
@@ -67,11 +70,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await worker?.stop();
   // Sessions' networks outlive a worker by design: end the ones this test's sessions made.
-  const netDir = sessionNetworksDir(spillDir);
-  const networks = new SessionNetworks({ dir: netDir });
-  for (const file of readdirSync(netDir))
-    if (file.endsWith('.net.json')) networks.release(file.replace('.net.json', ''));
-  expect(readdirSync(netDir).filter((file) => file.endsWith('.netns'))).toEqual([]);
+  endSessionNetworks(spillDir);
+  expect(readdirSync(sessionNetworksDir(spillDir)).filter((file) => file.endsWith('.netns'))).toEqual([]);
   await env?.teardown();
 });
 

@@ -1,14 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
-import { sessionNetworksDir } from '../../src/activities/session-isolation.js';
-import { SessionNetworks } from '../../src/activities/session-networks.js';
+import { endSessionNetworks } from '../../src/activities/session-isolation.js';
 import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
@@ -67,7 +66,8 @@ export async function startBashWorker(
       } finally {
         clearTimeout(slow);
         if (ownSpillDir) await endLeftCommands(ownSpillDir);
-        endSessionNetworks(executor.spillDir ?? ownSpillDir);
+        // A worker with sessions apart leaves their networks by design: end them.
+        endSessionNetworks(executor.spillDir ?? ownSpillDir ?? '');
       }
     },
   };
@@ -84,15 +84,6 @@ function reportSlowStop(worker: BashWorker, taskQueue: string): void {
   console.error(
     `worker of ${taskQueue} still stopping after ${SLOW_STOP_MS}ms: ${JSON.stringify(worker.getStatus())}\n${processes}`,
   );
-}
-
-/** Ends the sessions' networks a worker with isolation left (they outlive a worker by design). */
-export function endSessionNetworks(spillDir: string | undefined): void {
-  if (spillDir === undefined) return;
-  const dir = sessionNetworksDir(spillDir);
-  if (!existsSync(dir)) return;
-  const networks = new SessionNetworks({ dir });
-  for (const session of networks.sessions()) networks.release(session);
 }
 
 /** SIGKILLs (through its supervisor) every command still running from a spill directory. */

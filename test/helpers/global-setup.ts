@@ -1,9 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { SessionNetworks } from '../../src/activities/session-networks.js';
+import { endSessionNetworksUnder } from '../../src/activities/session-isolation.js';
 import { bundleWorkflows } from '../../src/worker/workflow-bundle.js';
 import { ensureRunDir } from './run-dir.js';
 
@@ -28,12 +28,4 @@ export default async function setup(project: TestProject): Promise<() => void> {
     rmSync(runDir, { recursive: true, force: true });
     rmSync(dir, { recursive: true, force: true });
   };
-}
-
-/** Ends every session network under a run directory (`<run dir>/<spill dir hash>/net`). */
-function endSessionNetworksUnder(runDir: string): void {
-  for (const spill of readdirSync(runDir)) {
-    const networks = new SessionNetworks({ dir: path.join(runDir, spill, 'net') });
-    for (const session of networks.sessions()) networks.release(session);
-  }
 }

@@ -35,6 +35,11 @@
  * cgroup's cgroup.procs waits for an RCU grace period, about 20 ms here). docs/SUPERVISOR.md has
  * its protocol on stdin and stdout.
  *
+ *   durable-bash-supervisor --session-net <netns file> [port]...
+ *
+ * brings a session's network namespace's loopback up and relays the host loopback ports an
+ * operator allows it (session-net.c).
+ *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
  */
@@ -89,6 +94,7 @@ int main(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--signal") == 0 || strcmp(argv[1], "--signal-group") == 0))
     return signal_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--kill-cgroup") == 0) return kill_cgroup_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "--session-net") == 0) return session_net_main(argc, argv);
   hold_low_fds();
   int first = parse_options(argc, argv);
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)

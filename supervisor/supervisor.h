@@ -145,9 +145,10 @@ int supervise(pid_t child, struct relay relays[2], int exec_errno, const char *e
 /* main.c: options */
 long long number_arg(const char *name, const char *value);
 
-/* inner.c, warm.c, nursery.c: the other modes */
+/* inner.c, warm.c, nursery.c, session-net.c: the other modes */
 int inner_main(int argc, char **argv);
 _Noreturn void warm_main(const char *const *parents, int n_parents, int seq);
 int nursery_main(int argc, char **argv);
+int session_net_main(int argc, char **argv);
 
 #endif

@@ -147,6 +147,22 @@ export interface ExecutorOptions {
   isolation?: 'auto' | 'none' | 'session';
   /** The uids sessions get with `isolation: 'session'`. @default { first: 1879048192, count: 1000000 } */
   isolationUids?: UidRange;
+  /**
+   * With isolation: whether commands reach the network beyond their session's localhost (through
+   * slirp4netns, never the host's loopback). @default true
+   */
+  isolationEgress?: boolean;
+  /**
+   * With isolation: ports of the host's loopback that commands may reach, at 127.0.0.1:<port> in
+   * their session's network (a database, a package cache). Allowing the Temporal server's port gives
+   * commands what the worker has. @default []
+   */
+  isolationAllowedPorts?: number[];
+  /**
+   * With isolation: the network namespace sessions' traffic leaves from (a file, as `ip netns`
+   * makes), whose loopback is then "the host's". @default the worker's own
+   */
+  isolationEgressNetns?: string;
   /** With the sandbox: let commands use the host's network. @default false */
   sandboxNetwork?: boolean;
   /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
@@ -306,6 +322,9 @@ function isolationOf(
       {
         hidden: options.sandboxHidden ?? [],
         ...(options.isolationUids ? { uids: options.isolationUids } : {}),
+        ...(options.isolationEgress === false ? { egress: false } : {}),
+        ...(options.isolationAllowedPorts ? { allowedPorts: options.isolationAllowedPorts } : {}),
+        ...(options.isolationEgressNetns ? { egressNetns: options.isolationEgressNetns } : {}),
       },
       supervisorPath(),
       spillDir,

@@ -45,6 +45,12 @@ export interface SessionIsolationOptions {
   bwrap?: string;
   /** The slirp4netns binary. @default `slirp4netns` on PATH */
   slirp4netns?: string;
+  /** Whether commands reach out beyond their session's localhost. @default true */
+  egress?: boolean;
+  /** Ports of the host's loopback commands may reach at 127.0.0.1:<port>. @default none */
+  allowedPorts?: readonly number[];
+  /** The network namespace sessions' traffic leaves from. @default the worker's own */
+  egressNetns?: string;
 }
 
 /** How one command is launched in its session: the launcher's argv, and the inner supervisor's options. */
@@ -144,6 +150,9 @@ export function createSessionIsolation(
   const networks = new SessionNetworks({
     dir: sessionNetworksDir(spillDir),
     ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
+    ...(options.egress === false ? { egress: false } : {}),
+    ...(options.allowedPorts ? { allowedPorts: options.allowedPorts } : {}),
+    ...(options.egressNetns ? { egressNetns: options.egressNetns } : {}),
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
@@ -168,7 +177,7 @@ export function createSessionIsolation(
   const tasksDir = (session: string) => path.join(base, session, 'tasks');
   return {
     supervisor: privateSupervisor,
-    summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, the session's own network without the host's loopback, private /tmp and home)`,
+    summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`,
     async launch(spec) {
       const session = spec.session ?? UNOWNED_SESSION;
       const uid = identities.uidOf(session);
@@ -225,6 +234,18 @@ export function createSessionIsolation(
       return ended;
     },
   };
+}
+
+/** The session's network, as the start line says it. */
+function networkSummary(options: SessionIsolationOptions): string {
+  const ports = [...new Set(options.allowedPorts ?? [])];
+  const loopback =
+    ports.length === 0
+      ? "without the host's loopback"
+      : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
+  return options.egress === false
+    ? `the session's own localhost and no way out, ${loopback}`
+    : `the session's own network ${loopback}`;
 }
 
 /**

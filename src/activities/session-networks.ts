@@ -4,18 +4,21 @@
  * session's next command, and no other session's is. Its way out is slirp4netns, a user-mode TCP/IP
  * stack that opens connections from the worker host as any program there does, except to the
  * host's loopback (`--disable-host-loopback`): the Temporal server and every other service that
- * listens only on the host's 127.0.0.1 stay out of reach, while the internet does not.
+ * listens only on the host's 127.0.0.1 stay out of reach, while the internet does not. An operator
+ * may turn the way out off (`egress: false`: localhost only), and allow loopback services by port:
+ * the supervisor's `--session-net` relays 127.0.0.1:<port> inside to 127.0.0.1:<port> of the host.
  *
  * A namespace lives in a file (a bind mount of its nsfs entry, made by `unshare --net=<file>`), and
- * its slirp4netns in its own session, so both outlive a worker that restarts; the next worker finds
- * them through the session's record. Made on a session's first command on this host; `release`
- * ends them once nothing of the session runs here.
+ * its slirp4netns and relay each in their own session, so all outlive a worker that restarts; the
+ * next worker finds them through the session's record. Made on a session's first command on this
+ * host; `release` ends them once nothing of the session runs here.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { executablePath } from './executable-path.js';
 import { signalRecorded } from './process-groups.js';
+import { supervisorPath } from './supervisor.js';
 import { processStart } from './supervisor-records.js';
 
 export interface SessionNetworksOptions {
@@ -28,6 +31,12 @@ export interface SessionNetworksOptions {
    * runs there, and "the host's loopback" is that namespace's. @default the worker's own
    */
   egressNetns?: string;
+  /** Whether commands reach out (through slirp4netns); without, a session has its localhost only. @default true */
+  egress?: boolean;
+  /** Ports of the host's loopback a session may reach, as 127.0.0.1:<port> inside. @default none */
+  allowedPorts?: readonly number[];
+  /** The supervisor binary (its `--session-net`). @default the package's */
+  supervisor?: string;
 }
 
 /** A session's network on this host: the namespace file its commands join. */
@@ -35,26 +44,40 @@ export interface SessionNetwork {
   netns: string;
 }
 
-/** What a session's record holds: its slirp4netns, by pid and start time. */
+/** A process of a session's network, by pid and start time. */
+interface RecordedProcess {
+  pid: number;
+  start: number;
+}
+
+/** What a session's record holds: its slirp4netns and its relay of allowed ports, where it has them. */
 interface NetworkRecord {
-  slirpPid: number;
-  slirpStart: number;
+  slirp?: RecordedProcess;
+  relay?: RecordedProcess;
 }
 
 /** The address a command reaches the host's DNS through (slirp4netns's forwarder). */
 export const SESSION_DNS_ADDRESS = '10.0.2.3';
 
 export class SessionNetworks {
-  private readonly slirp: string;
+  private readonly slirp: string | undefined;
+  private readonly supervisor: string;
+  private readonly ports: readonly number[];
   /** Sessions whose network is being made now, so two commands of one session make one. */
   private readonly making = new Map<string, Promise<SessionNetwork>>();
 
   constructor(private readonly options: SessionNetworksOptions) {
-    const name = options.slirp4netns ?? 'slirp4netns';
-    const found = executablePath(name);
-    if (found === undefined)
-      throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
-    this.slirp = found;
+    this.supervisor = options.supervisor ?? supervisorPath();
+    this.ports = [...new Set(options.allowedPorts ?? [])];
+    for (const port of this.ports)
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`not a port: ${port}`);
+    if (options.egress !== false) {
+      const name = options.slirp4netns ?? 'slirp4netns';
+      const found = executablePath(name);
+      if (found === undefined)
+        throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
+      this.slirp = found;
+    }
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   }
 
@@ -81,18 +104,21 @@ export class SessionNetworks {
   /** Ends the session's network: its slirp4netns, then the namespace (once no process is in it, it is gone). */
   release(key: string): void {
     const record = this.recordOf(key);
-    if (record !== undefined) signalRecorded('--signal', record.slirpPid, record.slirpStart, 'SIGTERM');
+    if (record?.slirp) signalRecorded('--signal', record.slirp.pid, record.slirp.start, 'SIGTERM');
+    // The relay's group: its relays of open connections go with it.
+    if (record?.relay) signalRecorded('--signal-group', record.relay.pid, record.relay.start, 'SIGTERM');
     spawnSync('umount', [this.netnsFile(key)], { stdio: 'ignore' });
     rmSync(this.netnsFile(key), { force: true });
     rmSync(this.recordFile(key), { force: true });
-    rmSync(path.join(this.options.dir, `${key}.slirp.log`), { force: true });
+    rmSync(this.logFile(key, 'slirp'), { force: true });
+    rmSync(this.logFile(key, 'relay'), { force: true });
   }
 
   private async make(key: string): Promise<SessionNetwork> {
     const netns = this.netnsFile(key);
     const record = this.recordOf(key);
-    if (record !== undefined && processStart(record.slirpPid) === record.slirpStart) return { netns };
-    // Anything left of an earlier one (its slirp4netns died) goes first: a fresh namespace.
+    if (record !== undefined && this.complete(record)) return { netns };
+    // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
     this.release(key);
     writeFileSync(netns, '', { mode: 0o600 });
     const made = spawnSync('unshare', [`--net=${netns}`, 'true'], { encoding: 'utf8' });
@@ -100,37 +126,78 @@ export class SessionNetworks {
       rmSync(netns, { force: true });
       throw new Error(`cannot make a network namespace for a session: ${made.stderr.trim() || made.error}`);
     }
-    const slirp = await this.startSlirp(netns, path.join(this.options.dir, `${key}.slirp.log`));
-    const started: NetworkRecord = {
-      slirpPid: slirp.pid as number,
-      slirpStart: processStart(slirp.pid as number) ?? 0,
-    };
-    writeFileSync(this.recordFile(key), `${JSON.stringify(started)}\n`, { mode: 0o600 });
+    const started: NetworkRecord = {};
+    try {
+      if (this.slirp !== undefined)
+        started.slirp = await this.startSlirp(this.slirp, netns, this.logFile(key, 'slirp'));
+      // Its loopback up (slirp4netns did that too), and the allowed ports relayed.
+      started.relay = await this.startRelay(netns, this.logFile(key, 'relay'));
+    } finally {
+      // Written even when a part failed, so the next try ends what did start.
+      writeFileSync(this.recordFile(key), `${JSON.stringify(started)}\n`, { mode: 0o600 });
+    }
     return { netns };
   }
 
-  /** Starts slirp4netns for the namespace and resolves once it has configured it (its ready fd). */
-  private startSlirp(netns: string, log: string): Promise<ChildProcess> {
+  /** Whether every process the session's network needs still runs. */
+  private complete(record: NetworkRecord): boolean {
+    const alive = (p: RecordedProcess | undefined) => p !== undefined && processStart(p.pid) === p.start;
+    return (
+      (this.slirp === undefined || alive(record.slirp)) && (this.ports.length === 0 || alive(record.relay))
+    );
+  }
+
+  /**
+   * The supervisor's `--session-net`: brings the namespace's loopback up, and with allowed ports
+   * stays, relaying them (resolves once it listens); without, it is done once it exits.
+   */
+  private startRelay(netns: string, log: string): Promise<RecordedProcess | undefined> {
+    const argv = [this.supervisor, '--session-net', netns, ...this.ports.map(String)];
+    if (this.ports.length === 0) {
+      const ran = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' });
+      if (ran.status !== 0)
+        return Promise.reject(
+          new Error(`cannot ready a session's network: ${ran.stderr.trim() || ran.error}`),
+        );
+      return Promise.resolve(undefined);
+    }
+    return this.startReady('the relay of allowed ports', this.outside(argv), log);
+  }
+
+  /** argv run in the namespace sessions' traffic leaves from (the worker's own unless told). */
+  private outside(argv: string[]): string[] {
+    const egress = this.options.egressNetns;
+    return egress === undefined ? argv : ['nsenter', `--net=${egress}`, '--', ...argv];
+  }
+
+  /** Starts slirp4netns for the namespace and resolves once it has configured it. */
+  private startSlirp(slirp: string, netns: string, log: string): Promise<RecordedProcess> {
+    const argv = [
+      slirp,
+      '--netns-type=path',
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--enable-sandbox',
+      '--enable-seccomp',
+      '--ready-fd=3',
+      netns,
+      'tap0',
+    ];
+    return this.startReady('slirp4netns', this.outside(argv), log) as Promise<RecordedProcess>;
+  }
+
+  /**
+   * Starts a process of the network in its own session, so it outlives this worker, and resolves
+   * once it writes on its fd 3 that it is ready.
+   */
+  private startReady(name: string, argv: string[], log: string): Promise<RecordedProcess> {
     // Its errors go to a file: a pipe would close with this worker, and a write then kill it.
     const logFd = openSync(log, 'w', 0o600);
-    const egress = this.options.egressNetns;
-    const child = spawn(
-      egress === undefined ? this.slirp : 'nsenter',
-      [
-        ...(egress === undefined ? [] : [`--net=${egress}`, '--', this.slirp]),
-        '--netns-type=path',
-        '--configure',
-        '--mtu=65520',
-        '--disable-host-loopback',
-        '--enable-sandbox',
-        '--enable-seccomp',
-        '--ready-fd=3',
-        netns,
-        'tap0',
-      ],
-      // Its own session, so it outlives this worker; it writes `1` on fd 3 once configured.
-      { detached: true, stdio: ['ignore', 'ignore', logFd, 'pipe'] },
-    );
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      detached: true,
+      stdio: ['ignore', 'ignore', logFd, 'pipe'],
+    });
     closeSync(logFd);
     return new Promise((resolve, reject) => {
       const ready = child.stdio[3];
@@ -142,7 +209,7 @@ export class SessionNetworks {
         } catch {
           // No log.
         }
-        reject(new Error(`slirp4netns did not start: ${why}${said ? `: ${said}` : ''}`));
+        reject(new Error(`${name} did not start: ${why}${said ? `: ${said}` : ''}`));
       };
       child.once('error', (err) => failed(err.message));
       child.once('exit', (code, signal) => failed(`it exited (${signal ?? code})`));
@@ -150,14 +217,22 @@ export class SessionNetworks {
         child.removeAllListeners('exit');
         ready.destroy();
         child.unref();
-        resolve(child);
+        const pid = child.pid as number;
+        resolve({ pid, start: processStart(pid) ?? 0 });
       });
     });
   }
 
   private recordOf(key: string): NetworkRecord | undefined {
     try {
-      return JSON.parse(readFileSync(this.recordFile(key), 'utf8')) as NetworkRecord;
+      const record = JSON.parse(readFileSync(this.recordFile(key), 'utf8')) as NetworkRecord & {
+        slirpPid?: number;
+        slirpStart?: number;
+      };
+      // Workers before allowed ports recorded their slirp4netns flat.
+      if (record.slirpPid !== undefined)
+        return { slirp: { pid: record.slirpPid, start: record.slirpStart ?? 0 } };
+      return record;
     } catch {
       return undefined;
     }
@@ -167,6 +242,10 @@ export class SessionNetworks {
   netnsFile(key: string): string {
     if (!/^[0-9a-f]{8,64}$/.test(key)) throw new TypeError(`not a session key: ${key}`);
     return path.join(this.options.dir, `${key}.netns`);
+  }
+
+  private logFile(key: string, name: 'slirp' | 'relay'): string {
+    return path.join(this.options.dir, `${key}.${name}.log`);
   }
 
   private recordFile(key: string): string {

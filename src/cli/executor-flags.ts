@@ -78,6 +78,15 @@ export function withExecutorOptions(command: Command): Command {
         .choices(['auto', 'none', 'session'])
         .default('auto'),
     )
+    .option(
+      '--allow-host-port <port>',
+      "with isolation: a port of the host's loopback commands may reach, at localhost:<port> (repeatable)",
+      (value: string, previous: number[] = []) => [...previous, portNumber(value)],
+    )
+    .option(
+      '--no-session-egress',
+      "with isolation: commands reach no network but their session's localhost (and allowed host ports)",
+    )
     .option('--sandbox-network', 'with --sandbox bwrap: let commands use the host network')
     .option(
       '--sandbox-writable <path>',
@@ -94,6 +103,13 @@ export function withExecutorOptions(command: Command): Command {
       'refuse commands that start with these words, or match /regex/ (repeatable; text rules, not a sandbox)',
       collectDenyRule,
     );
+}
+
+function portNumber(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port < 1 || port > 65535)
+    throw new InvalidArgumentError(`expected a port from 1 to 65535, got ${value}`);
+  return port;
 }
 
 function collectDenyRule(value: string, previous: DenyRule[] = []): DenyRule[] {
@@ -123,6 +139,9 @@ export interface ExecutorFlags {
   envAllow?: string[];
   sandbox?: 'none' | 'bwrap';
   isolation?: 'auto' | 'none' | 'session';
+  allowHostPort?: number[];
+  /** false with --no-session-egress. */
+  sessionEgress?: boolean;
   sandboxNetwork?: boolean;
   sandboxWritable?: string[];
   sandboxHide?: string[];
@@ -150,6 +169,8 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.envAllow !== undefined ? { envAllowlist: flags.envAllow } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
+    ...(flags.allowHostPort !== undefined ? { isolationAllowedPorts: flags.allowHostPort } : {}),
+    ...(flags.sessionEgress === false ? { isolationEgress: false } : {}),
     ...(flags.sandboxNetwork ? { sandboxNetwork: true } : {}),
     ...(flags.sandboxWritable !== undefined ? { sandboxWritable: flags.sandboxWritable } : {}),
     ...(flags.sandboxHide !== undefined ? { sandboxHidden: flags.sandboxHide } : {}),

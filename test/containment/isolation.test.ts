@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecutorOptions } from '../../src/activities/index.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
@@ -24,6 +25,7 @@ import type { Tool, ToolResult } from '../../src/tools/types.js';
 import type { BashWorker } from '../../src/worker/bash-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { INTERNET_ADDRESS, makeTestNetworks, type TestNetworks } from '../helpers/test-networks.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -33,10 +35,10 @@ const SECRET = `secret-${randomUUID()}`;
 
 const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
-/** The tools as one session calls them, in the shared workdir. */
-function sessionTools(sessionId: string) {
+/** The tools as one session calls them, in the shared workdir (on the main test worker unless told). */
+function sessionTools(sessionId: string, on: RunningWorker = worker) {
   const tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue: worker.taskQueue }).map((tool) => [tool.name, tool]),
+    createBashTools({ client: env.client, taskQueue: on.taskQueue }).map((tool) => [tool.name, tool]),
   ) as Record<string, Tool>;
   const exec = { agent: { sessionId } };
   return {
@@ -132,6 +134,80 @@ describe('sessions apart', () => {
     await expect.poll(() => alice.run(fetch)).toBe('made\n');
     expect(await bob.run(fetch)).toMatch(/Connection refused/);
     expect(await alice.kill(server)).toBe(`killed background task ${server}`);
+  });
+});
+
+describe("what the operator chooses for sessions' networks", () => {
+  let nets: TestNetworks;
+  const workers: RunningWorker[] = [];
+  const spills: string[] = [];
+  /** A worker keeping sessions apart, whose sessions' traffic leaves from the test's "host". */
+  const startWorker = async (options: ExecutorOptions) => {
+    const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-egress-')));
+    spills.push(spill);
+    const started = await startBashWorker(env, {
+      isolation: 'session',
+      sandbox: 'none',
+      spillDir: spill,
+      isolationEgressNetns: nets.hostNs,
+      ...options,
+    });
+    workers.push(started);
+    return started;
+  };
+  /** What a connection from a command reads, or why it failed, in one word. */
+  const connect = (host: string, port: number) =>
+    `python3 -c "
+import errno, socket
+try:
+    s = socket.create_connection(('${host}', ${port}), timeout=3); print(s.recv(100).decode())
+except OSError as e:
+    print(errno.errorcode.get(e.errno, 'timeout'))"`;
+
+  beforeAll(async () => {
+    nets = makeTestNetworks();
+    await nets.serve(nets.internetNs, INTERNET_ADDRESS, 8080, 'the internet');
+    await nets.serve(nets.hostNs, '127.0.0.1', 5432, 'the allowed database');
+    await nets.serve(nets.hostNs, '127.0.0.1', 7233, 'the host temporal');
+  });
+
+  afterAll(async () => {
+    for (const started of workers) await started.stop();
+    for (const spill of spills) endSessionNetworks(spill);
+    await nets?.end();
+  });
+
+  it('reaches the internet and the host ports allowed by name, and no other host loopback port', async () => {
+    const allowing = await startWorker({ isolationAllowedPorts: [5432] });
+    expect((allowing.worker as BashWorker).containment).toContain(
+      "the session's own network reaching the host's loopback only at port 5432,",
+    );
+    const agent = sessionTools('egress', allowing);
+    expect(await agent.run(connect(INTERNET_ADDRESS, 8080))).toBe('hello from the internet\n');
+    expect(await agent.run(connect('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
+    expect(await agent.run(connect('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
+    // The host's loopback through slirp4netns's gateway: refused too.
+    expect(await agent.run(connect('10.0.2.2', 7233))).toMatch(
+      /^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)\n$/,
+    );
+  });
+
+  it('turns the way out off: the session keeps its own localhost and the allowed ports', async () => {
+    const closed = await startWorker({ isolationEgress: false, isolationAllowedPorts: [5432] });
+    expect((closed.worker as BashWorker).containment).toContain(
+      "the session's own localhost and no way out, reaching the host's loopback only at port 5432,",
+    );
+    const agent = sessionTools('no-egress', closed);
+    expect(await agent.run(connect(INTERNET_ADDRESS, 8080))).toBe('ENETUNREACH\n');
+    expect(await agent.run(connect('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
+    expect(await agent.run(connect('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
+    const server = await agent.start(
+      `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8766), h.SimpleHTTPRequestHandler).serve_forever()"`,
+    );
+    await expect
+      .poll(() => agent.run(`curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:8766/`))
+      .toBe('200');
+    expect(await agent.kill(server)).toBe(`killed background task ${server}`);
   });
 });
 

@@ -1,40 +1,26 @@
 /**
  * Each session's own network (src/activities/session-networks.ts), for real: namespaces, slirp4netns
- * and servers. The worker host's network is one this test makes (never the machine's own: no
- * address, route or firewall of the host changes): a namespace "host" with a service on its
- * loopback, joined by a veth pair to a namespace "internet" with a server on 198.51.100.2.
+ * and servers, on a worker host's network the test makes (test/helpers/test-networks.ts).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionNetworks } from '../../src/activities/session-networks.js';
 import { processStart } from '../../src/activities/supervisor-records.js';
+import { makeTestNetworks, type TestNetworks } from '../helpers/test-networks.js';
 
-const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-netns-'));
-const hostNs = path.join(dir, 'host.netns');
-const internetNs = path.join(dir, 'internet.netns');
-const servers: ChildProcess[] = [];
+const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sessions-net-'));
+let test: TestNetworks;
+let hostNs: string;
+let internetNs: string;
 let networks: SessionNetworks;
+/** Networks made with other options, ended after the tests. */
+const others: SessionNetworks[] = [];
 
-/** Runs a shell line in a namespace; throws with its stderr when it fails. */
-function inNs(netns: string, line: string): string {
-  const ran = spawnSync('nsenter', [`--net=${netns}`, 'sh', '-c', line], { encoding: 'utf8' });
-  if (ran.status !== 0) throw new Error(`${line}: ${ran.stderr}`);
-  return ran.stdout;
-}
-
-/** A TCP server in a namespace that answers `hello from <name>`; resolves once it listens. */
-async function serve(netns: string, host: string, port: number, name: string): Promise<void> {
-  const code = `require('net').createServer((s) => s.end('hello from ${name}')).listen(${port}, '${host}', () => console.log('up'))`;
-  const child = spawn('nsenter', [`--net=${netns}`, process.execPath, '-e', code], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  servers.push(child);
-  await once(child.stdout as NodeJS.ReadableStream, 'data');
-}
+const serve = (netns: string, host: string, port: number, name: string) =>
+  test.serve(netns, host, port, name);
 
 /** What a connection from the namespace to host:port reads, or the error that ended it. */
 function connectFrom(netns: string, host: string, port: number): string {
@@ -47,27 +33,15 @@ function connectFrom(netns: string, host: string, port: number): string {
 }
 
 beforeAll(() => {
-  for (const file of [hostNs, internetNs]) {
-    writeFileSync(file, '');
-    inNs('/proc/self/ns/net', `unshare --net=${file} true`);
-  }
-  inNs(
-    hostNs,
-    `ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v1 netns ${internetNs}`,
-  );
-  inNs(hostNs, 'ip addr add 198.51.100.1/24 dev v0 && ip link set v0 up');
-  inNs(internetNs, 'ip link set lo up && ip addr add 198.51.100.2/24 dev v1 && ip link set v1 up');
+  test = makeTestNetworks();
+  ({ hostNs, internetNs } = test);
   networks = new SessionNetworks({ dir: path.join(dir, 'sessions'), egressNetns: hostNs });
 });
 
 afterAll(async () => {
-  for (const server of servers) {
-    server.kill('SIGKILL');
-    if (server.exitCode === null && server.signalCode === null) await once(server, 'exit');
-  }
-  networks?.release('aaaaaaaa');
-  networks?.release('bbbbbbbb');
-  for (const file of [hostNs, internetNs]) spawnSync('umount', [file]);
+  for (const made of [networks, ...others])
+    for (const session of made?.sessions() ?? []) made.release(session);
+  await test?.end();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -100,11 +74,55 @@ describe("a session's own network", () => {
     expect(again.netns).toBe(first.netns);
     const record = JSON.parse(
       spawnSync('cat', [path.join(dir, 'sessions', 'aaaaaaaa.net.json')], { encoding: 'utf8' }).stdout,
-    ) as { slirpPid: number; slirpStart: number };
-    expect(processStart(record.slirpPid)).toBe(record.slirpStart);
-    process.kill(record.slirpPid, 'SIGKILL');
+    ) as { slirp: { pid: number; start: number } };
+    expect(processStart(record.slirp.pid)).toBe(record.slirp.start);
+    process.kill(record.slirp.pid, 'SIGKILL');
     await new Promise((resolve) => setTimeout(resolve, 100));
     const remade = await networks.ensure('aaaaaaaa');
     expect(connectFrom(remade.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
   });
 });
+
+describe('what an operator chooses for sessions', () => {
+  it('allows a loopback service of the host by port, and no other', async () => {
+    await serve(hostNs, '127.0.0.1', 5432, 'the allowed database');
+    const allowing = new SessionNetworks({
+      dir: path.join(dir, 'allowing'),
+      egressNetns: hostNs,
+      allowedPorts: [5432],
+    });
+    others.push(allowing);
+    const { netns } = await allowing.ensure('cccccccc');
+    // Reached as the host's own programs reach it, at localhost, by every connection.
+    expect(connectFrom(netns, '127.0.0.1', 5432)).toBe('hello from the allowed database');
+    expect(connectFrom(netns, '127.0.0.1', 5432)).toBe('hello from the allowed database');
+    expect(connectFrom(netns, '127.0.0.1', 7233)).toBe('ECONNREFUSED');
+    expect(connectFrom(netns, '10.0.2.2', 7233)).toMatch(/^(ECONNREFUSED|ENETUNREACH|timed out)$/);
+    expect(connectFrom(netns, '198.51.100.2', 8080)).toBe('hello from the internet');
+    // The relay runs as nobody; it ends with the session's network.
+    const record = JSON.parse(readFileSync(path.join(dir, 'allowing', 'cccccccc.net.json'), 'utf8')) as {
+      relay: { pid: number; start: number };
+    };
+    expect(readFileSync(`/proc/${record.relay.pid}/status`, 'utf8')).toMatch(
+      /^Uid:\t65534\t65534\t65534\t65534$/m,
+    );
+    allowing.release('cccccccc');
+    await waitFor(() => processStart(record.relay.pid) !== record.relay.start);
+  });
+
+  it('turns the way out off: the session keeps its localhost and nothing else', async () => {
+    const closed = new SessionNetworks({ dir: path.join(dir, 'closed'), egressNetns: hostNs, egress: false });
+    others.push(closed);
+    const { netns } = await closed.ensure('dddddddd');
+    await serve(netns, '127.0.0.1', 3000, 'session d');
+    expect(connectFrom(netns, '127.0.0.1', 3000)).toBe('hello from session d');
+    expect(connectFrom(netns, '198.51.100.2', 8080)).toBe('ENETUNREACH');
+    expect(connectFrom(netns, '127.0.0.1', 7233)).toBe('ECONNREFUSED');
+    expect(closed.sessions()).toEqual(['dddddddd']);
+  });
+});
+
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  expect(done()).toBe(true);
+}

@@ -1,0 +1,31 @@
+import { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { type ExecutorFlags, executorOptions, withExecutorOptions } from '../../src/cli/executor-flags.js';
+
+function parse(args: string[]) {
+  const command = withExecutorOptions(new Command())
+    .exitOverride()
+    .configureOutput({ writeErr: () => undefined });
+  command.parse(args, { from: 'user' });
+  return executorOptions(command.opts<ExecutorFlags>());
+}
+
+describe("durable-bash worker's isolation flags", () => {
+  it('takes the allowed host ports and the way out turned off', () => {
+    expect(parse(['--allow-host-port', '5432', '--allow-host-port', '6379', '--no-session-egress'])).toEqual({
+      isolation: 'auto',
+      sandbox: 'none',
+      containment: 'auto',
+      isolationAllowedPorts: [5432, 6379],
+      isolationEgress: false,
+    });
+    expect(parse([])).not.toHaveProperty('isolationEgress');
+  });
+
+  it('refuses what is not a port, in one line', () => {
+    for (const bad of ['0', '65536', 'postgres', '80x'])
+      expect(() => parse(['--allow-host-port', bad])).toThrow(
+        `option '--allow-host-port <port>' argument '${bad}' is invalid. expected a port from 1 to 65535, got ${bad}`,
+      );
+  });
+});

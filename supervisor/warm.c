@@ -8,8 +8,11 @@
  * that process in them and leaves it waiting on its go pipe. Then it reads one task from fd 0
  * until EOF: NUL-separated fields, the first their count (a task cut short is refused whole)
  *
- *   <count> <state-file> <exit-file> <stdout-file> <stderr-file> <stdin-fifo or empty> <workdir> <argc>
- *   <argv...> <environment entries...>
+ *   <count> <state-file> <exit-file> <stdout-file> <stderr-file> <stdin-fifo or empty> <flags> <workdir>
+ *   <argc> <argv...> <environment entries...>
+ *
+ * where <flags> is empty, or `s` for a program that is a sandbox launcher (as --sandboxed: its inner
+ * supervisor reports the command's wait status on the fd 3 it gets).
  *
  * and goes on as a supervisor started with them would: the claim, the spill files (opened here,
  * private regular files of this user only), the state record naming the command, then the go
@@ -60,8 +63,9 @@ static int split_fields(char *buf, size_t len, char **fields, int max) {
 }
 
 /* The waiting command's side: like run_command, but the program, its workdir and its environment
- * come on the go pipe, once there is a task. Mode 'p': stdin is the stdin pipe; 'n': /dev/null. */
-static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int errout_fd, int stdin_fd) {
+ * come on the go pipe, once there is a task. Mode 'p': stdin is the stdin pipe; 'n': /dev/null; a
+ * second letter 's': the program is a sandbox launcher, given the inner supervisor's status pipe. */
+static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int errout_fd, int stdin_fd, int status_fd) {
   become_command_process(out_fd, errout_fd); /* the stdin pipe stays open until exec too */
   size_t len;
   char *msg = read_to_eof(go_fd, &len);
@@ -80,6 +84,7 @@ static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int er
   envp[n - 3 - argc] = NULL;
   int in_fd = fields[0][0] == 'p' ? stdin_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in_fd < 0 || dup2(in_fd, 0) < 0) _exit(125);
+  if (fields[0][0] != '\0' && fields[0][1] == 's' && dup2(status_fd, REPORT_FD) < 0) _exit(125);
   int e = 0;
   if (chdir(fields[1]) < 0) e = errno;
   else {
@@ -128,17 +133,20 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   become_supervisor(&waiting_mask, &id);
   make_cgroups();
 
-  int go[2], exec_err[2], out[2], err[2], input[2];
-  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0)
+  int go[2], exec_err[2], out[2], err[2], input[2], status[2];
+  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || pipe2(input, O_CLOEXEC) < 0 ||
+      pipe2(status, O_CLOEXEC) < 0)
     die("pipe: %s", strerror(errno));
   pid_t child = fork_held(go, exec_err);
   if (child == 0) {
     close(input[1]);
-    run_warm_command(go[0], exec_err[1], out[1], err[1], input[0]);
+    close(status[0]);
+    run_warm_command(go[0], exec_err[1], out[1], err[1], input[0], status[1]);
   }
   close(out[1]);
   close(err[1]);
   close(input[0]);
+  close(status[1]);
   if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
 
   /* Warm. Now the task, or EOF: the nursery let us go. */
@@ -146,11 +154,11 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   char *task = read_to_eof(0, &len);
   static char *fields[1 << 16];
   int n = task ? split_fields(task, len, fields, (int)(sizeof fields / sizeof *fields)) : 0;
-  int whole = n >= 8 && atoi(fields[0]) == n;
+  int whole = n >= 9 && atoi(fields[0]) == n;
   char **f = fields + 1; /* past the count */
   n--;
-  int argc = whole ? atoi(f[6]) : 0;
-  if (!whole || argc < 1 || 7 + argc > n) {
+  int argc = whole ? atoi(f[7]) : 0;
+  if (!whole || argc < 1 || 8 + argc > n) {
     end_waiting_command(child);
     remove_made_cgroups();
     if (n <= 0) _exit(0);
@@ -181,6 +189,14 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   } else {
     close(input[1]);
   }
+  int sandboxed = f[5][0] == 's';
+  if (sandboxed) {
+    opt.sandboxed = 1;
+    inner_status_fd = status[0];
+    fcntl(inner_status_fd, F_SETFL, O_NONBLOCK);
+  } else {
+    close(status[0]);
+  }
 
   char pid_text[16];
   unsigned long long child_start;
@@ -191,9 +207,9 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
     die("cannot record the command (%s): %s", state_file, strerror(e));
   }
   /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. */
-  const char *mode = keep_stdin ? "p" : "n";
-  int ok = write_all(go[1], mode, 2) == 0 && write_all(go[1], f[5], strlen(f[5]) + 1) == 0;
-  for (int i = 6; ok && i < n; i++) ok = write_all(go[1], f[i], strlen(f[i]) + 1) == 0;
+  const char *mode = keep_stdin ? (sandboxed ? "ps" : "p") : (sandboxed ? "ns" : "n");
+  int ok = write_all(go[1], mode, strlen(mode) + 1) == 0 && write_all(go[1], f[6], strlen(f[6]) + 1) == 0;
+  for (int i = 7; ok && i < n; i++) ok = write_all(go[1], f[i], strlen(f[i]) + 1) == 0;
   close(go[1]);
   if (!ok) die("cannot start the command (%s): %s", state_file, strerror(errno));
 

@@ -188,7 +188,14 @@ export function createRunCommand(
     await assertWorkdir(spec.workdir);
     const isolated = config.isolation ? await sessionLaunch(config.isolation, spec) : undefined;
     const launcher = config.sandbox ? sandboxLauncher(config.sandbox, spec.workdir) : isolated?.launcher;
-    if (nursery && !launcher) {
+    // The launcher and the inner supervisor the command runs under, if any.
+    const launched = {
+      ...(config.sandbox && launcher ? { launcher, innerBinary: config.sandbox.supervisor } : {}),
+      ...(config.isolation && isolated
+        ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: config.isolation.supervisor }
+        : {}),
+    };
+    if (nursery) {
       // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
       const report = await nursery.launch({
         files,
@@ -196,6 +203,7 @@ export function createRunCommand(
         cwd: spec.workdir,
         env: commandEnv(config.secretEnv, config.envAllowlist),
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
+        ...launched,
       });
       return { exited: startedOrThrow(report) };
     }
@@ -210,10 +218,7 @@ export function createRunCommand(
         env: commandEnv(config.secretEnv, config.envAllowlist),
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
-        ...(config.sandbox && launcher ? { launcher, binary: config.sandbox.supervisor } : {}),
-        ...(config.isolation && isolated
-          ? { launcher: isolated.launcher, inner: isolated.inner, binary: config.isolation.supervisor }
-          : {}),
+        ...(launched.launcher ? { ...launched, binary: launched.innerBinary } : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),

@@ -14,7 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TaskLimits } from './containment.js';
-import { limitFlags, reportOf, type SpawnReport } from './supervisor.js';
+import { launcherProgram, limitFlags, reportOf, type SpawnReport } from './supervisor.js';
 import type { TaskFiles } from './task-files.js';
 
 /** What a launch needs: the same as a spawned supervisor, with the spill files named, not opened. */
@@ -24,6 +24,12 @@ export interface NurseryLaunch {
   cwd: string;
   env: NodeJS.ProcessEnv;
   keepStdinOpen?: boolean;
+  /** A sandbox launcher (the sandbox's, or a session's) the command runs in, under an inner supervisor. */
+  launcher?: readonly string[];
+  /** The inner supervisor's options (a session's `--as` and `--idmap`). */
+  inner?: readonly string[];
+  /** The inner supervisor's binary, as the launcher shows it. */
+  innerBinary?: string;
 }
 
 export interface NurseryOptions {
@@ -65,10 +71,10 @@ export class SupervisorNursery {
 
   constructor(private readonly options: NurseryOptions) {}
 
-  /** Whether the nursery can start this command's supervisor (else the worker spawns it). */
-  static serves(limits: TaskLimits, sandboxed: boolean): boolean {
-    // Its supervisors always relay output (the cap), and a sandbox launcher has its own argv.
-    return limits.outputBytesPerStream > 0 && !sandboxed;
+  /** Whether the nursery can start this host's supervisors (else the worker spawns them). */
+  static serves(limits: TaskLimits): boolean {
+    // Its supervisors always relay output (the cap).
+    return limits.outputBytesPerStream > 0;
   }
 
   /** Starts the command's supervisor; resolves with its report, as `spawnSupervisor` does. */
@@ -79,13 +85,14 @@ export class SupervisorNursery {
     const env = Object.entries(launch.env)
       .filter((entry): entry is [string, string] => entry[1] !== undefined)
       .map(([key, value]) => `${key}=${value}`);
-    const argv = ['bash', '-c', launch.command];
+    const argv = [...launcherProgram(launch), 'bash', '-c', launch.command];
     const task = [
       files.state,
       files.exit,
       files.stdout,
       files.stderr,
       launch.keepStdinOpen ? files.stdin : '',
+      launch.launcher ? 's' : '',
       launch.cwd,
       String(argv.length),
       ...argv,

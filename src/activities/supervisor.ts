@@ -66,6 +66,19 @@ export function limitFlags(limits: TaskLimits): string[] {
 }
 
 /**
+ * What runs before `bash -c <command>` in a sandbox launcher (the sandbox's, or a session's): the
+ * launcher, then the inner supervisor with its options. Nothing without a launcher.
+ */
+export function launcherProgram(options: {
+  launcher?: readonly string[];
+  inner?: readonly string[];
+  innerBinary?: string;
+}): string[] {
+  if (!options.launcher) return [];
+  return [...options.launcher, options.innerBinary ?? supervisorPath(), '--inner', ...(options.inner ?? []), '--'];
+}
+
+/**
  * Starts a supervisor for the command in a new session, so it outlives this worker, and waits for
  * its report on fd 3: `started <pid>` once the command's identity is on disk, `claimed`, or
  * `error <message>`.
@@ -80,9 +93,7 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     ...(options.keepStdinOpen ? ['--stdin', files.stdin] : []),
   ];
   const binary = options.binary ?? supervisorPath();
-  const program = options.launcher
-    ? [...options.launcher, binary, '--inner', ...(options.inner ?? []), '--']
-    : [];
+  const program = launcherProgram({ ...options, innerBinary: binary });
   const args = [...flags, files.state, files.exit, '--', ...program, 'bash', '-c', options.command];
   let child: ChildProcess;
   try {

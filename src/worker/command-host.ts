@@ -90,10 +90,7 @@ export class CommandHost {
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
     this.runs = taskRunsOf(this.client);
-    this.nursery = SupervisorNursery.serves(
-      this.config.containment.limits,
-      this.config.sandbox !== undefined || this.config.isolation !== undefined,
-    )
+    this.nursery = SupervisorNursery.serves(this.config.containment.limits)
       ? new SupervisorNursery({
           binary: supervisorPath(),
           cgroupParents: this.config.containment.cgroupParents,

@@ -10,6 +10,7 @@
 //   --compare OLD.json   print the change per figure against an earlier results file
 //   --to NEW.json        with --compare: compare two files, run nothing
 //   --write-baseline     write bench/baseline.json from this run
+//   --isolation MODE     the workers' --isolation: auto (the default), none, session
 //   --soak [--minutes N] the soak (bench/soak.bench.ts; 10 minutes) instead of the budgets
 //
 // A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
@@ -48,7 +49,7 @@ function endSessionNetworks(dir) {
 }
 
 function parse(argv) {
-  const options = { quick: false, soak: false, servers: [], writeBaseline: false };
+  const options = { quick: false, soak: false, servers: [], writeBaseline: false, isolation: 'auto' };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -64,6 +65,7 @@ function parse(argv) {
     else if (arg === '--compare') options.compare = path.resolve(value());
     else if (arg === '--to') options.to = path.resolve(value());
     else if (arg === '--write-baseline') options.writeBaseline = true;
+    else if (arg === '--isolation') options.isolation = value();
     else if (arg === '--help' || arg === '-h') {
       const text = readFileSync(fileURLToPath(import.meta.url), 'utf8');
       process.stdout.write(`${text.split('\nimport ')[0].replaceAll(/^\/\/ ?/gm, '')}\n`);
@@ -75,6 +77,8 @@ function parse(argv) {
     if (!KINDS.includes(kind)) fail(`--server ${kind}: one of ${KINDS.join(', ')}, all`);
   if (options.servers.length === 0)
     options.servers = options.quick || options.soak ? ['memory'] : ['memory', 'file'];
+  if (!['auto', 'none', 'session'].includes(options.isolation ?? 'auto'))
+    fail(`--isolation ${options.isolation}: one of auto, none, session`);
   if (options.minutes !== undefined && !(options.minutes > 0)) fail('--minutes needs a positive number');
   return options;
 }
@@ -120,12 +124,15 @@ if (options.compare && options.to) {
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-run-'));
 const started = Date.now();
+// The workers' isolation (`durable-bash worker --isolation`), passed to them through the environment.
+process.env.BENCH_ISOLATION = options.isolation;
 const results = {
   date: new Date().toISOString(),
   command,
   mode: options.soak ? 'soak' : options.quick ? 'quick' : 'full',
   machine: machine(),
   software: software(root),
+  isolation: options.isolation,
   runs: [],
 };
 let failed = false;

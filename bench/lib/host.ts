@@ -54,7 +54,15 @@ export function startWorker(
 ): Promise<WorkerProcess> {
   // The helper reads only the address off its environment.
   const env = { address: server.address } as unknown as TestWorkflowEnvironment;
-  return startWorkerProcess(env, taskQueue, ['--namespace', server.namespace, '--spill-dir', spillDir]);
+  // `npm run bench -- --isolation MODE`; the worker's default (auto) otherwise.
+  const isolation = process.env.BENCH_ISOLATION;
+  return startWorkerProcess(env, taskQueue, [
+    '--namespace',
+    server.namespace,
+    '--spill-dir',
+    spillDir,
+    ...(isolation ? ['--isolation', isolation] : []),
+  ]);
 }
 
 export function rssBytesOf(pid: number): number {
@@ -245,30 +253,74 @@ export function endLeftovers(spillDir: string): number {
 /**
  * The supervisors running tasks from `spillDir`, with their PSS: those its state records name and
  * that still run (a supervisor's command line does not name the spill dir when the worker's nursery
- * started it). The nursery and its warm supervisors, a few small processes per worker, are not in it.
+ * started it), each with its launcher chain when the command runs in one (bubblewrap and the inner
+ * supervisor: a sandboxed or isolated command's), counted in `launchers`. The nursery and its warm
+ * supervisors, a few small processes per worker, are not in it.
  */
-export function supervisorsOf(spillDir: string): { count: number; pssBytes: number } {
+export function supervisorsOf(spillDir: string): { count: number; pssBytes: number; launchers: number } {
   let count = 0;
   let pssBytes = 0;
+  let launchers = 0;
   let names: string[] = [];
   try {
     names = readdirSync(spillDir).filter((name) => name.endsWith('.state'));
   } catch {
-    return { count, pssBytes };
+    return { count, pssBytes, launchers };
   }
   for (const name of names) {
     try {
       const record = JSON.parse(readFileSync(path.join(spillDir, name), 'utf8')) as SupervisorRecord;
       if (!(record.supervisorPid > 0) || !isSameProcess(record, 'supervisor')) continue;
-      const rollup = readFileSync(`/proc/${record.supervisorPid}/smaps_rollup`, 'utf8');
-      const kib = /^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1];
+      pssBytes += pssOf(record.supervisorPid);
       count++;
-      pssBytes += Number(kib) * 1024;
+      for (const pid of launcherChainOf(record.supervisorPid)) {
+        pssBytes += pssOf(pid);
+        launchers++;
+      }
     } catch {
       // Ended while we looked, or a record being written.
     }
   }
-  return { count, pssBytes };
+  return { count, pssBytes, launchers };
+}
+
+function pssOf(pid: number): number {
+  try {
+    const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+) kB$/m.exec(rollup)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** The processes between a supervisor and its command: bubblewrap's and the inner supervisor. */
+function launcherChainOf(supervisorPid: number): number[] {
+  const chain: number[] = [];
+  const children = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return [];
+    }
+  };
+  const comm = (pid: number) => {
+    try {
+      return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      return '';
+    }
+  };
+  let next = children(supervisorPid);
+  while (next.length > 0) {
+    const launcher = next.filter((pid) => ['bwrap', 'nsenter', 'durable-bash-su'].includes(comm(pid)));
+    chain.push(...launcher);
+    next = launcher.flatMap(children);
+  }
+  return chain;
 }
 
 /** Asks tasks to end (a cancel of their workflows, what `bash_kill` sends) without waiting, `width` at a time. */

@@ -109,12 +109,21 @@ export function markdown(results, soak) {
     `- command: \`${results.command}\``,
     `- machine: ${m.cores} x ${m.cpu}, ${m.ramGiB} GiB RAM, ${m.kernel}; load average at the start ${m.loadAverage.join(', ')}`,
     `- software: Node ${s.node}, ${s.temporalCli}, @temporalio/* ${s.temporalSdk}, durable-bash ${s.commit}`,
-    '- setup: one `durable-bash worker` process per measure group, the tools in the benchmark process',
+    `- setup: one \`durable-bash worker${results.isolation && results.isolation !== 'auto' ? ` --isolation ${results.isolation}` : ''}\` process per measure group (isolation: ${isolationSaid(results.isolation)}), the tools in the benchmark process`,
     '',
     ...results.runs.map((run) => `${runTable(run)}\n`),
     ...(results.manyReads ? [`## Many reads\n\n${results.manyReads}\n`] : []),
     ...(soak ? [soakTable(soak)] : []),
   ].join('\n');
+}
+
+/** The isolation the run's workers had, as the worker's default (`auto`) is on this kind of host. */
+function isolationSaid(mode) {
+  if (mode === 'none') return 'none';
+  if (mode === 'session') return 'sessions apart';
+  return mode === 'auto'
+    ? 'the default, sessions apart where the host offers it (root here)'
+    : 'not recorded';
 }
 
 /** Every figure of a results file, keyed `<server>/<id>`. */

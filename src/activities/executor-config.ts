@@ -325,6 +325,7 @@ function isolationOf(
         ...(options.isolationEgress === false ? { egress: false } : {}),
         ...(options.isolationAllowedPorts ? { allowedPorts: options.isolationAllowedPorts } : {}),
         ...(options.isolationEgressNetns ? { egressNetns: options.isolationEgressNetns } : {}),
+        ...(options.spillRetentionMs !== undefined ? { retentionMs: options.spillRetentionMs } : {}),
       },
       supervisorPath(),
       spillDir,

@@ -5,10 +5,11 @@
  *
  * The book is one file per uid taken, `<dir>/<uid>`, holding the session's key, made by link(2):
  * two workers on one host (or two commands at once) never give one uid to two sessions, and a
- * restarted worker finds the same uid for the same session. A session's first uid to try comes from
- * its key, so most sessions need one file operation.
+ * restarted worker finds the same uid for the same session, through its index `<dir>/<key>.uid`. A
+ * session's first uid to try comes from its key, so most sessions need one file operation. A sweep
+ * gives a uid back once its session left nothing on the host (`release`).
  */
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface UidRange {
@@ -23,6 +24,9 @@ export interface UidRange {
 export const DEFAULT_SESSION_UIDS: UidRange = { first: 1_879_048_192, count: 1_000_000 };
 
 export class SessionIdentities {
+  /** Uids this process found or took, checked against the book before each use. */
+  private readonly known = new Map<string, number>();
+
   constructor(
     private readonly dir: string,
     private readonly range: UidRange = DEFAULT_SESSION_UIDS,
@@ -42,6 +46,12 @@ export class SessionIdentities {
   /** The session's uid, taken now if it has none. Throws when the whole range is taken. */
   uidOf(session: string): number {
     if (!/^[0-9a-f]{8,64}$/.test(session)) throw new TypeError(`not a session key: ${session}`);
+    // The uid it holds, if it holds one (checked against the book: a sweep may have given it back).
+    const held = this.known.get(session) ?? this.indexed(session);
+    if (held !== undefined && this.holderOf(held) === session) {
+      this.known.set(session, held);
+      return held;
+    }
     const start = Number.parseInt(session.slice(0, 8), 16) % this.range.count;
     for (let i = 0; i < this.range.count; i++) {
       const uid = this.range.first + ((start + i) % this.range.count);
@@ -49,19 +59,65 @@ export class SessionIdentities {
       // Written whole, then linked into place: the uid's file never exists without its session.
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, session, { mode: 0o600 });
+      let taken = false;
       try {
         linkSync(tmp, file);
-        return uid;
+        taken = true;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        // Taken: ours (a command of this session before its index was written), or another's.
+        taken = this.holderOf(uid) === session;
       } finally {
         rmSync(tmp, { force: true });
       }
-      // Taken: ours (an earlier command of this session), or another session's (try the next).
-      if (readFileSync(file, 'utf8') === session) return uid;
+      if (taken) {
+        this.index(session, uid);
+        return uid;
+      }
     }
     throw new Error(
       `every uid of the session range ${this.range.first}-${this.range.first + this.range.count - 1} is taken`,
     );
+  }
+
+  /**
+   * Gives the session's uid back, for another session to take: once nothing of the session runs
+   * here and its files are gone (its /tmp and home). No-op for a session without one.
+   */
+  release(session: string): void {
+    const held = this.known.get(session) ?? this.indexed(session);
+    this.known.delete(session);
+    if (held !== undefined && this.holderOf(held) === session) rmSync(path.join(this.dir, String(held)));
+    rmSync(this.indexFile(session), { force: true });
+  }
+
+  /** The uid the session's index names (written after the uid was taken), if any. */
+  private indexed(session: string): number | undefined {
+    try {
+      const uid = Number(readFileSync(this.indexFile(session), 'utf8'));
+      return Number.isSafeInteger(uid) ? uid : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private index(session: string, uid: number): void {
+    const file = this.indexFile(session);
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, String(uid), { mode: 0o600 });
+    renameSync(tmp, file);
+    this.known.set(session, uid);
+  }
+
+  private indexFile(session: string): string {
+    return path.join(this.dir, `${session}.uid`);
+  }
+
+  private holderOf(uid: number): string | undefined {
+    try {
+      return readFileSync(path.join(this.dir, String(uid)), 'utf8');
+    } catch {
+      return undefined;
+    }
   }
 }

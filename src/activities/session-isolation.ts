@@ -23,6 +23,7 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { DEFAULT_SPILL_RETENTION_MS } from '../shared/limits.js';
 import type { CommandSpec } from '../shared/task.js';
 import {
   copySupervisor,
@@ -51,6 +52,11 @@ export interface SessionIsolationOptions {
   allowedPorts?: readonly number[];
   /** The network namespace sessions' traffic leaves from. @default the worker's own */
   egressNetns?: string;
+  /**
+   * How long a session's /tmp, /var/tmp and home stay after its last task here ended, as its
+   * output does (then they go, and its uid is given back). @default the spill retention, 7 days
+   */
+  retentionMs?: number;
 }
 
 /** How one command is launched in its session: the launcher's argv, and the inner supervisor's options. */
@@ -68,7 +74,8 @@ export interface SessionIsolation {
   summary: string;
   /**
    * Ends the networks of sessions with nothing running on this host (each launched task is marked
-   * in its session's directory until its end is recorded); returns how many it ended.
+   * in its session's directory until its end is recorded); returns how many it ended. A session
+   * idle here for the retention loses its directories and its uid too.
    */
   sweep(): Promise<number>;
 }
@@ -175,18 +182,26 @@ export function createSessionIsolation(
     return next;
   };
   const tasksDir = (session: string) => path.join(base, session, 'tasks');
+  const retentionMs = options.retentionMs ?? DEFAULT_SPILL_RETENTION_MS;
+  // Sessions whose directories this worker made (or found) since their last sweep.
+  const prepared = new Map<string, ReturnType<typeof sessionDirs>>();
   return {
     supervisor: privateSupervisor,
     summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`,
     async launch(spec) {
       const session = spec.session ?? UNOWNED_SESSION;
-      const uid = identities.uidOf(session);
-      const dirs = sessionDirs(path.join(base, session), uid);
-      const { netns } = await serially(session, async () => {
-        // Marked first: the sweep keeps the network of a session with a task marked.
+      const { uid, dirs, netns } = await serially(session, async () => {
+        // Marked first: the sweep keeps the network and directories of a session with a task marked.
         mkdirSync(tasksDir(session), { recursive: true, mode: 0o700 });
         writeFileSync(path.join(tasksDir(session), spec.taskId), '');
-        return networks.ensure(session);
+        const uid = identities.uidOf(session);
+        let dirs = prepared.get(session);
+        // Checked: another worker on this spill directory may have swept them.
+        if (dirs === undefined || !existsSync(dirs.home)) {
+          dirs = sessionDirs(path.join(base, session), uid);
+          prepared.set(session, dirs);
+        }
+        return { uid, dirs, ...(await networks.ensure(session)) };
       });
       const workdir = ownWorkdir(spec.workdir, guarded);
       const launcher = [
@@ -224,11 +239,21 @@ export function createSessionIsolation(
     },
     async sweep() {
       let ended = 0;
-      for (const session of networks.sessions()) {
+      const withNetwork = new Set(networks.sessions());
+      const withDirs = listDir(base).filter((name) => name !== 'uids');
+      for (const session of new Set([...withNetwork, ...withDirs])) {
         await serially(session, async () => {
           if (runsHere(tasksDir(session), spillDir)) return;
-          networks.release(session);
-          ended += 1;
+          if (withNetwork.has(session)) {
+            networks.release(session);
+            ended += 1;
+          }
+          // Its files stay as long as its output does, from when its last task's mark went.
+          const idleSince = mtimeMs(tasksDir(session)) ?? mtimeMs(path.join(base, session)) ?? 0;
+          if (!withDirs.includes(session) || Date.now() - idleSince < retentionMs) return;
+          prepared.delete(session);
+          rmSync(path.join(base, session), { recursive: true, force: true });
+          identities.release(session);
         });
       }
       return ended;
@@ -273,6 +298,14 @@ function runsHere(marks: string, spillDir: string): boolean {
 
 /** How long a marked task may take to be claimed by its supervisor before its mark counts for nothing. */
 const LAUNCH_GRACE_MS = 60_000;
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 
 function mtimeMs(file: string): number | undefined {
   try {

@@ -90,4 +90,30 @@ describe('session uids', () => {
     expect(new Set(first.values()).size).toBe(20);
     expect(readdirSync(dir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
   });
+
+  it('gives a uid back for another session, and keeps every other session on its own', () => {
+    const dir = scratch();
+    const range = { first: 900_000, count: 3 };
+    const ids = new SessionIdentities(dir, range);
+    const [a, b, c, d] = ['a', 'b', 'c', 'd'].map(sessionKey) as [string, string, string, string];
+    const uidA = ids.uidOf(a);
+    const uidB = ids.uidOf(b);
+    const uidC = ids.uidOf(c);
+    expect(() => ids.uidOf(d)).toThrow('is taken');
+    ids.release(a);
+    ids.release(a); // Twice: nothing more.
+    expect(ids.uidOf(d)).toBe(uidA);
+    // The others keep theirs, in this worker and the next, whatever slot their search starts at.
+    const next = new SessionIdentities(dir, range);
+    for (const own of [ids, next])
+      expect([own.uidOf(b), own.uidOf(c), own.uidOf(d)]).toEqual([uidB, uidC, uidA]);
+    expect(() => next.uidOf(a)).toThrow('is taken');
+    next.release(c);
+    expect(next.uidOf(a)).toBe(uidC);
+    // A release in another process is seen here: c, back, gets a uid of its own again.
+    expect(() => ids.uidOf(c)).toThrow('is taken');
+    expect(readdirSync(dir).sort()).toEqual(
+      [String(uidA), String(uidB), String(uidC), `${a}.uid`, `${b}.uid`, `${d}.uid`].sort(),
+    );
+  });
 });

@@ -246,4 +246,40 @@ describe("a session's network on a host", () => {
       .poll(() => spawnSync('pgrep', ['-f', `slirp4netns.*${spill}`], { encoding: 'utf8' }).stdout)
       .toBe('');
   });
+  it("gives a session's directories and uid back once it has been idle for the retention", async () => {
+    const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
+    const isolation = createSessionIsolation({ retentionMs: 0 }, supervisorPath(), spill);
+    const session = sessionKey('short-lived');
+    const launch = (taskId: string) =>
+      isolation.launch({
+        taskId: taskId as TaskId,
+        command: 'true',
+        workdir,
+        background: true,
+        taskQueue: 'q',
+        lostAfterMs: 1,
+        session,
+      });
+    const taskId = `bash-${randomUUID()}`;
+    const { inner } = await launch(taskId);
+    const uid = inner[inner.indexOf('--as') + 1];
+    const sessionDir = path.join(spill, '.sessions', session);
+    const uidFile = path.join(spill, '.sessions', 'uids', String(uid));
+    expect(statSync(path.join(sessionDir, 'tmp')).uid).toBe(Number(uid));
+    expect(readdirSync(path.dirname(uidFile))).toContain(String(uid));
+    // While its task runs, all stays.
+    writeFileSync(taskFiles(spill, taskId).state, '{}');
+    expect(await isolation.sweep()).toBe(0);
+    expect(statSync(sessionDir).isDirectory()).toBe(true);
+    writeFileSync(taskFiles(spill, taskId).exit, '{}');
+    expect(await isolation.sweep()).toBe(1);
+    expect(() => statSync(sessionDir)).toThrow('ENOENT');
+    // (The start probe's uid, the unowned session's, stays.)
+    expect(readdirSync(path.dirname(uidFile))).not.toContain(String(uid));
+    expect(readdirSync(path.dirname(uidFile))).not.toContain(`${session}.uid`);
+    // Back: made again.
+    await launch(`bash-${randomUUID()}`);
+    expect(statSync(path.join(sessionDir, 'home')).mode & 0o777).toBe(0o711);
+    endSessionNetworks(spill);
+  });
 });

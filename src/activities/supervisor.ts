@@ -75,7 +75,13 @@ export function launcherProgram(options: {
   innerBinary?: string;
 }): string[] {
   if (!options.launcher) return [];
-  return [...options.launcher, options.innerBinary ?? supervisorPath(), '--inner', ...(options.inner ?? []), '--'];
+  return [
+    ...options.launcher,
+    options.innerBinary ?? supervisorPath(),
+    '--inner',
+    ...(options.inner ?? []),
+    '--',
+  ];
 }
 
 /**

@@ -1,27 +1,36 @@
-/* `--session-net <netns> [port]...`: readies a session's network namespace (docs/CONTAINMENT.md,
- * "Sessions apart") and, given ports, serves the host loopback services an operator allows it by
- * port (--allow-host-port).
+/* A session's network namespace (docs/CONTAINMENT.md, "Sessions apart"): its holder, for a worker
+ * without root, and the relay of the host loopback ports an operator allows it (--allow-host-port).
  *
- * It brings the namespace's loopback up (a new namespace's is down, and a session with no way out
- * still needs localhost). With ports, it listens on 127.0.0.1:<port> inside the namespace and
- * relays each connection to 127.0.0.1:<port> of the namespace it was started in (the host's): a
- * socket keeps the namespace it was made in, so one process holds both sides. Once listening it
- * drops to nobody, with no capabilities and no_new_privs, writes `1` on fd 3, and forks one relay
- * per connection until it is signalled (its process group: the relays go with it). Without ports
- * it exits 0 once the loopback is up. Exit 1: a setup error, said on stderr. */
+ *   durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...
+ *
+ * brings the namespace's loopback up (a new namespace's is down, and a session with no way out still
+ * needs localhost) and, given ports, relays each connection to 127.0.0.1:<port> inside it to
+ * 127.0.0.1:<port> of the namespace it was started in (the host's). A forked child enters the
+ * session's namespaces (its user namespace first, when a worker without root owns it), listens
+ * there and passes the sockets back over a socket pair: a socket keeps the namespace it was made
+ * in, so the relay itself never leaves the host's. Once listening it drops to nobody when it is
+ * root, writes `1` on fd 3, and forks one relay per connection until it is signalled (its process
+ * group: the relays go with it). Without ports it exits 0 once the loopback is up.
+ *
+ *   durable-bash-supervisor --session-holder
+ *
+ * makes a user namespace (this user as its root, nothing else mapped) and a network namespace in
+ * it, brings the loopback up, writes `1` on fd 3 and waits to be signalled: a worker without root
+ * cannot keep a namespace in a file, so this process keeps it, and commands join it through
+ * /proc/<pid>/ns. Exit 1: a setup error, said on stderr. */
+#include <grp.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <grp.h>
 
 #include "supervisor.h"
 
 enum { MAX_PORTS = 32, NOBODY = 65534 };
 
 static int fail(const char *what) {
-  fprintf(stderr, "durable-bash-supervisor --session-net: %s: %s\n", what, strerror(errno));
+  fprintf(stderr, "durable-bash-supervisor: %s: %s\n", what, strerror(errno));
   return 1;
 }
 
@@ -84,7 +93,7 @@ static _Noreturn void serve(const int *listeners, const int *ports, int n) {
       pid_t relay = fork();
       if (relay == 0) {
         for (int j = 0; j < n; j++) close(listeners[j]);
-        /* Made now, after the switch back: a socket of the host's namespace. */
+        /* Made here, in the host's namespace. */
         int out = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         struct sockaddr_in to = loopback(ports[i]);
         if (out >= 0 && connect(out, (struct sockaddr *)&to, sizeof to) == 0) relay_connection(in, out);
@@ -95,48 +104,124 @@ static _Noreturn void serve(const int *listeners, const int *ports, int n) {
   }
 }
 
-int session_net_main(int argc, char **argv) {
-  if (argc < 3) {
-    fprintf(stderr, "usage: durable-bash-supervisor --session-net <netns file> [port]...\n");
-    return 2;
+/* The child's part: into the session's namespaces, the loopback up, the listening sockets made and
+ * sent back on `back`. Exits 0 when done, 1 with what failed on stderr. */
+static _Noreturn void listen_inside(const char *userns, const char *netns, const int *ports, int n, int back) {
+  if (userns) {
+    int fd = open(userns, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0) _exit(fail("cannot enter the session's user namespace"));
+    close(fd);
   }
-  int n = argc - 3, ports[MAX_PORTS], listeners[MAX_PORTS];
-  if (n > MAX_PORTS) {
-    fprintf(stderr, "durable-bash-supervisor --session-net: at most %d ports\n", MAX_PORTS);
-    return 2;
-  }
-  for (int i = 0; i < n; i++) {
-    char *end;
-    long port = strtol(argv[3 + i], &end, 10);
-    if (*end || port < 1 || port > 65535) {
-      fprintf(stderr, "durable-bash-supervisor --session-net: not a port: %s\n", argv[3 + i]);
-      return 2;
-    }
-    ports[i] = (int)port;
-  }
-  int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-  int session = open(argv[2], O_RDONLY | O_CLOEXEC);
-  if (host < 0 || session < 0) return fail("cannot open the network namespaces");
-  if (setns(session, CLONE_NEWNET) < 0) return fail("cannot enter the session's network");
-  if (loopback_up() < 0) return fail("cannot bring the session's loopback up");
+  int fd = open(netns, O_RDONLY | O_CLOEXEC);
+  if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) _exit(fail("cannot enter the session's network"));
+  close(fd);
+  if (loopback_up() < 0) _exit(fail("cannot bring the session's loopback up"));
+  int listeners[MAX_PORTS];
   for (int i = 0; i < n; i++) {
     int one = 1;
     struct sockaddr_in at = loopback(ports[i]);
     listeners[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listeners[i] < 0 || setsockopt(listeners[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
         bind(listeners[i], (struct sockaddr *)&at, sizeof at) < 0 || listen(listeners[i], 128) < 0)
-      return fail("cannot listen in the session's network");
+      _exit(fail("cannot listen in the session's network"));
   }
-  if (setns(host, CLONE_NEWNET) < 0) return fail("cannot go back to the host's network");
-  close(host);
-  close(session);
+  if (n == 0) _exit(0);
+  char byte = 0, control[CMSG_SPACE(sizeof(int) * MAX_PORTS)];
+  memset(control, 0, sizeof control);
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n)};
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+  memcpy(CMSG_DATA(c), listeners, sizeof(int) * (size_t)n);
+  if (sendmsg(back, &msg, 0) != 1) _exit(fail("cannot pass the sockets on"));
+  _exit(0);
+}
+
+int session_net_main(int argc, char **argv) {
+  int first = 2;
+  const char *userns = NULL;
+  if (argc > 3 && strcmp(argv[2], "--userns") == 0) {
+    userns = argv[3];
+    first = 4;
+  }
+  if (argc < first + 1) {
+    fprintf(stderr, "usage: durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...\n");
+    return 2;
+  }
+  const char *netns = argv[first];
+  int n = argc - first - 1, ports[MAX_PORTS], listeners[MAX_PORTS];
+  if (n > MAX_PORTS) {
+    fprintf(stderr, "durable-bash-supervisor --session-net: at most %d ports\n", MAX_PORTS);
+    return 2;
+  }
+  for (int i = 0; i < n; i++) {
+    char *end;
+    long port = strtol(argv[first + 1 + i], &end, 10);
+    if (*end || port < 1 || port > 65535) {
+      fprintf(stderr, "durable-bash-supervisor --session-net: not a port: %s\n", argv[first + 1 + i]);
+      return 2;
+    }
+    ports[i] = (int)port;
+  }
+  int pair[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0) return fail("socketpair");
+  pid_t child = fork();
+  if (child < 0) return fail("fork");
+  if (child == 0) {
+    close(pair[0]);
+    listen_inside(userns, netns, ports, n, pair[1]);
+  }
+  close(pair[1]);
+  if (n > 0) {
+    char byte, control[CMSG_SPACE(sizeof(int) * MAX_PORTS)];
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    ssize_t got;
+    do got = recvmsg(pair[0], &msg, MSG_CMSG_CLOEXEC);
+    while (got < 0 && errno == EINTR);
+    struct cmsghdr *c = got == 1 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int) * (size_t)n)) {
+      waitpid(child, NULL, 0);
+      fprintf(stderr, "durable-bash-supervisor --session-net: the session's sockets did not come\n");
+      return 1;
+    }
+    memcpy(listeners, CMSG_DATA(c), sizeof(int) * (size_t)n);
+  }
+  close(pair[0]);
+  int status;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) continue;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
   if (n == 0) return 0;
   /* Relays only copy bytes: they need nothing of root's. */
-  if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+  if (getuid() == 0 && (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0))
     return fail("cannot drop privileges");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return fail("no_new_privs");
   signal(SIGCHLD, SIG_IGN); /* relays are reaped by the kernel */
   signal(SIGPIPE, SIG_IGN);
   if (write(3, "1", 1) != 1 && errno != EBADF) return fail("cannot say it is ready");
   close(3);
   serve(listeners, ports, n);
+}
+
+int session_holder_main(void) {
+  uid_t uid = getuid();
+  gid_t gid = getgid();
+  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) return fail("cannot make the session's namespaces");
+  char map[64];
+  snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+  if (write_file("/proc/self/uid_map", map) < 0) return fail("uid_map");
+  if (write_file("/proc/self/setgroups", "deny") < 0) return fail("setgroups");
+  snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+  if (write_file("/proc/self/gid_map", map) < 0) return fail("gid_map");
+  if (loopback_up() < 0) return fail("cannot bring the session's loopback up");
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (write(3, "1", 1) != 1) return fail("cannot say it is ready");
+  close(3);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  signal(SIGTERM, SIG_DFL);
+  for (;;) pause();
 }

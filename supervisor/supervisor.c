@@ -35,10 +35,11 @@
  * cgroup's cgroup.procs waits for an RCU grace period, about 20 ms here). docs/SUPERVISOR.md has
  * its protocol on stdin and stdout.
  *
- *   durable-bash-supervisor --session-net <netns file> [port]...
+ *   durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...
+ *   durable-bash-supervisor --session-holder
  *
- * brings a session's network namespace's loopback up and relays the host loopback ports an
- * operator allows it (session-net.c).
+ * bring a session's network namespace's loopback up and relay the host loopback ports an operator
+ * allows it; hold a session's namespaces for a worker without root (session-net.c).
  *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     return signal_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--kill-cgroup") == 0) return kill_cgroup_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--session-net") == 0) return session_net_main(argc, argv);
+  if (argc == 2 && strcmp(argv[1], "--session-holder") == 0) return session_holder_main();
   hold_low_fds();
   int first = parse_options(argc, argv);
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)

@@ -150,5 +150,6 @@ int inner_main(int argc, char **argv);
 _Noreturn void warm_main(const char *const *parents, int n_parents, int seq);
 int nursery_main(int argc, char **argv);
 int session_net_main(int argc, char **argv);
+int session_holder_main(void);
 
 #endif

@@ -137,6 +137,62 @@ describe('sessions apart', () => {
   });
 });
 
+describe('the measured attempts, in every mode this machine runs', () => {
+  // What each attempt gives a command of session `attacker` while a task of `victim` prints a
+  // secret on the same worker: the table of modes in docs/CONTAINMENT.md, row by row.
+  const modes: { mode: string; options: ExecutorOptions; expected: string[] }[] = [
+    {
+      mode: '--isolation none',
+      options: { isolation: 'none', sandbox: 'none' },
+      expected: [
+        'read the worker',
+        'found the output',
+        'sees the victim',
+        'sees the worker',
+        'reached temporal',
+        'uid 0',
+      ],
+    },
+    {
+      mode: '--isolation session',
+      options: { isolation: 'session', sandbox: 'none' },
+      expected: ['no worker', 'no output', 'no victim', 'no worker process', 'no temporal', 'a session uid'],
+    },
+    {
+      mode: '--sandbox bwrap',
+      options: { sandbox: 'bwrap' },
+      expected: ['no worker', 'no output', 'no victim', 'no worker process', 'no temporal', 'uid 0'],
+    },
+  ];
+  for (const { mode, options, expected } of modes) {
+    it(`${mode}: ${expected.join(', ')}`, async () => {
+      const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-mode-')));
+      const started = await startBashWorker(env, { ...options, spillDir: spill });
+      try {
+        const victim = sessionTools('victim', started);
+        const attacker = sessionTools('attacker', started);
+        const secret = `secret-${randomUUID()}`;
+        const taskId = await victim.start(`echo ${secret}; exec sleep 60`);
+        await expect.poll(() => victim.read(taskId)).toBe(`${secret}\n[status: running]`);
+        const port = env.address.split(':').pop();
+        const attempts = [
+          `cat /proc/${process.pid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
+          `grep -rqs ${secret} ${spill} /tmp && echo found the output || echo no output`,
+          'ps -e -o comm= | grep -qx sleep && echo sees the victim || echo no victim',
+          `ps -e -o pid= | grep -qw ${process.pid} && echo sees the worker || echo no worker process`,
+          `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached temporal || echo no temporal`,
+          'u=$(id -u); [ "$u" -ge 1879048192 ] && echo a session uid || echo uid $u',
+        ];
+        expect((await attacker.run(attempts.join('; '))).trim().split('\n')).toEqual(expected);
+        expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
+      } finally {
+        await started.stop();
+        endSessionNetworks(spill);
+      }
+    });
+  }
+});
+
 describe("what the operator chooses for sessions' networks", () => {
   let nets: TestNetworks;
   const workers: RunningWorker[] = [];

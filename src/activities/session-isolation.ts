@@ -12,9 +12,11 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
+  closeSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   realpathSync,
   rmSync,
@@ -81,11 +83,14 @@ export interface SessionIsolation {
 }
 
 /**
- * Where a spill directory's sessions keep their networks: under /run (or $DURABLE_BASH_RUN_DIR),
+ * Where a spill directory's sessions keep their networks: for a worker with root, under /run (or $DURABLE_BASH_RUN_DIR),
  * which a reboot empties as it ends every namespace, and outside the spill directory, which someone
  * may `rm -rf` (a namespace file is a mount point, which would refuse it).
  */
 export function sessionNetworksDir(spillDir: string): string {
+  // A worker without root keeps no namespace in a file (its processes hold them): its records may
+  // live in the spill directory, where it can write.
+  if (process.getuid?.() !== 0) return path.join(spillDir, '.session-networks');
   const runDir = process.env.DURABLE_BASH_RUN_DIR || '/run/durable-bash';
   return path.join(runDir, createHash('sha256').update(spillDir).digest('hex').slice(0, 16), 'net');
 }
@@ -96,6 +101,8 @@ export function sessionNetworksDir(spillDir: string): string {
  */
 export function endSessionNetworks(spillDir: string): void {
   endNetworksIn(sessionNetworksDir(spillDir));
+  // A worker without root's, when this process has root (a test that ran one).
+  endNetworksIn(path.join(spillDir, '.session-networks'));
 }
 
 /** `endSessionNetworks` for every spill directory of a run directory (`DURABLE_BASH_RUN_DIR`). */
@@ -141,20 +148,51 @@ const SESSION_BWRAP = [
 ];
 
 /**
- * Sessions apart on this host; throws one line saying why not (not root, no bwrap or slirp4netns).
- * The worker says what it does instead.
+ * What a worker without root gives each command instead (SESSION_BWRAP's namespaces, in a user
+ * namespace of its own): the capabilities of none, the worker's uid.
+ */
+const UNPRIVILEGED_BWRAP = [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-user',
+  '--unshare-pid',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--cap-drop',
+  'ALL',
+  '--bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+];
+
+/**
+ * Sessions apart on this host; throws one line saying why not (no bwrap or slirp4netns, no user
+ * namespaces for a worker without root). The worker says what it does instead. A worker with root
+ * gives each session a uid of its own; one without keeps sessions apart by namespaces alone, all
+ * of them as its own uid.
  */
 export function createSessionIsolation(
   options: SessionIsolationOptions,
   supervisor: string,
   spillDir: string,
 ): SessionIsolation {
-  if (process.getuid?.() !== 0) throw new Error('sessions are kept apart only by a worker that runs as root');
+  const root = process.getuid?.() === 0;
   const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
   const privateSupervisor = copySupervisor(supervisor, spillDir);
   const base = path.join(spillDir, '.sessions');
-  const identities = new SessionIdentities(path.join(base, 'uids'), options.uids ?? DEFAULT_SESSION_UIDS);
+  const identities = root
+    ? new SessionIdentities(path.join(base, 'uids'), options.uids ?? DEFAULT_SESSION_UIDS)
+    : undefined;
+  const ownUid = process.getuid?.() ?? 0;
+  const ownGid = process.getgid?.() ?? 0;
+  const uidOf = (session: string) => identities?.uidOf(session) ?? ownUid;
   const networks = new SessionNetworks({
+    ...(root ? {} : { held: true }),
     dir: sessionNetworksDir(spillDir),
     ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
     ...(options.egress === false ? { egress: false } : {}),
@@ -165,7 +203,9 @@ export function createSessionIsolation(
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
   const home = homeOf();
-  const failure = probe(bwrap, privateSupervisor, identities.uidOf(UNOWNED_SESSION));
+  const failure = root
+    ? probe(bwrap, privateSupervisor, uidOf(UNOWNED_SESSION))
+    : probeUnprivileged(bwrap, privateSupervisor, options.egress !== false);
   if (failure !== undefined) throw new Error(failure);
   // A session's launches and its sweep, one at a time: a network is never ended under a launch.
   const queues = new Map<string, Promise<unknown>>();
@@ -187,14 +227,16 @@ export function createSessionIsolation(
   const prepared = new Map<string, ReturnType<typeof sessionDirs>>();
   return {
     supervisor: privateSupervisor,
-    summary: `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`,
+    summary: root
+      ? `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`
+      : `isolation: sessions apart without root (own user and PID namespaces, ${networkSummary(options)}, private /tmp and home; every session runs as the worker's uid ${ownUid}, so one can change another's workdir by its path)`,
     async launch(spec) {
       const session = spec.session ?? UNOWNED_SESSION;
-      const { uid, dirs, netns } = await serially(session, async () => {
+      const { uid, dirs, netns, userns } = await serially(session, async () => {
         // Marked first: the sweep keeps the network and directories of a session with a task marked.
         mkdirSync(tasksDir(session), { recursive: true, mode: 0o700 });
         writeFileSync(path.join(tasksDir(session), spec.taskId), '');
-        const uid = identities.uidOf(session);
+        const uid = uidOf(session);
         let dirs = prepared.get(session);
         // Checked: another worker on this spill directory may have swept them.
         if (dirs === undefined || !existsSync(dirs.home)) {
@@ -204,25 +246,46 @@ export function createSessionIsolation(
         return { uid, dirs, ...(await networks.ensure(session)) };
       });
       const workdir = ownWorkdir(spec.workdir, guarded);
+      // The workdir bound over the session's own /tmp or home when it lies there.
+      const workdirBind = workdir.mapped
+        ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
+        : [];
+      if (!root) {
+        const launcher = [
+          'nsenter',
+          '--preserve-credentials',
+          `--user=${userns}`,
+          `--net=${netns}`,
+          '--',
+          bwrap,
+          ...UNPRIVILEGED_BWRAP,
+          '--uid',
+          String(ownUid),
+          '--gid',
+          String(ownGid),
+          ...sessionBinds(dirs, home),
+          ...workdirBind,
+          ...hidden.flatMap(hide),
+          '--ro-bind',
+          privateSupervisor,
+          privateSupervisor,
+          '--ro-bind',
+          dirs.resolvConf,
+          '/etc/resolv.conf',
+          ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
+          '--chdir',
+          workdir.path,
+        ];
+        return { launcher, inner: [] };
+      }
       const launcher = [
         'nsenter',
         `--net=${netns}`,
         '--',
         bwrap,
         ...SESSION_BWRAP,
-        '--bind',
-        dirs.tmp,
-        '/tmp',
-        '--bind',
-        dirs.varTmp,
-        '/var/tmp',
-        // Sockets live there (databases, docker.sock, dbus): none are reachable.
-        '--tmpfs',
-        '/run',
-        ...(home !== undefined ? ['--bind', dirs.home, home] : []),
-        ...(workdir.mapped
-          ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
-          : []),
+        ...sessionBinds(dirs, home),
+        ...workdirBind,
         // After the workdir, so a hidden path inside it stays hidden.
         ...hidden.flatMap(hide),
         '--ro-bind',
@@ -253,12 +316,28 @@ export function createSessionIsolation(
           if (!withDirs.includes(session) || Date.now() - idleSince < retentionMs) return;
           prepared.delete(session);
           rmSync(path.join(base, session), { recursive: true, force: true });
-          identities.release(session);
+          identities?.release(session);
         });
       }
       return ended;
     },
   };
+}
+
+/** The session's own /tmp, /var/tmp and home, and an empty /run. */
+function sessionBinds(dirs: ReturnType<typeof sessionDirs>, home: string | undefined): string[] {
+  return [
+    '--bind',
+    dirs.tmp,
+    '/tmp',
+    '--bind',
+    dirs.varTmp,
+    '/var/tmp',
+    // Sockets live there (databases, docker.sock, dbus): none are reachable.
+    '--tmpfs',
+    '/run',
+    ...(home !== undefined ? ['--bind', dirs.home, home] : []),
+  ];
 }
 
 /** The session's network, as the start line says it. */
@@ -355,6 +434,52 @@ function probe(bwrap: string, supervisor: string, uid: number): string | undefin
         'bash',
         '-c',
         `touch probe && [ "$(id -u)" = ${uid} ]`,
+      ],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
+    if (run.error) return run.error.message;
+    if (run.status === 0) return undefined;
+    return run.stderr.trim().split('\n')[0] || `a probe command exited with ${run.status ?? run.signal}`;
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * For a worker without root: runs `true` as a session would run it (in a user and network namespace
+ * of its own, bubblewrap's namespaces in it, the inner supervisor), and checks that slirp4netns
+ * could make the session's way out (a tap device: /dev/net/tun open to this user). Undefined when
+ * all works, else the first line of why not.
+ */
+function probeUnprivileged(bwrap: string, supervisor: string, egress: boolean): string | undefined {
+  if (egress) {
+    try {
+      closeSync(openSync('/dev/net/tun', 'r+'));
+    } catch (err) {
+      return `a session's way out needs /dev/net/tun, closed to this user (${(err as NodeJS.ErrnoException).code}); --no-session-egress does without`;
+    }
+  }
+  const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
+  try {
+    const run = spawnSync(
+      'unshare',
+      [
+        '--user',
+        '--map-root-user',
+        '--net',
+        '--',
+        bwrap,
+        ...UNPRIVILEGED_BWRAP,
+        '--uid',
+        String(process.getuid?.() ?? 0),
+        '--chdir',
+        workdir,
+        supervisor,
+        '--inner',
+        '--',
+        'bash',
+        '-c',
+        'touch probe',
       ],
       { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
     );

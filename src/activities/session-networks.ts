@@ -35,13 +35,23 @@ export interface SessionNetworksOptions {
   egress?: boolean;
   /** Ports of the host's loopback a session may reach, as 127.0.0.1:<port> inside. @default none */
   allowedPorts?: readonly number[];
-  /** The supervisor binary (its `--session-net`). @default the package's */
+  /** The supervisor binary (its `--session-net` and `--session-holder`). @default the package's */
   supervisor?: string;
+  /**
+   * For a worker without root: each session's namespaces are held by a process (the supervisor's
+   * `--session-holder`, a user namespace of the worker's user and a network namespace in it), not a
+   * file, and commands join its user namespace first. @default false
+   */
+  held?: boolean;
 }
 
-/** A session's network on this host: the namespace file its commands join. */
+/** A session's network on this host: the namespace its commands join, and its owner to join first. */
 export interface SessionNetwork {
   netns: string;
+  /** The user namespace that owns it (a worker without root's). */
+  userns?: string;
+  /** The process holding both (a worker without root's). */
+  holderPid?: number;
 }
 
 /** A process of a session's network, by pid and start time. */
@@ -52,6 +62,8 @@ interface RecordedProcess {
 
 /** What a session's record holds: its slirp4netns and its relay of allowed ports, where it has them. */
 interface NetworkRecord {
+  /** The process holding the namespaces, for a worker without root. */
+  holder?: RecordedProcess;
   slirp?: RecordedProcess;
   relay?: RecordedProcess;
 }
@@ -78,6 +90,8 @@ export class SessionNetworks {
         throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
       this.slirp = found;
     }
+    if (options.held && options.egressNetns !== undefined)
+      throw new Error('an egress namespace needs a worker with root');
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   }
 
@@ -105,6 +119,7 @@ export class SessionNetworks {
   release(key: string): void {
     const record = this.recordOf(key);
     if (record?.slirp) signalRecorded('--signal', record.slirp.pid, record.slirp.start, 'SIGTERM');
+    if (record?.holder) signalRecorded('--signal', record.holder.pid, record.holder.start, 'SIGTERM');
     // The relay's group: its relays of open connections go with it.
     if (record?.relay) signalRecorded('--signal-group', record.relay.pid, record.relay.start, 'SIGTERM');
     spawnSync('umount', [this.netnsFile(key)], { stdio: 'ignore' });
@@ -112,38 +127,59 @@ export class SessionNetworks {
     rmSync(this.recordFile(key), { force: true });
     rmSync(this.logFile(key, 'slirp'), { force: true });
     rmSync(this.logFile(key, 'relay'), { force: true });
+    rmSync(this.logFile(key, 'holder'), { force: true });
   }
 
   private async make(key: string): Promise<SessionNetwork> {
-    const netns = this.netnsFile(key);
     const record = this.recordOf(key);
-    if (record !== undefined && this.complete(record)) return { netns };
+    if (record !== undefined && this.complete(record)) return this.networkOf(key, record);
     // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
     this.release(key);
+    const started: NetworkRecord = {};
+    try {
+      if (this.options.held) {
+        started.holder = await this.startReady(
+          "the session's namespaces",
+          [this.supervisor, '--session-holder'],
+          this.logFile(key, 'holder'),
+        );
+      } else this.makeNetnsFile(key);
+      const network = this.networkOf(key, started);
+      if (this.slirp !== undefined)
+        started.slirp = await this.startSlirp(this.slirp, network, this.logFile(key, 'slirp'));
+      // Its loopback up (slirp4netns and the holder did that too), and the allowed ports relayed.
+      started.relay = await this.startRelay(network, this.logFile(key, 'relay'));
+      return network;
+    } finally {
+      // Written even when a part failed, so the next try ends what did start.
+      writeFileSync(this.recordFile(key), `${JSON.stringify(started)}\n`, { mode: 0o600 });
+    }
+  }
+
+  /** A network namespace in a file (a bind mount of its nsfs entry): outlives every process in it. */
+  private makeNetnsFile(key: string): void {
+    const netns = this.netnsFile(key);
     writeFileSync(netns, '', { mode: 0o600 });
     const made = spawnSync('unshare', [`--net=${netns}`, 'true'], { encoding: 'utf8' });
     if (made.status !== 0) {
       rmSync(netns, { force: true });
       throw new Error(`cannot make a network namespace for a session: ${made.stderr.trim() || made.error}`);
     }
-    const started: NetworkRecord = {};
-    try {
-      if (this.slirp !== undefined)
-        started.slirp = await this.startSlirp(this.slirp, netns, this.logFile(key, 'slirp'));
-      // Its loopback up (slirp4netns did that too), and the allowed ports relayed.
-      started.relay = await this.startRelay(netns, this.logFile(key, 'relay'));
-    } finally {
-      // Written even when a part failed, so the next try ends what did start.
-      writeFileSync(this.recordFile(key), `${JSON.stringify(started)}\n`, { mode: 0o600 });
-    }
-    return { netns };
+  }
+
+  private networkOf(key: string, record: NetworkRecord): SessionNetwork {
+    if (!this.options.held) return { netns: this.netnsFile(key) };
+    const pid = record.holder?.pid;
+    return { netns: `/proc/${pid}/ns/net`, userns: `/proc/${pid}/ns/user`, ...(pid ? { holderPid: pid } : {}) };
   }
 
   /** Whether every process the session's network needs still runs. */
   private complete(record: NetworkRecord): boolean {
     const alive = (p: RecordedProcess | undefined) => p !== undefined && processStart(p.pid) === p.start;
     return (
-      (this.slirp === undefined || alive(record.slirp)) && (this.ports.length === 0 || alive(record.relay))
+      (!this.options.held || alive(record.holder)) &&
+      (this.slirp === undefined || alive(record.slirp)) &&
+      (this.ports.length === 0 || alive(record.relay))
     );
   }
 
@@ -151,8 +187,14 @@ export class SessionNetworks {
    * The supervisor's `--session-net`: brings the namespace's loopback up, and with allowed ports
    * stays, relaying them (resolves once it listens); without, it is done once it exits.
    */
-  private startRelay(netns: string, log: string): Promise<RecordedProcess | undefined> {
-    const argv = [this.supervisor, '--session-net', netns, ...this.ports.map(String)];
+  private startRelay(network: SessionNetwork, log: string): Promise<RecordedProcess | undefined> {
+    const argv = [
+      this.supervisor,
+      '--session-net',
+      ...(network.userns ? ['--userns', network.userns] : []),
+      network.netns,
+      ...this.ports.map(String),
+    ];
     if (this.ports.length === 0) {
       const ran = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' });
       if (ran.status !== 0)
@@ -171,17 +213,19 @@ export class SessionNetworks {
   }
 
   /** Starts slirp4netns for the namespace and resolves once it has configured it. */
-  private startSlirp(slirp: string, netns: string, log: string): Promise<RecordedProcess> {
+  private startSlirp(slirp: string, network: SessionNetwork, log: string): Promise<RecordedProcess> {
+    // A held network by its holder's pid: slirp4netns then joins its user namespace for its own
+    // sandbox too (1.2.0 ignores --userns-path there).
     const argv = [
       slirp,
-      '--netns-type=path',
+      ...(network.holderPid !== undefined ? [] : ['--netns-type=path']),
       '--configure',
       '--mtu=65520',
       '--disable-host-loopback',
       '--enable-sandbox',
       '--enable-seccomp',
       '--ready-fd=3',
-      netns,
+      network.holderPid !== undefined ? String(network.holderPid) : network.netns,
       'tap0',
     ];
     return this.startReady('slirp4netns', this.outside(argv), log) as Promise<RecordedProcess>;
@@ -244,7 +288,7 @@ export class SessionNetworks {
     return path.join(this.options.dir, `${key}.netns`);
   }
 
-  private logFile(key: string, name: 'slirp' | 'relay'): string {
+  private logFile(key: string, name: 'slirp' | 'relay' | 'holder'): string {
     return path.join(this.options.dir, `${key}.${name}.log`);
   }
 

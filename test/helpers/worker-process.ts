@@ -14,6 +14,8 @@ export interface WorkerProcess {
   rssBytes(): number;
   /** Ends it the way a crash would: SIGKILL, no graceful shutdown. */
   crash(): Promise<void>;
+  /** What it printed on stderr so far (its start lines first). */
+  stderr(): string;
 }
 
 /**
@@ -25,11 +27,13 @@ export async function startWorkerProcess(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   extraArgs: string[] = [],
-  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv } = {},
+  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[] } = {},
 ): Promise<WorkerProcess> {
   const worker = [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue, ...extraArgs];
-  const [file, args] =
-    options.fileSizeLimitKiB === undefined
+  // A wrapper (another user, a namespace) execs `node <worker...>` with its arguments appended.
+  const [file, args]: [string, string[]] = options.wrapper
+    ? [options.wrapper[0] as string, [...options.wrapper.slice(1), process.execPath, ...worker]]
+    : options.fileSizeLimitKiB === undefined
       ? ['node', worker]
       : ['bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB}; exec "$0" "$@"`, 'node', ...worker]];
   const child = spawn(file, args, {
@@ -50,6 +54,7 @@ export async function startWorkerProcess(
       const kib = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
       return Number(kib) * 1024;
     },
+    stderr: () => banner,
     async crash() {
       if (exited()) return;
       child.kill('SIGKILL');

@@ -1,0 +1,204 @@
+// Sessions apart on a host where the worker has no root (docs/CONTAINMENT.md, "Without root"), for
+// real: `durable-bash worker` run as the user nobody, with nothing but unprivileged user namespaces.
+// Its sessions' way out needs /dev/net/tun open to it, as Debian's udev makes it (mode 0666); this
+// machine's is 0600, so the worker runs in a mount namespace of the test's own where /dev/net/tun
+// is a 0666 node (the host's device is left as it is). Without that, the worker says what is not
+// isolated, and why.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endSessionNetworks } from '../../src/activities/session-isolation.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { Tool, ToolResult } from '../../src/tools/types.js';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+
+const NOBODY = 65534;
+let env: TestWorkflowEnvironment;
+let root: string;
+let workdir: string;
+let spillDir: string;
+let worker: WorkerProcess;
+const taskQueue = `unprivileged-${process.pid}`;
+
+const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
+
+function sessionTools(sessionId: string) {
+  const tools = Object.fromEntries(
+    createBashTools({ client: env.client, taskQueue }).map((tool) => [tool.name, tool]),
+  ) as Record<string, Tool>;
+  const exec = { agent: { sessionId } };
+  return {
+    run: async (command: string) =>
+      text(await (tools.bash as Tool).execute({ command, description: 'Unprivileged', workdir }, exec)),
+    start: async (command: string) => {
+      const started = text(
+        await (tools.bash as Tool).execute(
+          { command, description: 'Unprivileged', workdir, run_in_background: true },
+          exec,
+        ),
+      );
+      return /bash-[0-9a-f-]{36}/.exec(started)?.[0] ?? '';
+    },
+    read: async (taskId: string) =>
+      text(await (tools.bash_output as Tool).execute({ task_id: taskId }, exec)),
+    kill: async (taskId: string) => text(await (tools.bash_kill as Tool).execute({ task_id: taskId }, exec)),
+  };
+}
+
+/** `setpriv` to nobody, HOME in the test's directory: a worker without root. */
+const asNobody = (home: string) => [
+  'setpriv',
+  `--reuid=${NOBODY}`,
+  `--regid=${NOBODY}`,
+  '--clear-groups',
+  'env',
+  `HOME=${home}`,
+];
+
+/** A directory of nobody's, as a user without root makes one. */
+function nobodysDir(dir: string): string {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chownSync(dir, NOBODY, NOBODY);
+  return dir;
+}
+
+/** A server of the test's own on `address:port` answering `hello from <name>`, as root, outside. */
+async function serve(address: string, port: number, name: string) {
+  const code = `require('net').createServer((s) => s.end('hello from ${name}')).listen(${port}, '${address}', () => console.log('up'))`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  return child;
+}
+
+const connect = (host: string, port: number) =>
+  `python3 -c "
+import errno, socket
+try:
+    s = socket.create_connection(('${host}', ${port}), timeout=3); print(s.recv(100).decode())
+except OSError as e:
+    print(errno.errorcode.get(e.errno, 'timeout'))"`;
+
+const hostAddress = () =>
+  Object.values(os.networkInterfaces())
+    .flat()
+    .find((a) => a?.family === 'IPv4' && !a.internal)?.address ?? '';
+
+const servers: ReturnType<typeof spawn>[] = [];
+const ALLOWED_PORT = 15432;
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-unprivileged-')));
+  // nobody must pass through it to its own directories.
+  spawnSync('chmod', ['0755', root]);
+  spillDir = path.join(root, 'spill');
+  nobodysDir(spillDir);
+  workdir = nobodysDir(path.join(root, 'work'));
+  const home = nobodysDir(path.join(root, 'home'));
+  const tun = path.join(root, 'tun');
+  servers.push(await serve('127.0.0.1', ALLOWED_PORT, 'an allowed service'));
+  servers.push(await serve(hostAddress(), 18081, 'the host network'));
+  worker = await startWorkerProcess(
+    env,
+    taskQueue,
+    ['--spill-dir', spillDir, '--workdir', workdir, '--allow-host-port', String(ALLOWED_PORT)],
+    {
+      wrapper: [
+        'unshare',
+        '--mount',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mknod -m 666 ${tun} c 10 200 && mount --bind ${tun} /dev/net/tun && exec "$@"`,
+        'sh',
+        ...asNobody(home),
+      ],
+    },
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await worker?.crash();
+  endSessionNetworks(spillDir);
+  for (const server of servers) server.kill('SIGKILL');
+  await env?.teardown();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe('sessions apart without root', () => {
+  it('says so at start, and what it leaves open', () => {
+    expect(worker.stderr()).toContain(
+      `isolation: sessions apart without root (own user and PID namespaces, the session's own network reaching the host's loopback only at port ${ALLOWED_PORT}, private /tmp and home; every session runs as the worker's uid ${NOBODY}, so one can change another's workdir by its path)`,
+    );
+  });
+
+  it("keeps one session's commands from the worker, the spill directory, other sessions' processes and the Temporal server", async () => {
+    const victim = sessionTools('victim');
+    const attacker = sessionTools('attacker');
+    const secret = `secret-${process.pid}-${Date.now()}`;
+    const taskId = await victim.start(`echo ${secret}; exec sleep 60`);
+    await expect.poll(() => victim.read(taskId)).toBe(`${secret}\n[status: running]`);
+    const workerPid = worker.child.pid as number;
+    const port = env.address.split(':').pop();
+    const attempts = [
+      `cat /proc/${workerPid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
+      `grep -rqs ${secret} ${spillDir} /tmp && echo found the output || echo no output`,
+      'ps -e -o comm= | grep -qx sleep && echo sees the victim || echo no victim',
+      `ps -e -o pid= | grep -qw ${workerPid} && echo sees the worker || echo no worker process`,
+      `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached temporal || echo no temporal`,
+      'echo uid $(id -u)',
+    ];
+    expect((await attacker.run(attempts.join('; '))).trim().split('\n')).toEqual([
+      'no worker',
+      'no output',
+      'no victim',
+      'no worker process',
+      'no temporal',
+      `uid ${NOBODY}`,
+    ]);
+    expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
+  });
+
+  it('keeps a session together: its workdir, its /tmp, a server on its localhost; and reaches out', async () => {
+    const alice = sessionTools('alice');
+    const bob = sessionTools('bob');
+    expect(await alice.run('echo made > made.txt && cat made.txt')).toBe('made\n');
+    expect(await alice.run('echo kept > /tmp/note && echo ok')).toBe('ok\n');
+    expect(await alice.run('cat /tmp/note')).toBe('kept\n');
+    expect(await bob.run('cat /tmp/note 2>&1 || true')).toBe('cat: /tmp/note: No such file or directory\n');
+    const server = await alice.start(
+      `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8767), h.SimpleHTTPRequestHandler).serve_forever()"`,
+    );
+    const fetch =
+      "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:8767/made.txt').read().decode(), end='')\" 2>&1 | tail -1";
+    await expect.poll(() => alice.run(fetch)).toBe('made\n');
+    expect(await bob.run(fetch)).toMatch(/Connection refused/);
+    expect(await alice.kill(server)).toBe(`killed background task ${server}`);
+    // Out through slirp4netns (the host's own address, as any other host's), and the allowed port.
+    expect(await bob.run(connect(hostAddress(), 18081))).toBe('hello from the host network\n');
+    expect(await bob.run(connect('127.0.0.1', ALLOWED_PORT))).toBe('hello from an allowed service\n');
+  });
+});
+
+describe('a worker without root, where sessions cannot be kept apart', () => {
+  it('starts anyway and says what is not isolated, and why', async () => {
+    const spill = nobodysDir(path.join(root, 'spill-no-tun'));
+    const plain = await startWorkerProcess(env, `${taskQueue}-plain`, ['--spill-dir', spill], {
+      wrapper: asNobody(nobodysDir(path.join(root, 'home-2'))),
+    });
+    try {
+      expect(plain.stderr()).toContain(
+        "isolation: none (a session's way out needs /dev/net/tun, closed to this user (EACCES); --no-session-egress does without): every command runs as the worker's user, sees its processes and reaches the host's loopback (the Temporal server)",
+      );
+    } finally {
+      await plain.crash();
+    }
+  });
+});

@@ -170,7 +170,11 @@ export class SessionNetworks {
   private networkOf(key: string, record: NetworkRecord): SessionNetwork {
     if (!this.options.held) return { netns: this.netnsFile(key) };
     const pid = record.holder?.pid;
-    return { netns: `/proc/${pid}/ns/net`, userns: `/proc/${pid}/ns/user`, ...(pid ? { holderPid: pid } : {}) };
+    return {
+      netns: `/proc/${pid}/ns/net`,
+      userns: `/proc/${pid}/ns/user`,
+      ...(pid ? { holderPid: pid } : {}),
+    };
   }
 
   /** Whether every process the session's network needs still runs. */

@@ -103,6 +103,18 @@ function vitest(file, env, out) {
   return { passed, json };
 }
 
+/** bench/isolation-cost.mjs's figures, or why there are none (it needs root). */
+function isolationCost() {
+  if (process.getuid?.() !== 0) return { skipped: 'needs root (bubblewrap with a uid per session)' };
+  const ran = spawnSync(process.execPath, [path.join(root, 'bench/isolation-cost.mjs')], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (ran.status !== 0) return { skipped: `bench/isolation-cost.mjs failed (exit ${ran.status})` };
+  return JSON.parse(ran.stdout);
+}
+
 function write(file, text) {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, text);
@@ -171,6 +183,8 @@ if (options.soak) {
       ? 'bench/many-reads.bench.ts: 2,500 reads of one task stay exact, its reader continuing as new: passed'
       : 'bench/many-reads.bench.ts: FAILED';
     failed ||= !passed;
+    log('what keeping sessions apart costs a task (bench/isolation-cost.mjs)');
+    results.isolationCost = isolationCost();
   }
 }
 results.durationMs = Date.now() - started;

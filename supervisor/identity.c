@@ -1,5 +1,5 @@
-/* The session's own identity for a command inside the launcher (docs/SESSION-ISOLATION.md): its
- * workdir shown as the session's by an idmapped mount, then the command's uid and gid switched to
+/* The session's own identity for a command inside the launcher (docs/CONTAINMENT.md, "Sessions
+ * apart"): its workdir shown as the session's by an idmapped mount, then the command's uid and gid switched to
  * the session's, with a seccomp filter that refuses setuid and setgid modes (a file the session
  * makes in an idmapped workdir belongs on disk to the workdir's owner: setuid, it would run as
  * that owner outside). Runs as root inside the launcher's mount namespace. */

@@ -53,9 +53,14 @@ int inner_main(int argc, char **argv) {
   for (size_t i = 0; i < N_KILL_SIGS; i++) signal(kill_sigs[i], SIG_IGN);
   sigprocmask(SIG_UNBLOCK, &kills, NULL);
   (void)!write(REPORT_FD, "R\n", 2); /* signals sent inside now reach the command */
+  /* PID 1 of the launcher's namespace (bubblewrap's --as-pid-1): orphans of the command come to
+   * us, so every child is reaped, and the command's own end is the one reported. */
   int status;
-  while (waitpid(child, &status, 0) < 0)
-    if (errno != EINTR) return 125;
+  for (;;) {
+    pid_t ended = waitpid(-1, &status, 0);
+    if (ended == child) break;
+    if (ended < 0 && errno != EINTR) return 125;
+  }
   dprintf(REPORT_FD, "%d\n", status);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -113,7 +113,30 @@ export function markdown(results, soak) {
     '',
     ...results.runs.map((run) => `${runTable(run)}\n`),
     ...(results.manyReads ? [`## Many reads\n\n${results.manyReads}\n`] : []),
+    ...(results.isolationCost ? [isolationCostTable(results.isolationCost)] : []),
     ...(soak ? [soakTable(soak)] : []),
+  ].join('\n');
+}
+
+/** What keeping sessions apart costs a task, from bench/isolation-cost.mjs. */
+function isolationCostTable(cost) {
+  if (cost.skipped) return `## What sessions apart cost\n\nNot measured: ${cost.skipped}.\n`;
+  const { start, memory } = cost;
+  const over = (mode) => `${(start[mode].p50 - start.none.p50).toFixed(1)} ms`;
+  return [
+    '## What sessions apart cost',
+    '',
+    `bench/isolation-cost.mjs: the launch chains alone, no worker or server (${cost.samples} runs of \`bash -c true\` each; ${cost.tasks} tasks standing for memory).`,
+    '',
+    '| measure | none | session (root) | sandbox |',
+    '| --- | --- | --- | --- |',
+    `| \`bash -c true\` through the chain, p50 / p95 | ${start.none.p50} / ${start.none.p95} ms | ${start.session.p50} / ${start.session.p95} ms (+${over('session')}) | ${start.sandbox.p50} / ${start.sandbox.p95} ms (+${over('sandbox')}) |`,
+    `| the worker building a session's launch (\`launch()\`), p50 / p95 | | ${start.launchBuild.p50} / ${start.launchBuild.p95} ms | |`,
+    `| processes between supervisor and command, per task | 0 | ${memory.session.processesPerTask} | ${memory.sandbox.processesPerTask} |`,
+    `| their PSS, per task | 0 | ${memory.session.perTaskKiB} KiB | ${memory.sandbox.perTaskKiB} KiB |`,
+    `| a session's network (slirp4netns), per session | | ${Math.round(memory.networkPerSessionKiB)} KiB | |`,
+    `| a session's relay of allowed ports, per session with ports | | ${Math.round(memory.relayPerSessionKiB)} KiB | |`,
+    '',
   ].join('\n');
 }
 

@@ -137,11 +137,13 @@ export interface ExecutorOptions {
    */
   sandbox?: 'none' | 'bwrap';
   /**
-   * `session`: keep sessions apart (docs/SESSION-ISOLATION.md): each command runs as its session's
-   * own uid, in its own PID namespace and its session's network (no host loopback), with private
-   * /tmp and home, the spill directory and `sandboxHidden` paths hidden. Needs root, bwrap and
-   * slirp4netns; a worker that cannot refuses to start. `auto`: `session` where the host offers the
-   * means, else none, said plainly at start. Not with the sandbox (the stricter mode).
+   * `session`: keep sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs in its
+   * own PID namespace and its session's network (no host loopback), with private /tmp and home, the
+   * spill directory and `sandboxHidden` paths hidden; as its session's own uid when the worker has
+   * root, as the worker's uid in a user namespace when not. Needs bwrap and slirp4netns (and, without
+   * root, unprivileged user namespaces and /dev/net/tun); a worker that cannot refuses to start.
+   * `auto`: `session` where the host offers the means, else none, said plainly at start. Not with
+   * the sandbox (the stricter mode).
    * @default 'auto'
    */
   isolation?: 'auto' | 'none' | 'session';

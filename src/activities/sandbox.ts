@@ -98,6 +98,8 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
     '--die-with-parent',
     '--new-session',
     '--unshare-all',
+    // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
+    '--as-pid-1',
     ...(options.network ? ['--share-net'] : []),
     '--cap-drop',
     'ALL',

@@ -1,5 +1,5 @@
 /**
- * Each session's uid on this host (docs/SESSION-ISOLATION.md), from a configured range, as systemd's
+ * Each session's uid on this host (docs/CONTAINMENT.md, "Sessions apart"), from a configured range, as systemd's
  * DynamicUser gives a service one: a session's commands run as its uid, so the kernel's own file
  * permissions, signal and ptrace checks keep sessions apart.
  *

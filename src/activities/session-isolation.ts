@@ -1,10 +1,11 @@
 /**
- * Sessions apart (docs/SESSION-ISOLATION.md): each command runs under bubblewrap as its session's
- * own uid, in its own PID namespace, in its session's network (no host loopback), with the session's
- * own /tmp, /var/tmp and home, the spill directory and the worker's credential files hidden, and its
- * workdir shown as the session's by an idmapped mount (the inner supervisor's `--as` and `--idmap`).
- * Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions, with the
- * session's uid, decide what a command may read and write there.
+ * Sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs under bubblewrap in its
+ * own PID namespace, in its session's network (no host loopback), with the session's own /tmp,
+ * /var/tmp and home, the spill directory and the worker's credential files hidden. A worker with
+ * root runs it as its session's own uid, its workdir shown as the session's by an idmapped mount
+ * (the inner supervisor's `--as` and `--idmap`); one without runs it as its own uid, in a user
+ * namespace. Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions decide
+ * what a command may read and write there.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -132,6 +133,8 @@ const SESSION_BWRAP = [
   '--die-with-parent',
   '--new-session',
   '--unshare-pid',
+  // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
+  '--as-pid-1',
   '--unshare-ipc',
   '--unshare-uts',
   '--unshare-cgroup-try',
@@ -156,6 +159,7 @@ const UNPRIVILEGED_BWRAP = [
   '--new-session',
   '--unshare-user',
   '--unshare-pid',
+  '--as-pid-1',
   '--unshare-ipc',
   '--unshare-uts',
   '--unshare-cgroup-try',

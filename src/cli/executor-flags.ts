@@ -73,7 +73,7 @@ export function withExecutorOptions(command: Command): Command {
     .addOption(
       new Option(
         '--isolation <mode>',
-        "session: each session's commands as its own uid, PID namespace and network (docs/SESSION-ISOLATION.md); auto: session where the host offers it",
+        "session: each session's commands in their own PID namespace and network, as their own uid with root (docs/CONTAINMENT.md); auto: session where the host offers it",
       )
         .choices(['auto', 'none', 'session'])
         .default('auto'),

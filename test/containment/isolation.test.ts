@@ -112,6 +112,16 @@ describe('sessions apart', () => {
     expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
   });
 
+  it("reaps the command's orphans: its inner supervisor is the namespace's PID 1", async () => {
+    const agent = sessionTools('orphans');
+    // Each subshell's child outlives it, so its end goes to PID 1: no zombie is left.
+    expect(
+      await agent.run(
+        'for i in 1 2 3; do (sleep 0.1 &); done; sleep 1; echo "pid 1: $(cat /proc/1/comm)"; ps -e -o stat= | grep -c ^Z || true',
+      ),
+    ).toBe('pid 1: durable-bash-su\n0\n');
+  });
+
   it('runs each session as its own uid, and its tasks together: its workdir, its /tmp, a server on its localhost', async () => {
     const alice = sessionTools('alice');
     const bob = sessionTools('bob');

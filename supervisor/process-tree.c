@@ -33,30 +33,62 @@ static void send_member(pid_t pid, int sig, const char *dir) {
   close(fd);
 }
 
-/* Sends sig (if not 0) to each process in the cgroup; returns how many there were. */
+/* A cgroup member, by pid and start time (clock ticks since boot). */
+struct member {
+  pid_t pid;
+  unsigned long long start;
+};
+
+static int by_start(const void *a, const void *b) {
+  const struct member *x = a, *y = b;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Sends sig (if not 0) to each process in the cgroup, the oldest first; returns how many there
+ * were. The list comes sorted by pid, which after pids wrap puts a child before its parent: a shell
+ * whose `sleep` got TERM first would live to print `Terminated`. A parent is older than its child. */
 static int each_in_cgroup(const char *dir, int sig) {
   if (cgroup_file(path, sizeof path, dir, "cgroup.procs") < 0) return 0;
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   char buf[256];
-  int count = 0;
+  int count = 0, size = 0;
+  struct member *members = NULL;
   long pid = 0;
   ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) {
-    for (ssize_t i = 0; i < n; i++) {
-      if (buf[i] >= '0' && buf[i] <= '9') pid = pid * 10 + (buf[i] - '0');
-      else if (pid > 0) {
-        count++;
-        if (sig) send_member((pid_t)pid, sig, dir);
-        pid = 0;
+  for (int more = 1; more;) {
+    n = read(fd, buf, sizeof buf);
+    more = n > 0;
+    for (ssize_t i = 0; i <= (more ? n - 1 : 0); i++) {
+      char c = more ? buf[i] : '\n'; /* the end closes a last number */
+      if (c >= '0' && c <= '9') {
+        pid = pid * 10 + (c - '0');
+        continue;
       }
+      if (pid <= 0) continue;
+      if (sig && count == size) {
+        struct member *grown = realloc(members, (size_t)(size = size ? 2 * size : 64) * sizeof *members);
+        if (!grown) break; /* those read are signalled; the next pass reads again */
+        members = grown;
+      }
+      if (sig) members[count] = (struct member){.pid = (pid_t)pid, .start = 0};
+      count++;
+      pid = 0;
     }
   }
   close(fd);
-  if (pid > 0) {
-    count++;
-    if (sig) send_member((pid_t)pid, sig, dir);
+  if (sig && members) {
+    int listed = count < size ? count : size;
+    char pid_text[24];
+    for (int i = 0; i < listed; i++) {
+      snprintf(pid_text, sizeof pid_text, "%d", (int)members[i].pid);
+      if (start_time(pid_text, &members[i].start) < 0) members[i].start = ~0ULL; /* gone: last */
+    }
+    qsort(members, (size_t)listed, sizeof *members, by_start);
+    for (int i = 0; i < listed; i++) send_member(members[i].pid, sig, dir);
   }
+  free(members);
   return count;
 }
 

@@ -61,6 +61,30 @@ const asNobody = (home: string) => [
   `HOME=${home}`,
 ];
 
+/**
+ * A wrapper that runs `then` in a mount namespace of the test's own, after `setup` and after the
+ * checkout is bound at <root>/pkg: the checkout may lie where nobody cannot pass (a clean clone
+ * in a 0700 mktemp directory), the package nobody runs must not.
+ */
+function inOwnMounts(setup: string, then: string[]): string[] {
+  const pkg = path.join(root, 'pkg');
+  mkdirSync(pkg, { recursive: true });
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    'sh',
+    '-c',
+    `${setup} && mount --bind ${process.cwd()} ${pkg} && exec "$@"`,
+    'sh',
+    ...then,
+  ];
+}
+
+/** The CLI as nobody reaches it, inside inOwnMounts. */
+const packageBin = () => path.join(root, 'pkg', 'dist', 'cli', 'main.js');
+
 /** A directory of nobody's, as a user without root makes one. */
 function nobodysDir(dir: string): string {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -109,17 +133,11 @@ beforeAll(async () => {
     taskQueue,
     ['--spill-dir', spillDir, '--workdir', workdir, '--allow-host-port', String(ALLOWED_PORT)],
     {
-      wrapper: [
-        'unshare',
-        '--mount',
-        '--propagation',
-        'private',
-        'sh',
-        '-c',
-        `mknod -m 666 ${tun} c 10 200 && mount --bind ${tun} /dev/net/tun && exec "$@"`,
-        'sh',
-        ...asNobody(home),
-      ],
+      wrapper: inOwnMounts(
+        `mknod -m 666 ${tun} c 10 200 && mount --bind ${tun} /dev/net/tun`,
+        asNobody(home),
+      ),
+      bin: packageBin(),
     },
   );
 }, 120_000);
@@ -191,7 +209,8 @@ describe('a worker without root, where sessions cannot be kept apart', () => {
   it('starts anyway and says what is not isolated, and why', async () => {
     const spill = nobodysDir(path.join(root, 'spill-no-tun'));
     const plain = await startWorkerProcess(env, `${taskQueue}-plain`, ['--spill-dir', spill], {
-      wrapper: asNobody(nobodysDir(path.join(root, 'home-2'))),
+      wrapper: inOwnMounts('true', asNobody(nobodysDir(path.join(root, 'home-2')))),
+      bin: packageBin(),
     });
     try {
       expect(plain.stderr()).toContain(

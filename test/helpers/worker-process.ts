@@ -27,9 +27,17 @@ export async function startWorkerProcess(
   env: TestWorkflowEnvironment,
   taskQueue: string,
   extraArgs: string[] = [],
-  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[] } = {},
+  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[]; bin?: string } = {},
 ): Promise<WorkerProcess> {
-  const worker = [BIN, 'worker', '--address', env.address, '--task-queue', taskQueue, ...extraArgs];
+  const worker = [
+    options.bin ?? BIN,
+    'worker',
+    '--address',
+    env.address,
+    '--task-queue',
+    taskQueue,
+    ...extraArgs,
+  ];
   // A wrapper (another user, a namespace) execs `node <worker...>` with its arguments appended.
   const [file, args]: [string, string[]] = options.wrapper
     ? [options.wrapper[0] as string, [...options.wrapper.slice(1), process.execPath, ...worker]]

@@ -7,7 +7,7 @@
 
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { chownSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -61,14 +61,8 @@ const asNobody = (home: string) => [
   `HOME=${home}`,
 ];
 
-/**
- * A wrapper that runs `then` in a mount namespace of the test's own, after `setup` and after the
- * checkout is bound at <root>/pkg: the checkout may lie where nobody cannot pass (a clean clone
- * in a 0700 mktemp directory), the package nobody runs must not.
- */
+/** A wrapper that runs `then` in a mount namespace of the test's own, after `setup`. */
 function inOwnMounts(setup: string, then: string[]): string[] {
-  const pkg = path.join(root, 'pkg');
-  mkdirSync(pkg, { recursive: true });
   return [
     'unshare',
     '--mount',
@@ -76,14 +70,28 @@ function inOwnMounts(setup: string, then: string[]): string[] {
     'private',
     'sh',
     '-c',
-    `${setup} && mount --bind ${process.cwd()} ${pkg} && exec "$@"`,
+    `${setup} && exec "$@"`,
     'sh',
     ...then,
   ];
 }
 
-/** The CLI as nobody reaches it, inside inOwnMounts. */
-const packageBin = () => path.join(root, 'pkg', 'dist', 'cli', 'main.js');
+/**
+ * The package as nobody reaches it: the checkout may lie where nobody cannot pass (a clean clone
+ * is a 0700 mktemp directory), so its built files and dependencies are linked (hard links, else
+ * copies) into <root>/pkg.
+ */
+function packageBin(): string {
+  const pkg = path.join(root, 'pkg');
+  if (!existsSync(pkg)) {
+    mkdirSync(pkg, { mode: 0o755 });
+    for (const part of ['dist', 'node_modules', 'package.json']) {
+      const linked = spawnSync('cp', ['-al', path.join(process.cwd(), part), pkg]);
+      if (linked.status !== 0) spawnSync('cp', ['-a', path.join(process.cwd(), part), pkg]);
+    }
+  }
+  return path.join(pkg, 'dist', 'cli', 'main.js');
+}
 
 /** A directory of nobody's, as a user without root makes one. */
 function nobodysDir(dir: string): string {

@@ -250,10 +250,25 @@ export function createSessionIsolation(
         return { uid, dirs, ...(await networks.ensure(session)) };
       });
       const workdir = ownWorkdir(spec.workdir, guarded);
-      // The workdir bound over the session's own /tmp or home when it lies there.
-      const workdirBind = workdir.mapped
-        ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
-        : [];
+      // What a session's bubblewrap gets, with root or without: its directories, its workdir bound
+      // (over its own /tmp or home when it lies there), then, after the workdir so a hidden path
+      // inside it stays hidden, the hidden paths, the supervisor and the session's resolv.conf.
+      const sessionView = [
+        ...sessionBinds(dirs, home),
+        ...(workdir.mapped
+          ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
+          : []),
+        ...hidden.flatMap(hide),
+        '--ro-bind',
+        privateSupervisor,
+        privateSupervisor,
+        '--ro-bind',
+        dirs.resolvConf,
+        '/etc/resolv.conf',
+        ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
+        '--chdir',
+        workdir.path,
+      ];
       if (!root) {
         const launcher = [
           'nsenter',
@@ -267,41 +282,11 @@ export function createSessionIsolation(
           String(ownUid),
           '--gid',
           String(ownGid),
-          ...sessionBinds(dirs, home),
-          ...workdirBind,
-          ...hidden.flatMap(hide),
-          '--ro-bind',
-          privateSupervisor,
-          privateSupervisor,
-          '--ro-bind',
-          dirs.resolvConf,
-          '/etc/resolv.conf',
-          ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
-          '--chdir',
-          workdir.path,
+          ...sessionView,
         ];
         return { launcher, inner: [] };
       }
-      const launcher = [
-        'nsenter',
-        `--net=${netns}`,
-        '--',
-        bwrap,
-        ...SESSION_BWRAP,
-        ...sessionBinds(dirs, home),
-        ...workdirBind,
-        // After the workdir, so a hidden path inside it stays hidden.
-        ...hidden.flatMap(hide),
-        '--ro-bind',
-        privateSupervisor,
-        privateSupervisor,
-        '--ro-bind',
-        dirs.resolvConf,
-        '/etc/resolv.conf',
-        ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
-        '--chdir',
-        workdir.path,
-      ];
+      const launcher = ['nsenter', `--net=${netns}`, '--', bwrap, ...SESSION_BWRAP, ...sessionView];
       return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
     },
     async sweep() {

@@ -239,6 +239,13 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
 /** Time a host read's caller waits past the host's pick-up and the read's own wait, for the answer to come back. */
 const HOST_READ_ANSWER_MS = 2_000;
 
+/**
+ * Time a host read's caller allows the reader's own workflow task to start. Without it the reader
+ * had half a second: a worker that had just started (its first workflow task builds the workflow
+ * sandbox and replays the reader) took longer under load, and the reader answered too late to read.
+ */
+const READER_TASK_START_MS = 1_500;
+
 /** Time between the caller's giving up and the claim's `answerByMs`: an answer the reader sends must arrive. */
 const HOST_READ_MARGIN_MS = 1_000;
 
@@ -271,7 +278,8 @@ export async function readOnHost(
   request: HostReadOptions,
   options: ReaderOptions,
 ): Promise<HostReadResult | undefined> {
-  const deadline = Date.now() + HOST_READ_START_MS + request.waitMs + HOST_READ_ANSWER_MS;
+  const deadline =
+    Date.now() + READER_TASK_START_MS + HOST_READ_START_MS + request.waitMs + HOST_READ_ANSWER_MS;
   const sent = await sendToReader(client, taskId, options, {
     deadline,
     margin: HOST_READ_START_MS,

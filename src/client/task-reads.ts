@@ -106,14 +106,15 @@ export class TaskReads {
         },
         readerOptions,
       );
-      if (result === undefined || result.kind === 'host-unavailable') {
+      // A reader that answered too late to read moved nothing: as with no worker on the host, the
+      // caller gets what the server holds, never a "(no new output)" that may not be true.
+      if (result === undefined || result.kind === 'host-unavailable' || result.kind === 'late') {
         if (shown !== undefined) return runningRead(shown);
         // No worker on the host answered: what the server last knew, the position unmoved.
         const position = result?.position ?? (await readPosition(this.client, taskId));
         const snapshot = await this.snapshotOf(await this.describeAgain(description));
         return unclaimedRead(snapshot, position, options.wholeLines === true);
       }
-      if (result.kind === 'late') return runningRead(shown ?? emptyRead(result.position));
       const { read } = result;
       const grew = read.upTo.stdout > result.before.stdout || read.upTo.stderr > result.before.stderr;
       shown = shown === undefined ? read : joinReads(shown, read);
@@ -245,12 +246,6 @@ function runningRead(read: HostRead): OutputRead {
     host: read.host,
     unclaimed: false,
   };
-}
-
-/** A read that got nothing. */
-function emptyRead(position: ReadPosition): HostRead {
-  const nothing: StreamRead = { text: '', droppedBytes: 0 };
-  return { upTo: position, stdout: nothing, stderr: nothing, host: '', ended: false };
 }
 
 /** Two reads of one call, one after the other, as one. */

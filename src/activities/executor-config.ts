@@ -177,8 +177,7 @@ export interface ExecutorOptions {
   /**
    * Supervisors kept ready for the next commands, their cgroups made and their process in them
    * (docs/SUPERVISOR.md "The nursery"); 0 still starts supervisors through the nursery, one at a
-   * time as commands come. Not for a command in a launcher (the sandbox, sessions apart) or without
-   * an output cap: then the worker spawns each supervisor itself.
+   * time as commands come. Not without an output cap: then the worker spawns each supervisor itself.
    * @default 2
    */
   warmSupervisors?: number;

@@ -19,7 +19,7 @@ export function createResolveCommand(config: ExecutorConfig) {
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       // This worker serves the command queue itself: its host runs the command, with no extra hop.
       ...(config.commandTaskQueue === config.taskQueue
-        ? { hostQueue: config.hostQueue, hostId: config.hostId }
+        ? { hostQueue: config.hostQueue, hostId: config.hostId, eagerFirstAttempt: true }
         : {}),
     };
     if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;

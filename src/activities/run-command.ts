@@ -195,9 +195,7 @@ export function createRunCommand(
         ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: config.isolation.supervisor }
         : {}),
     };
-    // Not yet for a launcher: through the nursery, under load, a write to a keep_stdin_open task
-    // right after its start found its stdin closed (test/tools/bash-input.test.ts); not found yet.
-    if (nursery && !launched.launcher) {
+    if (nursery) {
       // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
       const report = await nursery.launch({
         files,

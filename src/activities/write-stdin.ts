@@ -66,12 +66,15 @@ async function closeStdin(files: TaskFiles): Promise<boolean> {
 /**
  * Opens the task's stdin FIFO for a non-blocking write, or says why there is none: the command
  * ended, its stdin was closed, or it has not started yet (waited for until `deadline`). The
- * supervisor makes the FIFO before it names the command in its record.
+ * supervisor makes the FIFO before it names the command in its record: a failed open says closed
+ * only when the record named the command before it.
  */
 async function openFifo(
   files: TaskFiles,
   deadline: number,
 ): Promise<FileHandle | 'ended' | 'closed' | 'not-started'> {
+  // The record named the command before the last failed open: the FIFO was ready by then.
+  let namedBeforeOpen = false;
   for (;;) {
     const handle = await fs
       .open(files.stdin, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
@@ -93,7 +96,13 @@ async function openFifo(
     if (exited) return 'ended';
     const record = await readRecord(files.state);
     if (record?.tombstone) return 'ended';
-    if (record !== undefined && record.pid > 0) return 'closed';
+    if (record !== undefined && record.pid > 0) {
+      if (namedBeforeOpen) return 'closed';
+      // Named only after the open failed: the supervisor may have made the FIFO in between (it
+      // names the command after). Once more, so a write right after a start never finds it closed.
+      namedBeforeOpen = true;
+      continue;
+    }
     if (Date.now() >= deadline) return 'not-started';
     await sleep(STDIN_RETRY_MS);
   }

@@ -28,7 +28,11 @@ export const MOVE_TO_BACKGROUND_PATCH = 'move-to-background';
 
 /**
  * The command's first attempt goes on the workflow's own queue, eagerly dispatched. Fixtures:
- * eager-first-attempt-* (with it), host-queue-* (before it).
+ * eager-first-attempt-* (with it), host-queue-* (before it). Runs recorded since the spec says so
+ * (`eagerFirstAttempt`, fixtures eager-first-attempt-by-spec*) no longer call it: the call came
+ * right after `resolveCommand`, and when that local activity's result reached the workflow in the
+ * next workflow task (seen under load), SDK 1.24 replays the result one task early, before it
+ * has learnt of the marker, so the run no longer replays (fixture eager-patch-after-local-activity-wft).
  */
 export const EAGER_PATCH = 'command-first-attempt-eager';
 

@@ -110,6 +110,11 @@ export interface CommandSpec {
   hostQueue?: string;
   /** The chosen host's identity, set with `hostQueue`. */
   hostId?: string;
+  /**
+   * The first attempt goes on the workflow's own queue, eagerly dispatched: `resolveCommand` sets
+   * it when its worker is the host. Runs recorded before it said so by patch `EAGER_PATCH`.
+   */
+  eagerFirstAttempt?: boolean;
   /** How long the task waits for a worker on its host before it ends lost. */
   lostAfterMs: number;
   /** Without a heartbeat for this long a command's worker counts as gone. @default HEARTBEAT_TIMEOUT_MS */

@@ -219,7 +219,9 @@ async function runOnHost(
       // starting anything, and a lost worker leaves it to the host queue's attempts, which
       // re-attach.
       // (`resolveCommand` names a host queue only when its worker serves the command queue itself.)
-      if (spec.hostQueue !== undefined && patched(EAGER_PATCH)) {
+      // Said by the spec, not a patch: a patch called right after the local activity fails to
+      // replay when the activity's result came in the next workflow task (src/shared/patches.ts).
+      if (spec.hostQueue !== undefined && (spec.eagerFirstAttempt === true || patched(EAGER_PATCH))) {
         try {
           return await eagerCommand(spec)(spec);
         } catch (err) {

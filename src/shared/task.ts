@@ -46,6 +46,11 @@ export const AttemptFailureType = {
   /** A restarted worker failed the attempt its crashed predecessor left (it found the supervisor). */
   workerRestarted: 'WorkerRestarted',
   /**
+   * A restarted worker failed the attempt its crashed predecessor left before any supervisor
+   * claimed the task: nothing started, so the retry starts the command.
+   */
+  workerRestartedBeforeStart: 'WorkerRestartedBeforeStart',
+  /**
    * A foreground attempt let go of its running command because the run moved to the background; an
    * attempt without the foreground deadline re-attaches. Not retried.
    */

@@ -25,6 +25,9 @@ import { AttemptFailureType } from '../shared/task.js';
 /** A task's state file as the command activity names it: `<task id>.state`. */
 const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
 
+/** A task's attempt file: `<task id>.attempt`. */
+const ATTEMPT_FILE = /^(bash-[0-9a-f-]+)\.attempt$/;
+
 const { PendingActivityState } = proto.temporal.api.enums.v1;
 
 /** How long the command activity waits for the server to say whether a run moved to the background. */
@@ -61,8 +64,9 @@ export function taskRunsOf(client: Client): TaskRuns {
  * Looks through this host's supervisors for commands no attempt is attached to. A command whose
  * task's workflow closed while no worker was here (terminated, reset away, ended lost) is ended, so
  * nothing runs unowned. At a worker's start, the attempt a crashed worker left running is failed at
- * once, so its retry re-attaches now instead of after the heartbeat timeout; an attempt the server
- * says started but that never reached this worker is failed the same way. Resolves false when some
+ * once, so its retry re-attaches now instead of after the heartbeat timeout; so is one it left
+ * before its command started, whose retry starts it; an attempt the server says started but that
+ * never reached this worker is failed the same way. Resolves false when some
  * task could not be checked (the server did not answer).
  */
 export async function scanSupervisors(options: {
@@ -105,6 +109,22 @@ export async function scanSupervisors(options: {
     }
   };
   await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, checkNext));
+  if (options.failStaleAttempts) {
+    // Attempts a crashed worker left before any supervisor claimed their task (no state file).
+    const claimed = new Set(taskIds);
+    const unclaimed = names
+      .flatMap((name) => ATTEMPT_FILE.exec(name)?.[1] ?? [])
+      .filter((id) => !claimed.has(id));
+    let nextUnclaimed = 0;
+    const failNext = async (): Promise<void> => {
+      while (nextUnclaimed < unclaimed.length) {
+        await failUnclaimedAttempt(unclaimed[nextUnclaimed++] as string, options).catch(() => {
+          answered = false;
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, failNext));
+  }
   // Forget the tasks whose files are gone (swept).
   const present = new Set(taskIds);
   for (const taskId of options.awaitingRetry.keys())
@@ -192,6 +212,35 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
 }
 
 /**
+ * Fails, at a worker's start, the attempt a crashed worker process left on a task no supervisor
+ * had claimed yet (it died between remembering the attempt and starting the command), so its retry
+ * starts the command now instead of after the heartbeat timeout. A supervisor that claims the task
+ * after all (one the nursery had been given) is found by the retry, which attaches to it.
+ */
+async function failUnclaimedAttempt(
+  taskId: string,
+  options: Parameters<typeof scanSupervisors>[0],
+): Promise<void> {
+  if (options.attached.has(taskId)) return;
+  const files = taskFiles(options.spillDir, taskId);
+  // Older than the heartbeat timeout: timed out already (and most are long finished).
+  const remembered = await fs.stat(files.attempt).catch(() => undefined);
+  if (remembered === undefined || Date.now() - remembered.mtimeMs > options.heartbeatTimeoutMs) return;
+  const attempt = await readAttempt(files.attempt).catch(() => undefined);
+  if (attempt?.namespace !== options.namespace || attempt.hostQueue !== options.hostQueue) return;
+  // Only a process that is gone: this one's attempt is starting the command now, and a live
+  // process's (a worker shutting down in a redeploy) is its own.
+  if (attempt.worker === undefined || isThisProcess(attempt.worker) || isRunning(attempt.worker)) return;
+  if ((await readRecord(files.state)) !== undefined) return; // Claimed meanwhile: the next scan's.
+  await failAttempt(
+    options.client,
+    Buffer.from(attempt.taskToken, 'base64'),
+    'the worker running this attempt restarted before it started the command',
+    AttemptFailureType.workerRestartedBeforeStart,
+  );
+}
+
+/**
  * A task's workflow as the server describes it now; `gone` when the server has no such workflow
  * (retention, a deleted namespace: as closed as a run can be), undefined when it does not answer.
  */
@@ -221,16 +270,17 @@ function timestampMs(time: proto.google.protobuf.ITimestamp | null | undefined):
 
 /**
  * Fails one attempt of a task's command activity, by its task token or by its ids, with a retryable
- * `WorkerRestarted`, so its retry re-attaches now. False when the server has no such attempt: it
+ * `WorkerRestarted` (or `type`), so its retry re-attaches now. False when the server has no such attempt: it
  * ended (timed out, failed by another worker), or its run closed.
  */
 async function failAttempt(
   client: Client,
   attempt: Uint8Array | { workflowId: string; runId: string; activityId: string },
   message: string,
+  type: string = AttemptFailureType.workerRestarted,
 ): Promise<boolean> {
   try {
-    const failure = ApplicationFailure.retryable(message, AttemptFailureType.workerRestarted);
+    const failure = ApplicationFailure.retryable(message, type);
     // Two overloads of one call: by task token, or by the ids.
     await (attempt instanceof Uint8Array
       ? client.activity.fail(attempt, failure)

@@ -174,6 +174,48 @@ describe('a task whose worker crashed', () => {
     expect(runs(ran)).toBe(1);
   });
 
+  it('starts the command once, and soon, when its worker died after taking the attempt and before starting it', async () => {
+    // Without the restarted worker's help only the heartbeat timeout (a minute here) ends an
+    // attempt that left no supervisor behind.
+    const heartbeatTimeoutMs = 60_000;
+    const h = host(['--heartbeat-timeout-ms', String(heartbeatTimeoutMs)]);
+    const worker = await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}; echo done`,
+      description: 'Its worker dies before it starts it',
+      background: true,
+    });
+    const files = taskFiles(h.spillDir, taskId);
+    // The moment the attempt is remembered, before the command's start (which takes the new
+    // session's identity and network first): a busy wait, then SIGKILL at once.
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(files.attempt) && Date.now() < deadline);
+    worker.child.kill('SIGKILL');
+    const claimedAtCrash = existsSync(files.state);
+    const crashedAt = Date.now();
+    await worker.crash();
+    await h.start();
+    expect(await readToEnd(h.tasks, taskId)).toEqual({
+      stdout: 'done\n',
+      status: '[status: completed, exit code: 0]',
+    });
+    expect(runs(ran)).toBe(1);
+    expect(claimedAtCrash).toBe(false);
+    const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
+    const failures = (events ?? []).flatMap((event) => {
+      const started = event.activityTaskStartedEventAttributes;
+      const failed = event.activityTaskFailedEventAttributes;
+      return [
+        started?.lastFailure?.message,
+        failed?.failure?.cause?.message ?? failed?.failure?.message,
+      ].filter((message): message is string => message !== undefined);
+    });
+    expect(failures).toContain('the worker running this attempt restarted before it started the command');
+    expect((events ?? []).filter((event) => event.activityTaskTimedOutEventAttributes)).toEqual([]);
+    expect(Date.now() - crashedAt).toBeLessThan(heartbeatTimeoutMs);
+  }, 120_000);
+
   it('takes a kill issued while the worker is down at once, and ends the command when a worker is back', async () => {
     const { h, worker, tag, taskId } = await sleeperOnHost('Killed while its worker is down');
     await worker.crash();

@@ -1,3 +1,15 @@
+import type { ExecutorConfig } from './executor-config.js';
+import { withNonInteractiveDefaults } from './non-interactive-env.js';
+
+/** A task's environment as this worker's config makes it (see `commandEnv` and NON_INTERACTIVE_ENV). */
+export function taskEnv(
+  config: Pick<ExecutorConfig, 'secretEnv' | 'envAllowlist' | 'nonInteractiveDefaults'>,
+  env: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const own = commandEnv(config.secretEnv, config.envAllowlist, env);
+  return config.nonInteractiveDefaults ? withNonInteractiveDefaults(own) : own;
+}
+
 /**
  * The child's environment: the worker's, less Temporal credentials, durable-bash's own keys and
  * configured secrets; or, with an allowlist, only the listed variables (a name, or a prefix ending

@@ -122,6 +122,13 @@ export interface ExecutorOptions {
    */
   envAllowlist?: string[];
   /**
+   * Commands get variables that keep them from waiting for a person (PAGER=cat,
+   * GIT_TERMINAL_PROMPT=0, DEBIAN_FRONTEND=noninteractive, ...: NON_INTERACTIVE_ENV), under the
+   * worker's own environment, which wins.
+   * @default true
+   */
+  nonInteractiveDefaults?: boolean;
+  /**
    * Commands this worker refuses to run, whatever the client's policy: each simple command of a
    * command line is checked before anything is spawned (see `createRulePolicy` for the rule
    * format), and one that cannot be read with certainty is refused too. A refused task ends failed
@@ -203,6 +210,7 @@ export interface ExecutorConfig {
   containment: Containment;
   spillQuotaBytes: number;
   envAllowlist: readonly string[] | undefined;
+  nonInteractiveDefaults: boolean;
   /** Set when commands run in the bwrap sandbox. */
   sandbox: Sandbox | undefined;
   /** Set when sessions are kept apart. */
@@ -265,6 +273,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     ),
     spillQuotaBytes: positiveOption('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
     envAllowlist: options.envAllowlist,
+    nonInteractiveDefaults: options.nonInteractiveDefaults ?? true,
     sandbox:
       options.sandbox === 'bwrap'
         ? createSandbox(

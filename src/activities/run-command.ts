@@ -16,7 +16,7 @@ import {
   waitForEnd,
   withLastOutput,
 } from './command-end.js';
-import { commandEnv } from './command-env.js';
+import { taskEnv } from './command-env.js';
 import { taskCgroups } from './containment.js';
 import { assertCommandAllowed } from './deny-commands.js';
 import type { ExecutorConfig } from './executor-config.js';
@@ -201,7 +201,7 @@ export function createRunCommand(
         files,
         command: spec.command,
         cwd: spec.workdir,
-        env: commandEnv(config.secretEnv, config.envAllowlist),
+        env: taskEnv(config),
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
         ...launched,
       });
@@ -215,7 +215,7 @@ export function createRunCommand(
         files,
         command: spec.command,
         cwd: spec.workdir,
-        env: commandEnv(config.secretEnv, config.envAllowlist),
+        env: taskEnv(config),
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
         ...(launched.launcher ? { ...launched, binary: launched.innerBinary } : {}),

@@ -65,6 +65,10 @@ export function withExecutorOptions(command: Command): Command {
       'pass commands only these variables (a name, or a prefix ending in *; repeatable)',
       (value: string, previous: string[] = []) => [...previous, value],
     )
+    .option(
+      '--no-non-interactive-defaults',
+      'give commands none of the variables that keep them from waiting for a person (PAGER=cat, GIT_TERMINAL_PROMPT=0, ...)',
+    )
     .addOption(
       new Option('--sandbox <kind>', 'run commands in a bubblewrap sandbox (fails closed)')
         .choices(['none', 'bwrap'])
@@ -142,6 +146,8 @@ export interface ExecutorFlags {
   allowHostPort?: number[];
   /** false with --no-session-egress. */
   sessionEgress?: boolean;
+  /** false with --no-non-interactive-defaults. */
+  nonInteractiveDefaults?: boolean;
   sandboxNetwork?: boolean;
   sandboxWritable?: string[];
   sandboxHide?: string[];
@@ -167,6 +173,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.containment !== undefined ? { containment: flags.containment } : {}),
     ...(flags.spillQuotaBytes !== undefined ? { spillQuotaBytes: flags.spillQuotaBytes } : {}),
     ...(flags.envAllow !== undefined ? { envAllowlist: flags.envAllow } : {}),
+    ...(flags.nonInteractiveDefaults === false ? { nonInteractiveDefaults: false } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),
     ...(flags.isolation !== undefined ? { isolation: flags.isolation } : {}),
     ...(flags.allowHostPort !== undefined ? { isolationAllowedPorts: flags.allowHostPort } : {}),

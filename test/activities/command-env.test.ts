@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { commandEnv } from '../../src/activities/command-env.js';
+import { commandEnv, taskEnv } from '../../src/activities/command-env.js';
+import { NON_INTERACTIVE_ENV } from '../../src/activities/non-interactive-env.js';
 
 const worker = {
   PATH: '/usr/bin',
@@ -25,5 +26,25 @@ describe("a command's environment", () => {
   it('with an allowlist, holds only the listed names and prefixes, and still never a credential', () => {
     const env = commandEnv([], ['PATH', 'LC_*', 'TEMPORAL_*', 'DURABLE_BASH_*'], worker);
     expect(Object.keys(env).sort()).toEqual(['LC_ALL', 'PATH']);
+  });
+
+  it("adds the non-interactive defaults under the worker's own variables, which win, whatever the allowlist", () => {
+    const config = { secretEnv: ['DEPLOY_TOKEN'], envAllowlist: undefined, nonInteractiveDefaults: true };
+    expect(taskEnv(config, worker)).toEqual({
+      ...NON_INTERACTIVE_ENV,
+      PATH: '/usr/bin',
+      HOME: '/root',
+      LC_ALL: 'C',
+    });
+    expect(taskEnv(config, { ...worker, PAGER: 'less' }).PAGER).toBe('less');
+    expect(taskEnv({ ...config, envAllowlist: ['PATH'] }, worker)).toEqual({
+      ...NON_INTERACTIVE_ENV,
+      PATH: '/usr/bin',
+    });
+  });
+
+  it('leaves the defaults out when the worker is told to', () => {
+    const config = { secretEnv: ['DEPLOY_TOKEN'], envAllowlist: undefined, nonInteractiveDefaults: false };
+    expect(taskEnv(config, worker)).toEqual({ PATH: '/usr/bin', HOME: '/root', LC_ALL: 'C' });
   });
 });

@@ -29,3 +29,10 @@ describe("durable-bash worker's isolation flags", () => {
       );
   });
 });
+
+describe("durable-bash worker's environment flags", () => {
+  it('turns the non-interactive defaults off', () => {
+    expect(parse(['--no-non-interactive-defaults'])).toMatchObject({ nonInteractiveDefaults: false });
+    expect(parse([])).not.toHaveProperty('nonInteractiveDefaults');
+  });
+});

@@ -127,6 +127,26 @@ describe('bash (foreground)', () => {
   });
 });
 
+describe('bash without a terminal', () => {
+  it('gets the variables that keep a command from waiting for a person', async () => {
+    expect(text(await run('echo "$GIT_TERMINAL_PROMPT $GIT_EDITOR $DEBIAN_FRONTEND $PIP_NO_INPUT"'))).toBe(
+      '0 true noninteractive 1\n',
+    );
+  });
+
+  it('has a git commit that would open an editor fail at once', async () => {
+    const repo = mkdtempSync(path.join(defaultWorkdir, 'repo-'));
+    execFileSync('git', ['init', '-q', repo]);
+    expect(
+      text(
+        await run('git -c user.name=agent -c user.email=agent@example.com commit --allow-empty', {
+          workdir: repo,
+        }),
+      ),
+    ).toBe('[stderr]\nAborting commit due to empty commit message.\n[exit code: 1]');
+  });
+});
+
 describe('bash workdir', () => {
   it('runs in the worker default when neither the call nor the session gives one', async () => {
     expect(text(await run('pwd'))).toBe(`${defaultWorkdir}\n`);

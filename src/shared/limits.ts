@@ -68,6 +68,12 @@ export const NOTICE_RETRY_INITIAL_INTERVAL_MS = 1_000;
 /** Longest wait between retries of a completion notice. */
 export const NOTICE_RETRY_MAX_INTERVAL_MS = 60_000;
 
+/**
+ * Characters of a task's last output a completion notice carries: often enough for the model to
+ * act without a read (a test summary, an error), little enough for every notice of a busy session.
+ */
+export const NOTICE_TAIL_CHARS = 2_000;
+
 /** Default time a completion notice waits for the owning agent host's worker before it is dropped. */
 export const DEFAULT_NOTICE_WINDOW_MS = 60 * 60_000;
 

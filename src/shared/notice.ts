@@ -12,9 +12,13 @@ export interface NoticeSource {
 /** durable-bash's notices come from the harness's `tool-bash` plugin slot. */
 export const NOTICE_SOURCE: Readonly<NoticeSource> = { kind: 'plugin', plugin: 'tool-bash' };
 
-/** The notice text: what ended and how (`statusLine`), and where to read the output. */
-export function noticeText(taskId: string, statusLine: string): string {
-  return `background bash task ${taskId} finished ${statusLine}. Read its output with bash_output.`;
+/**
+ * The notice text: what ended and how (`statusLine`), and where to read the output; then, on the
+ * lines after, its last output when the run has one to show (`renderNoticeOutput`).
+ */
+export function noticeText(taskId: string, statusLine: string, output?: string): string {
+  const first = `background bash task ${taskId} finished ${statusLine}. Read its output with bash_output.`;
+  return output === undefined ? first : `${first}\n${output}`;
 }
 
 /** How a completion notice ended. */

@@ -135,7 +135,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   if (standing.background) {
     const { notice } = standing;
     await Promise.all([
-      notice ? startNotice(input.taskId, notice, state) : undefined,
+      notice ? startNotice(input.taskId, notice, state, run.ok ? run.result : undefined) : undefined,
       // Runs recorded before readers were told are replayed without the signal.
       hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
     ]);

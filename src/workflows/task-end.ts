@@ -11,7 +11,8 @@ import {
 import { NoticeOutcome, noticeText } from '../shared/notice.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
-import type { NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
+import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
+import { renderNoticeOutput } from '../tools/render-notice.js';
 import { completionNotice } from './completion-notice.js';
 import { bashNoticeSignal } from './notice-signal.js';
 import { taskEndedSignal } from './reader-signals.js';
@@ -28,17 +29,23 @@ export async function tellReader(taskId: TaskId): Promise<void> {
 
 /**
  * Starts the notice as an abandoned child and waits only for its start (a child not yet started
- * when its parent closes may never start). It runs on this task queue; only its inject activity
+ * when its parent closes may never start). A run that ended with a result carries its last output. It runs on this task queue; only its inject activity
  * goes to the agent host. A notice that cannot start is logged, never the task's failure.
  */
-export async function startNotice(taskId: TaskId, target: NoticeTarget, state: TaskState): Promise<void> {
-  if ('workflowId' in target) return signalNotice(taskId, target, state);
+export async function startNotice(
+  taskId: TaskId,
+  target: NoticeTarget,
+  state: TaskState,
+  result: BashTaskResult | undefined,
+): Promise<void> {
+  const text = noticeText(taskId, statusLine(state), result && renderNoticeOutput(result));
+  if ('workflowId' in target) return signalNotice(taskId, target, text);
   try {
     // A kill cancels this workflow; the notice must still start.
     await CancellationScope.nonCancellable(() =>
       startChild(completionNotice, {
         workflowId: `${taskId}-notice`,
-        args: [{ ...target, content: noticeText(taskId, statusLine(state)) }],
+        args: [{ ...target, content: text }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A task reset and run again must not notify twice: its notice id is taken.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
@@ -58,12 +65,12 @@ export async function startNotice(taskId: TaskId, target: NoticeTarget, state: T
  * Signals the notice to the agent workflow that started the task (no child, no activity: the
  * workflow is there or it is not). One that has closed is not told, as a disposed session is not.
  */
-async function signalNotice(taskId: TaskId, target: WorkflowNoticeTarget, state: TaskState): Promise<void> {
+async function signalNotice(taskId: TaskId, target: WorkflowNoticeTarget, text: string): Promise<void> {
   try {
     await CancellationScope.nonCancellable(() =>
       getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
         taskId,
-        text: noticeText(taskId, statusLine(state)),
+        text,
       }),
     );
     countNotice(NoticeOutcome.delivered);

@@ -153,7 +153,7 @@ describe('completion notice', () => {
     expect(sessions.injections).toEqual([
       {
         sessionId: 'session-a',
-        content: `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.\n[output]\nout`,
         options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
@@ -180,7 +180,7 @@ describe('completion notice', () => {
     expect(sessions.injections).toEqual([
       {
         sessionId: 'session-a',
-        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.\n(no output)`,
         options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
@@ -267,7 +267,7 @@ describe('completion notice', () => {
     expect(sessions.injections).toEqual([
       {
         sessionId: 'session-a',
-        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n(no output)`,
         options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
@@ -283,7 +283,7 @@ describe('completion notice', () => {
     expect(await notice(taskId).result()).toBe('delivered');
     const expected = {
       sessionId: 'session-a',
-      content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+      content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n(no output)`,
       options: { source, noticeId: `${taskId}-notice` },
     };
     // The first call threw (not delivered), the retry delivered.
@@ -302,7 +302,7 @@ describe('completion notice', () => {
     expect(sessions.injections).toEqual([
       {
         sessionId: 'disposed',
-        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n(no output)`,
         options: { source, noticeId: `${taskId}-notice` },
       },
     ]);

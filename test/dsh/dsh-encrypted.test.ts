@@ -110,7 +110,7 @@ it('runs, reads and announces a background task of an encrypted fleet; the serve
   // The notice, decrypted by the plugin's agent worker, lands in the agent's session.
   await waitFor(() => agent.inbox.nextStep.some((message) => userText(message).includes(id)), 30_000);
   expect(agent.inbox.nextStep.map(userText)).toContain(
-    `background bash task ${id} finished [status: completed, exit code: 3]. Read its output with bash_output.`,
+    `background bash task ${id} finished [status: completed, exit code: 3]. Read its output with bash_output.\n[output]\n${canary}`,
   );
   // A client without the key sees no byte of the command or its output, in the task or its notice.
   const plain = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });

@@ -80,8 +80,9 @@ async function startBackground(agent: Agent, command: string): Promise<string> {
   return match[1];
 }
 
-const noticeText = (taskId: string, status: string) =>
-  `background bash task ${taskId} finished ${status}. Read its output with bash_output.`;
+/** A completion notice's exact text: its first line, then the output the task ended with. */
+const noticeText = (taskId: string, status: string, output: string) =>
+  `background bash task ${taskId} finished ${status}. Read its output with bash_output.\n${output}`;
 
 beforeAll(async () => {
   workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dsh-')));
@@ -185,7 +186,7 @@ describe('durable-bash/dsh', () => {
       landed.map((message) => ({ text: userText(message), source: message.source, role: message.role })),
     ).toEqual([
       {
-        text: noticeText(taskId, '[status: completed, exit code: 3]'),
+        text: noticeText(taskId, '[status: completed, exit code: 3]', '[output]\nfirst\n[stderr]\noops'),
         source: { kind: 'plugin', plugin: 'tool-bash' },
         role: 'user',
       },
@@ -205,7 +206,7 @@ describe('durable-bash/dsh', () => {
     );
     await waitFor(() => agent.inbox.nextStep.some((message) => userText(message).includes(taskId)));
     expect(userText(agent.inbox.nextStep.at(-1) as UserMessage)).toBe(
-      noticeText(taskId, '[status: killed by SIGTERM]'),
+      noticeText(taskId, '[status: killed by SIGTERM]', '(no output)'),
     );
   });
 
@@ -288,7 +289,7 @@ describe('durable-bash/dsh', () => {
     plugin = await loadPlugin();
     expect(await notice.result()).toBe('delivered');
     expect(agent.inbox.nextStep.map(userText)).toEqual([
-      noticeText(taskId, '[status: completed, exit code: 0]'),
+      noticeText(taskId, '[status: completed, exit code: 0]', '[output]\nlater'),
     ]);
   });
 });

@@ -14,7 +14,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from '../../src/mcp/host.js';
-import { noticeText } from '../../src/shared/notice.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
@@ -325,7 +324,8 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
   it('delivers a completion notice once as a logging notification and once atop the next tool result', async () => {
     const { client, logs } = await connect(session());
     const taskId = await startBackground(client, 'exit 3');
-    const notice = noticeText(taskId, '[status: completed, exit code: 3]');
+    // The notice's exact text: its first line, then the output it ended with.
+    const notice = `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.\n(no output)`;
     await waitForLog(logs, notice);
     const next = await call(client, 'bash', { command: 'echo next', description: 'Print next' });
     expect(texts(next)).toEqual([notice, 'next\n']);
@@ -345,13 +345,14 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     await suite.env.client.workflow.getHandle(taskId).result();
 
     const second = await connect(id);
-    const notice = noticeText(taskId, '[status: completed, exit code: 0]');
+    const notice = `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\none\ntwo`;
     // It fell due while no server ran: the logging notification comes with the first request.
     const read = texts(await call(second.client, 'bash_output', { task_id: taskId }));
     expect(second.logs).toEqual([notice]);
     expect(read[0]).toBe(notice);
     expect(read.slice(1).join('\n')).toContain('two');
-    expect(read.join('\n')).not.toContain('one');
+    // The read moved past what the first server's read showed; the notice, which moves nothing, shows all.
+    expect(read.slice(1).join('\n')).not.toContain('one');
     // It sees and kills what the old server started.
     expect(text(await call(second.client, 'bash_list', {}))).toContain(sleeper);
     expect(text(await call(second.client, 'bash_kill', { task_id: sleeper }))).toContain(sleeper);

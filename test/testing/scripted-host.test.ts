@@ -105,7 +105,7 @@ describe('a scripted host', () => {
     const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
     expect(transcript).toEqual([
       `started background task ${taskId}`,
-      `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+      `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\nbuilding\ndone`,
       'building\ndone\n[status: completed, exit code: 0]',
     ]);
     expect(await workflowTimeOf(taskId)).toBeGreaterThanOrEqual(3 * HOUR_MS);

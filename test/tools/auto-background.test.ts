@@ -134,7 +134,7 @@ describe('bash with autoBackgroundAfterMs', () => {
     expect(sessions.injections.filter((injection) => injection.content.includes(taskId))).toEqual([
       {
         sessionId: 'session-move',
-        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\n1\n2\n3\ndone`,
       },
     ]);
     const description = await env.client.workflow.getHandle(taskId).describe();
@@ -180,7 +180,7 @@ describe('bash with autoBackgroundAfterMs', () => {
     expect(sessions.injections.filter((injection) => injection.content.includes(taskId))).toEqual([
       {
         sessionId: 'session-kill',
-        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.\n[output]\nup`,
       },
     ]);
   });

@@ -53,7 +53,7 @@ function expectedTranscript(taskId: string, command: string) {
     expect.stringMatching(
       new RegExp(`^ID STATUS AGE COMMAND\n${taskId} running \\d+s ${escapeRegExp(command)}$`),
     ),
-    `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.`,
+    `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\nbuilding\ndone`,
     'building\ndone\n[status: completed, exit code: 0]',
     'deployed\n',
     `task ${taskId} had already finished`,

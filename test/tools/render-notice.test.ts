@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { noticeText } from '../../src/shared/notice.js';
+import type { BashTaskResult, StreamTail } from '../../src/shared/task.js';
+import { renderNoticeOutput } from '../../src/tools/render-notice.js';
+
+const stream = (tail: string, spillPath?: string): StreamTail => ({
+  bytes: Buffer.byteLength(tail),
+  tail,
+  ...(spillPath ? { spillPath } : {}),
+});
+
+function result(stdout: StreamTail, stderr: StreamTail = stream('')): BashTaskResult {
+  return { exitCode: 0, signal: null, stdout, stderr, host: 'h' };
+}
+
+const lines = (from: number, to: number) =>
+  Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}\n`).join('');
+
+describe('a completion notice', () => {
+  it('keeps its first line, and carries all of a short output after it', () => {
+    expect(
+      noticeText(
+        'bash-1',
+        '[status: completed, exit code: 1]',
+        renderNoticeOutput(result(stream('3 passed\n1 failed\n'))),
+      ),
+    ).toBe(
+      'background bash task bash-1 finished [status: completed, exit code: 1]. Read its output with bash_output.\n[output]\n3 passed\n1 failed',
+    );
+  });
+
+  it('shows stderr in its own section, as a run does', () => {
+    expect(renderNoticeOutput(result(stream('built\n'), stream('warning: unused\n')))).toBe(
+      '[output]\nbuilt\n[stderr]\nwarning: unused',
+    );
+    expect(renderNoticeOutput(result(stream(''), stream('error\n')))).toBe('[output]\n[stderr]\nerror');
+  });
+
+  it('says there was no output', () => {
+    expect(renderNoticeOutput(result(stream('')))).toBe('(no output)');
+  });
+
+  it('carries the last lines of a long output, whole lines, and says bash_output returns all of it', () => {
+    const text = renderNoticeOutput(result(stream(lines(1, 500))), 100);
+    // The last 100 characters start inside "line 489"; the notice starts at the next whole line.
+    expect(text).toBe(
+      `[output: the last 99 characters; bash_output returns all of it]\n${lines(490, 500).slice(0, -1)}`,
+    );
+  });
+
+  it('says the output was cut when the result held only its tail', () => {
+    expect(renderNoticeOutput(result(stream('end\n', '/spill/bash-1.stdout')))).toBe(
+      '[output: the last 4 characters; bash_output returns all of it]\nend',
+    );
+  });
+
+  it('gives each stream half when both are long, and what one leaves to the other', () => {
+    const both = renderNoticeOutput(result(stream(lines(1, 300)), stream(lines(1, 300))), 100).split('\n');
+    // stderr's half is 50 characters, 45 in whole lines; stdout gets the other 55.
+    expect(both.indexOf('[stderr]')).toBe(7);
+    expect(both.slice(1, 7)).toEqual([
+      'line 295',
+      'line 296',
+      'line 297',
+      'line 298',
+      'line 299',
+      'line 300',
+    ]);
+    expect(both.slice(8)).toEqual(['line 296', 'line 297', 'line 298', 'line 299', 'line 300']);
+    const shortErr = renderNoticeOutput(result(stream(lines(1, 300)), stream('oops\n')), 100);
+    expect(shortErr.endsWith('\n[stderr]\noops')).toBe(true);
+    expect(shortErr).toContain('line 291\n');
+  });
+
+  it('never splits a character of two UTF-16 units', () => {
+    const text = renderNoticeOutput(result(stream('🙂'.repeat(100))), 11);
+    expect(text).toBe(`[output: the last 10 characters; bash_output returns all of it]\n${'🙂'.repeat(5)}`);
+  });
+});

@@ -2,6 +2,7 @@
 // nothing a task starts outlives it (setsid, double fork), each limit ends a misbehaving command
 // with a status that says so, and the worker and other tasks carry on. Both mechanisms are run:
 // a cgroup per task (this machine class lets root make cgroups) and the supervisor's process tree.
+
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, realpathSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/executor-config.js';
+import { NON_INTERACTIVE_ENV } from '../../src/activities/non-interactive-env.js';
 import { readRecord } from '../../src/activities/supervisor-records.js';
 import { taskFiles } from '../../src/activities/task-files.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
@@ -224,7 +226,9 @@ describe('environment allowlist', () => {
         command: 'env | cut -d= -f1 | grep -v "^\\(PWD\\|SHLVL\\|_\\)$" | sort',
         description: 'Environment',
       });
-      expect(text(result)).toBe('DURABLE_ALLOW_TEST\nPATH\n');
+      // The listed ones, and durable-bash's own defaults for a command with no person to ask.
+      const names = ['DURABLE_ALLOW_TEST', 'PATH', ...Object.keys(NON_INTERACTIVE_ENV)].sort();
+      expect(text(result)).toBe(`${names.join('\n')}\n`);
     } finally {
       delete process.env[name];
       delete process.env.DURABLE_ALLOW_TEST;

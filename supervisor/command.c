@@ -1,5 +1,6 @@
 /* The command's process: forked, put in its cgroups, named in the state record (the claim), then let go. */
 #include "supervisor.h"
+#include <sys/ioctl.h>
 
 /* What every command process is before it execs: its own group, every signal at its default and
  * none blocked, its output on the relay pipes (when out_fd >= 0), an OOM score above the worker's,
@@ -26,8 +27,25 @@ void become_command_process(int out_fd, int errout_fd) {
 
 /* The command's side of the fork: it waits for the go byte, which the supervisor writes only once
  * the state file names it (and the command is in its cgroups). EOF = the supervisor died. */
+/* --tty: the slave's path, opened by the command's process once it leads a session of its own. */
+static char tty_slave[64];
+
+/* The command's side of a terminal: a session of its own whose controlling terminal is the slave,
+ * on stdin, stdout and stderr. Returns the slave's fd, or -1. */
+static int become_terminal_session(void) {
+  if (setsid() < 0) return -1;
+  int fd = open(tty_slave, O_RDWR); /* a session leader's first terminal becomes its own */
+  if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) return -1;
+  return fd;
+}
+
 _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
                                    int status_fd, int stdin_fd) {
+  if (tty_slave[0] != '\0') {
+    int slave = become_terminal_session();
+    if (slave < 0) _exit(125);
+    out_fd = errout_fd = stdin_fd = slave;
+  }
   become_command_process(out_fd, errout_fd);
   if (stdin_fd >= 0 && dup2(stdin_fd, 0) < 0) _exit(125);
   if (status_fd >= 0 && dup2(status_fd, REPORT_FD) < 0) _exit(125); /* the inner supervisor's fd 3 */
@@ -129,10 +147,23 @@ pid_t fork_held(int go[2], int exec_err[2]) {
   }
   close(go[0]);
   close(exec_err[1]);
-  /* Both sides call setpgid, so the group exists whichever runs first. */
-  if (setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH) die("setpgid: %s", strerror(errno));
+  /* Both sides call setpgid, so the group exists whichever runs first; on a terminal the child's
+   * setsid makes it (a group leader could not lead a session). */
+  if (!opt.tty_cols && setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH)
+    die("setpgid: %s", strerror(errno));
   group = child;
   return child;
+}
+
+/* A pseudo-terminal of opt's size: returns the master, with the slave's path in tty_slave. */
+static int open_terminal(void) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+      ptsname_r(master, tty_slave, sizeof tty_slave) != 0)
+    die("cannot open a pseudo-terminal: %s", strerror(errno));
+  struct winsize size = {.ws_row = (unsigned short)opt.tty_rows, .ws_col = (unsigned short)opt.tty_cols};
+  if (ioctl(master, TIOCSWINSZ, &size) < 0) die("cannot size the pseudo-terminal: %s", strerror(errno));
+  return master;
 }
 
 /* Forks the command, puts it in its cgroups, names it in the state file, then lets it run.
@@ -148,14 +179,30 @@ pid_t start_command(char **argv, const char *state_file, const struct identity *
     in.fifo = open(opt.stdin_fifo, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (in.fifo < 0) die("cannot open %s: %s", opt.stdin_fifo, strerror(errno));
   }
-  if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0))
+  int master = -1;
+  if (opt.tty_cols) {
+    master = open_terminal();
+  } else if (opt.output_max > 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)) {
     die("pipe: %s", strerror(errno));
+  }
   pid_t child = fork_held(go, exec_err);
   if (child == 0) run_command(argv, go[0], exec_err[1], out[1], err[1], status[1], input[0]);
   if (opt.stdin_fifo) {
     close(input[0]);
+    if (master >= 0) {
+      /* What is written goes to the terminal, as a person's typing does. */
+      close(input[1]);
+      input[1] = fcntl(master, F_DUPFD_CLOEXEC, 0);
+      if (input[1] < 0) die("dup: %s", strerror(errno));
+    }
     in.to = input[1];
     fcntl(in.to, F_SETFL, O_NONBLOCK);
+  }
+  if (master >= 0) {
+    out[0] = master; /* the terminal's output; nothing comes on stderr */
+    err[0] = -1;
+    relays[0].terminal = 1;
+    relays[0].copy = 1; /* splice(2) takes a pipe on one side */
   }
   if (opt.sandboxed) {
     close(status[1]);
@@ -163,8 +210,8 @@ pid_t start_command(char **argv, const char *state_file, const struct identity *
     fcntl(inner_status_fd, F_SETFL, O_NONBLOCK);
   }
   if (opt.output_max > 0) {
-    close(out[1]);
-    close(err[1]);
+    if (out[1] >= 0) close(out[1]);
+    if (err[1] >= 0) close(err[1]);
     relays[0].from = out[0];
     relays[1].from = err[0];
     for (int i = 0; i < 2; i++) {

@@ -18,6 +18,10 @@
  *   --grace-ms MS       time the command's leftovers get between SIGTERM and SIGKILL
  *   --stdin FIFO        the command's stdin is a pipe fed from FIFO, a named pipe made here
  *                       (0600) that a worker writes; SIGUSR2 closes it once drained (EOF)
+ *   --tty COLSxROWS     the command runs on a pseudo-terminal of that size held here: stdin,
+ *                       stdout and stderr are its slave, the command leads a session with it as
+ *                       its controlling terminal, and what it writes is relayed to the stdout
+ *                       file (the stderr file stays empty); --stdin writes go to the terminal
  *   --sandboxed         <program> is a sandbox launcher (bubblewrap) that runs
  *                       `durable-bash-supervisor --inner -- <command>`: kill signals other than
  *                       SIGKILL skip the launcher, and the command's real wait status comes from
@@ -80,6 +84,13 @@ static int parse_options(int argc, char **argv) {
     else if (strcmp(name, "--stdin") == 0) {
       if (!value) die("--stdin needs a path");
       opt.stdin_fifo = value;
+    } else if (strcmp(name, "--tty") == 0) {
+      char *x;
+      long cols = value ? strtol(value, &x, 10) : 0, rows = value && *x == 'x' ? strtol(x + 1, &x, 10) : 0;
+      if (!value || *x != '\0' || cols < 2 || cols > 1000 || rows < 2 || rows > 1000)
+        die("--tty needs <cols>x<rows>, each from 2 to 1000, got %s", value ? value : "nothing");
+      opt.tty_cols = (int)cols;
+      opt.tty_rows = (int)rows;
     } else if (strcmp(name, "--sandboxed") == 0) {
       opt.sandboxed = 1;
       i--; /* takes no value */
@@ -102,6 +113,8 @@ int main(int argc, char **argv) {
   if (argc - first < 4 || strcmp(argv[first + 2], "--") != 0)
     die("usage: durable-bash-supervisor [options] <state-file> <exit-file> -- <program> [args...]");
   const char *state_file = argv[first], *exit_file = argv[first + 1];
+  if (opt.tty_cols && opt.output_max <= 0) die("--tty needs --output-max (the terminal's output is relayed)");
+  if (opt.tty_cols && opt.sandboxed) die("--tty does not take --sandboxed yet");
 
   sigset_t waiting_mask;
   struct identity id;

@@ -42,6 +42,7 @@ struct relay {
   int capped; /* the cap was reached and the pipe closed: the command's later writes fail */
   int copy;   /* splice(2) is refused for this file: copy through a buffer */
   int failed; /* errno of a write the spill file refused (a full disk): the pipe was closed */
+  int terminal; /* `from` is a pseudo-terminal's master (--tty) */
 };
 
 /* The command's stdin, fed from a named pipe a worker writes (--stdin). The supervisor holds the
@@ -70,6 +71,7 @@ struct options {
   int grace_ms;
   int sandboxed;
   const char *stdin_fifo;
+  int tty_cols, tty_rows; /* --tty: the command's terminal size; 0 without one */
 };
 extern struct options opt;
 

@@ -414,6 +414,61 @@ describe('durable-bash-supervisor', () => {
   });
 });
 
+describe('durable-bash-supervisor --tty', () => {
+  function writeFifo(fifo: string, text: string): number {
+    const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    try {
+      return writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it('runs the command on a terminal of the given size, which it leads, relaying what it shows', async () => {
+    const run = bash(
+      'tty',
+      'test -t 0 && test -t 1 && test -t 2 && echo terminal; stty size; ps -o sid=,tty= -p $$ | tr -s " "; echo err >&2',
+      { flags: ['--tty', '100x30', '--output-max', '1000000'] },
+    );
+    const record = await commandStarted(run);
+    expect(await finished(run)).toMatchObject({ exitCode: 0 });
+    // A terminal ends lines with CR LF; stderr is the terminal too, so nothing reaches the stderr file.
+    const [terminal, size, session, err] = readFileSync(run.outFile, 'utf8').split('\r\n');
+    expect([terminal, size, err]).toEqual(['terminal', '30 100', 'err']);
+    expect(session?.trim()).toMatch(new RegExp(`^${record.pid} pts/\\d+$`));
+    expect(readFileSync(run.errFile, 'utf8')).toBe('');
+  });
+
+  it("takes the FIFO's bytes as typing: Ctrl-C reaches the command as SIGINT through the terminal", async () => {
+    const fifo = path.join(dir, 'tty.stdin');
+    const run = bash(
+      'tty-keys',
+      'trap \'echo "got INT"; exit 3\' INT; read -r line; echo "read $line"; echo ready; while :; do sleep 0.05; done',
+      { flags: ['--tty', '80x24', '--output-max', '1000000', '--stdin', fifo] },
+    );
+    await commandStarted(run);
+    expect(writeFifo(fifo, 'hello\r')).toBe(6);
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('ready'));
+    expect(writeFifo(fifo, '\x03')).toBe(1);
+    expect(await finished(run)).toMatchObject({ exitCode: 3 });
+    // The terminal echoes what is typed (and ^C for Ctrl-C), as it would to a person.
+    expect(readFileSync(run.outFile, 'utf8')).toBe('hello\r\nread hello\r\nready\r\n^Cgot INT\r\n');
+    expect(existsSync(fifo)).toBe(false);
+  });
+
+  it('refuses a size it cannot take, and a terminal without a relay, in one line', async () => {
+    for (const [flags, message] of [
+      [['--tty', '80', '--output-max', '10'], '--tty needs <cols>x<rows>, each from 2 to 1000, got 80'],
+      [['--tty', '80x24'], "--tty needs --output-max (the terminal's output is relayed)"],
+    ] as const) {
+      const run = bash(`tty-bad-${flags.length}`, 'true', { flags: [...flags] });
+      expect(await run.exited).toBe(101);
+      expect(readFileSync(run.errFile, 'utf8')).toContain(message);
+      expect(existsSync(run.exitFile)).toBe(false);
+    }
+  });
+});
+
 describe('durable-bash-supervisor --stdin', () => {
   /** Writes to the FIFO as the worker will: without blocking, nothing if no reader holds it. */
   function writeFifo(fifo: string, text: string): number {

@@ -1,6 +1,5 @@
 /* The command's process: forked, put in its cgroups, named in the state record (the claim), then let go. */
 #include "supervisor.h"
-#include <sys/ioctl.h>
 
 /* What every command process is before it execs: its own group, every signal at its default and
  * none blocked, its output on the relay pipes (when out_fd >= 0), an OOM score above the worker's,
@@ -27,21 +26,9 @@ void become_command_process(int out_fd, int errout_fd) {
 
 /* The command's side of the fork: it waits for the go byte, which the supervisor writes only once
  * the state file names it (and the command is in its cgroups). EOF = the supervisor died. */
-/* --tty: the slave's path, opened by the command's process once it leads a session of its own. */
-static char tty_slave[64];
-
-/* The command's side of a terminal: a session of its own whose controlling terminal is the slave,
- * on stdin, stdout and stderr. Returns the slave's fd, or -1. */
-static int become_terminal_session(void) {
-  if (setsid() < 0) return -1;
-  int fd = open(tty_slave, O_RDWR); /* a session leader's first terminal becomes its own */
-  if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) return -1;
-  return fd;
-}
-
 _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
                                    int status_fd, int stdin_fd) {
-  if (tty_slave[0] != '\0') {
+  if (opt.tty_cols) {
     int slave = become_terminal_session();
     if (slave < 0) _exit(125);
     out_fd = errout_fd = stdin_fd = slave;
@@ -72,10 +59,12 @@ void block_signals(sigset_t *waiting_mask) {
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigaddset(&blocked, kill_sigs[i]);
   sigaddset(&blocked, SIGCHLD);
   sigaddset(&blocked, SIGUSR2);
+  sigaddset(&blocked, SIGWINCH);
   sigprocmask(SIG_BLOCK, &blocked, waiting_mask);
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigdelset(waiting_mask, kill_sigs[i]);
   sigdelset(waiting_mask, SIGCHLD);
   sigdelset(waiting_mask, SIGUSR2);
+  sigdelset(waiting_mask, SIGWINCH);
   signal(SIGPIPE, SIG_IGN); /* a dead worker on fd 3 is only EPIPE */
   signal(SIGXFSZ, SIG_IGN); /* a spill file past an inherited file size limit is only EFBIG */
   struct sigaction flag = {.sa_handler = on_signal};
@@ -83,6 +72,7 @@ void block_signals(sigset_t *waiting_mask) {
   for (size_t i = 0; i < N_KILL_SIGS; i++) sigaction(kill_sigs[i], &flag, NULL);
   sigaction(SIGCHLD, &flag, NULL); /* never an inherited SIG_IGN, which would discard the status */
   sigaction(SIGUSR2, &flag, NULL);
+  sigaction(SIGWINCH, &flag, NULL);
 }
 
 void read_identity(struct identity *id) {
@@ -153,17 +143,6 @@ pid_t fork_held(int go[2], int exec_err[2]) {
     die("setpgid: %s", strerror(errno));
   group = child;
   return child;
-}
-
-/* A pseudo-terminal of opt's size: returns the master, with the slave's path in tty_slave. */
-static int open_terminal(void) {
-  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
-      ptsname_r(master, tty_slave, sizeof tty_slave) != 0)
-    die("cannot open a pseudo-terminal: %s", strerror(errno));
-  struct winsize size = {.ws_row = (unsigned short)opt.tty_rows, .ws_col = (unsigned short)opt.tty_cols};
-  if (ioctl(master, TIOCSWINSZ, &size) < 0) die("cannot size the pseudo-terminal: %s", strerror(errno));
-  return master;
 }
 
 /* Forks the command, puts it in its cgroups, names it in the state file, then lets it run.

@@ -61,6 +61,10 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
   for (;;) {
     if (opt.sandboxed) read_inner();
     if (in.fifo >= 0 && pump_stdin() && got_close_stdin) close_stdin();
+    if (got_winch) {
+      got_winch = 0;
+      resize_terminal(&relays[0]);
+    }
     /* Reaped before the kill signals are acted on: a command that ended on its own just before a
      * kill came counts as ended by itself, so the kill is not reported as its end. */
     if (!leader_done) {

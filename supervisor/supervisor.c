@@ -22,6 +22,8 @@
  *                       stdout and stderr are its slave, the command leads a session with it as
  *                       its controlling terminal, and what it writes is relayed to the stdout
  *                       file (the stderr file stays empty); --stdin writes go to the terminal
+ *   --tty-events FILE   with --tty: each size the terminal had, as `<stdout offset> <cols>x<rows>`
+ *   --tty-resize FILE   with --tty: on SIGWINCH the terminal takes the size FILE holds
  *   --sandboxed         <program> is a sandbox launcher (bubblewrap) that runs
  *                       `durable-bash-supervisor --inner -- <command>`: kill signals other than
  *                       SIGKILL skip the launcher, and the command's real wait status comes from
@@ -91,6 +93,12 @@ static int parse_options(int argc, char **argv) {
         die("--tty needs <cols>x<rows>, each from 2 to 1000, got %s", value ? value : "nothing");
       opt.tty_cols = (int)cols;
       opt.tty_rows = (int)rows;
+    } else if (strcmp(name, "--tty-events") == 0) {
+      if (!value) die("--tty-events needs a path");
+      opt.tty_events = value;
+    } else if (strcmp(name, "--tty-resize") == 0) {
+      if (!value) die("--tty-resize needs a path");
+      opt.tty_resize = value;
     } else if (strcmp(name, "--sandboxed") == 0) {
       opt.sandboxed = 1;
       i--; /* takes no value */

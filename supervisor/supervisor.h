@@ -72,6 +72,8 @@ struct options {
   int sandboxed;
   const char *stdin_fifo;
   int tty_cols, tty_rows; /* --tty: the command's terminal size; 0 without one */
+  const char *tty_events; /* --tty-events: where each size is recorded with its output offset */
+  const char *tty_resize; /* --tty-resize: the size a worker asks for, read on SIGWINCH */
 };
 extern struct options opt;
 
@@ -84,12 +86,18 @@ extern int stopped_running;             /* a kill signal reached the command bef
 extern int sent_kill;                   /* we SIGKILLed the command's processes */
 extern int inner_status_fd;             /* --sandboxed: where the inner supervisor reports */
 extern volatile sig_atomic_t got_close_stdin; /* SIGUSR2: close the command's stdin once drained */
+extern volatile sig_atomic_t got_winch;       /* SIGWINCH: resize the terminal (--tty-resize) */
 extern int cgroups_made;                /* how many of opt.cgroups exist: a setup error removes them */
 extern char path[PATH_MAX];             /* the one buffer every cgroup file path is built in */
 extern const int kill_sigs[4];          /* the signals a worker sends to end a command */
 #define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
 extern struct stdin_pipe in;
 extern long long oom_kills, pids_max_hits; /* what the limits did, for the end record */
+
+/* terminal.c: --tty */
+int open_terminal(void);
+int become_terminal_session(void);
+void resize_terminal(struct relay *out);
 
 /* util.c: reports, errors, files and fds */
 void report(const char *fmt, ...);

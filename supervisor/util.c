@@ -138,6 +138,7 @@ int publish(const char *path, const char *text, int exclusive, int durable) {
 void on_signal(int sig) {
   if (sig == SIGCHLD) got_chld = 1;
   else if (sig == SIGUSR2) got_close_stdin = 1;
+  else if (sig == SIGWINCH) got_winch = 1;
   else got_sig[sig] = 1;
 }
 

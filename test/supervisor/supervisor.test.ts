@@ -456,6 +456,30 @@ describe('durable-bash-supervisor --tty', () => {
     expect(existsSync(fifo)).toBe(false);
   });
 
+  it('resizes the terminal on SIGWINCH to the size its resize file holds, and records each size where it began', async () => {
+    const events = path.join(dir, 'tty.events');
+    const resize = path.join(dir, 'tty.resize');
+    const run = bash('tty-resize', "trap 'stty size' WINCH; echo ready; while :; do sleep 0.05; done", {
+      flags: ['--tty', '80x24', '--output-max', '1000000', '--tty-events', events, '--tty-resize', resize],
+    });
+    await commandStarted(run);
+    await waitFor(() => readFileSync(run.outFile, 'utf8') === 'ready\r\n');
+    writeFileSync(resize, '100x30');
+    process.kill(run.pid, 'SIGWINCH');
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('30 100'));
+    // Nothing valid, or the same size: no change, no record.
+    writeFileSync(resize, 'wide');
+    process.kill(run.pid, 'SIGWINCH');
+    writeFileSync(resize, '100x30');
+    process.kill(run.pid, 'SIGWINCH');
+    process.kill(run.pid, 'SIGTERM');
+    expect(await finished(run)).toMatchObject({ signal: 15 });
+    expect(readFileSync(run.outFile, 'utf8')).toBe('ready\r\n30 100\r\n');
+    // The output before the resize (7 bytes) was shown at 80x24, what follows at 100x30.
+    expect(readFileSync(events, 'utf8')).toBe('0 80x24\n7 100x30\n');
+    expect(statSync(events).mode & 0o777).toBe(0o600);
+  });
+
   it('refuses a size it cannot take, and a terminal without a relay, in one line', async () => {
     for (const [flags, message] of [
       [['--tty', '80', '--output-max', '10'], '--tty needs <cols>x<rows>, each from 2 to 1000, got 80'],

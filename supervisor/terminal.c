@@ -1,0 +1,66 @@
+/* --tty: the command's pseudo-terminal, its size, and the record of its sizes beside the output. */
+#include "supervisor.h"
+#include <sys/ioctl.h>
+
+/* The slave's path, opened by the command's process once it leads a session of its own. */
+static char tty_slave[64];
+/* The master, kept for resizes (the relay's copy closes at the terminal's end). */
+static int tty_master = -1;
+
+volatile sig_atomic_t got_winch;
+
+/* Appends `<offset> <cols>x<rows>` to the --tty-events file: from byte `offset` of the stdout file
+ * on, the screen had that size (a renderer replays the output with each size where it came). */
+static void record_size(long long offset) {
+  if (!opt.tty_events) return;
+  int fd = open(opt.tty_events, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  char line[64];
+  int len = snprintf(line, sizeof line, "%lld %dx%d\n", offset, opt.tty_cols, opt.tty_rows);
+  (void)!write(fd, line, (size_t)len); /* one short O_APPEND write: whole or not at all */
+  close(fd);
+}
+
+/* A pseudo-terminal of opt's size: returns the master, and records the first size (offset 0). */
+int open_terminal(void) {
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0 ||
+      ptsname_r(master, tty_slave, sizeof tty_slave) != 0)
+    die("cannot open a pseudo-terminal: %s", strerror(errno));
+  struct winsize size = {.ws_row = (unsigned short)opt.tty_rows, .ws_col = (unsigned short)opt.tty_cols};
+  if (ioctl(master, TIOCSWINSZ, &size) < 0) die("cannot size the pseudo-terminal: %s", strerror(errno));
+  tty_master = fcntl(master, F_DUPFD_CLOEXEC, 0);
+  if (tty_master < 0) die("dup: %s", strerror(errno));
+  record_size(0);
+  return master;
+}
+
+/* The command's side: a session of its own whose controlling terminal is the slave. Returns the
+ * slave's fd (for stdin, stdout and stderr), or -1. */
+int become_terminal_session(void) {
+  if (setsid() < 0) return -1;
+  int fd = open(tty_slave, O_RDWR); /* a session leader's first terminal becomes its own */
+  if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) return -1;
+  return fd;
+}
+
+/* SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker) becomes the
+ * terminal's; the kernel tells the foreground process group (SIGWINCH). What the command wrote
+ * before is relayed first, so the record's offset is where the new size begins. A file that says
+ * nothing valid changes nothing. */
+void resize_terminal(struct relay *out) {
+  if (tty_master < 0 || !opt.tty_resize) return;
+  char text[32];
+  ssize_t n = read_small(opt.tty_resize, text, sizeof text);
+  if (n <= 0) return;
+  char *x;
+  long cols = strtol(text, &x, 10), rows = *x == 'x' ? strtol(x + 1, &x, 10) : 0;
+  if ((*x != '\0' && *x != '\n') || cols < 2 || cols > 1000 || rows < 2 || rows > 1000) return;
+  if (cols == opt.tty_cols && rows == opt.tty_rows) return;
+  pump(out);
+  struct winsize size = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
+  if (ioctl(tty_master, TIOCSWINSZ, &size) < 0) return;
+  opt.tty_cols = (int)cols;
+  opt.tty_rows = (int)rows;
+  record_size(out->written);
+}

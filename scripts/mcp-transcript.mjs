@@ -24,7 +24,7 @@ function connect() {
   });
   const client = new Client({ name: 'transcript', version: '1.0.0' });
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) =>
-    console.log(`<- notifications/message: ${notification.params.data}\n`),
+    console.log(`<- notifications/message: ${String(notification.params.data).replaceAll('\n', '\n   ')}\n`),
   );
   return client.connect(transport).then(() => ({ client, close: () => client.close() }));
 }

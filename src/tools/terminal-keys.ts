@@ -78,7 +78,7 @@ function oneKey(name: string, options: KeyOptions): string {
     else shift = true;
     rest = rest.slice(2);
   }
-  const escape = meta ? '\x1b' : '';
+  const metaPrefix = meta ? '\x1b' : '';
   const modifier = 1 + (shift ? 1 : 0) + (meta ? 2 : 0) + (ctrl ? 4 : 0);
   if (rest in TILDE_KEYS) {
     const code = TILDE_KEYS[rest];
@@ -92,18 +92,18 @@ function oneKey(name: string, options: KeyOptions): string {
   }
   if (rest in PLAIN_KEYS) {
     const plain = PLAIN_KEYS[rest] as string;
-    if (rest === 'Tab' && shift && !ctrl) return `${escape}\x1b[Z`;
-    if (ctrl && rest === 'Space') return `${escape}\x00`;
+    if (rest === 'Tab' && shift && !ctrl) return `${metaPrefix}\x1b[Z`;
+    if (ctrl && rest === 'Space') return `${metaPrefix}\x00`;
     if (ctrl || shift) throw unknownKey(name);
-    return escape + plain;
+    return metaPrefix + plain;
   }
   if ([...rest].length !== 1) throw unknownKey(name);
   if (ctrl) {
     const control = controlCharacter(rest);
     if (control === undefined) throw unknownKey(name);
-    return escape + control;
+    return metaPrefix + control;
   }
-  return escape + (shift ? rest.toUpperCase() : rest);
+  return metaPrefix + (shift ? rest.toUpperCase() : rest);
 }
 
 /** What Ctrl with `char` sends: `C-a` is 0x01 ... `C-z` 0x1a, `C-[` ESC, `C-?` DEL, `C-@` NUL. */

@@ -1,0 +1,105 @@
+/**
+ * A terminal task's screen, rendered from its byte log (the stdout spill file, which holds what
+ * the program wrote to its terminal) by a real terminal emulator, `@xterm/headless`, with each
+ * size the terminal had applied at the byte where it began (the supervisor's `--tty-events`
+ * record). The same bytes and sizes give the same screen, whichever worker renders them, so the
+ * screen a read shows survives a worker's restart.
+ */
+import { SerializeAddon } from '@xterm/addon-serialize';
+import xterm from '@xterm/headless';
+
+/** From byte `offset` of the log on, the terminal had this size. */
+export interface TerminalSize {
+  offset: number;
+  cols: number;
+  rows: number;
+}
+
+/** What a terminal shows. Rows and columns count from 1, as a person counts them. */
+export interface TerminalScreen {
+  cols: number;
+  rows: number;
+  /** The visible rows, as the emulator holds them, each right-trimmed. */
+  lines: string[];
+  cursor: { row: number; column: number };
+  /** Full-screen programs set it (DECCKM): the cursor keys then send SS3 sequences. */
+  applicationCursor: boolean;
+}
+
+/** The `--tty-events` record: one `<offset> <cols>x<rows>` a line; a line cut short is left out. */
+export function parseTerminalSizes(text: string): TerminalSize[] {
+  return text.split('\n').flatMap((line) => {
+    const match = /^(\d+) (\d+)x(\d+)$/.exec(line);
+    return match ? [{ offset: Number(match[1]), cols: Number(match[2]), rows: Number(match[3]) }] : [];
+  });
+}
+
+/** An emulator fed a terminal's log: the screen, and a checkpoint to go on from later. */
+export class TerminalEmulator {
+  private readonly terminal: InstanceType<typeof xterm.Terminal>;
+  private readonly serializer = new SerializeAddon();
+  /** Bytes of the log fed so far. */
+  fed = 0;
+
+  constructor(size: { cols: number; rows: number }, scrollback = 1_000) {
+    this.terminal = new xterm.Terminal({ ...size, scrollback, allowProposedApi: true });
+    this.terminal.loadAddon(this.serializer);
+  }
+
+  /**
+   * Feeds `bytes`, the log from `this.fed` on, resizing at each size's offset within them.
+   * Sizes before `this.fed` were applied already.
+   */
+  async feed(bytes: Uint8Array, sizes: readonly TerminalSize[]): Promise<void> {
+    let at = 0;
+    for (const size of sizes) {
+      const offset = size.offset - this.fed;
+      if (offset < at || offset > bytes.length) continue;
+      await this.write(bytes.subarray(at, offset));
+      at = offset;
+      if (size.cols !== this.terminal.cols || size.rows !== this.terminal.rows)
+        this.terminal.resize(size.cols, size.rows);
+    }
+    await this.write(bytes.subarray(at));
+    this.fed += bytes.length;
+  }
+
+  screen(): TerminalScreen {
+    const buffer = this.terminal.buffer.active;
+    const lines: string[] = [];
+    for (let row = 0; row < this.terminal.rows; row++)
+      // Written spaces count as cells for xterm's own trim: the row is trimmed of them too.
+      lines.push((buffer.getLine(buffer.viewportY + row)?.translateToString(true) ?? '').replace(/ +$/, ''));
+    return {
+      cols: this.terminal.cols,
+      rows: this.terminal.rows,
+      lines,
+      cursor: { row: buffer.cursorY + 1, column: buffer.cursorX + 1 },
+      applicationCursor: this.terminal.modes.applicationCursorKeysMode,
+    };
+  }
+
+  dispose(): void {
+    this.terminal.dispose();
+  }
+
+  private write(bytes: Uint8Array): Promise<void> {
+    if (bytes.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.terminal.write(bytes, resolve));
+  }
+}
+
+/** The screen after all of `log`, with its sizes: the first size is the terminal's at offset 0. */
+export async function renderTerminal(
+  log: Uint8Array,
+  sizes: readonly TerminalSize[],
+): Promise<TerminalScreen> {
+  const first = sizes[0] ?? { offset: 0, cols: 120, rows: 40 };
+  const emulator = new TerminalEmulator(first);
+  try {
+    await emulator.feed(log, sizes);
+    return emulator.screen();
+  } finally {
+    emulator.dispose();
+  }
+}

@@ -26,6 +26,15 @@ export interface TerminalScreen {
   applicationCursor: boolean;
 }
 
+/** An emulator's state at a byte of the log, as `TerminalEmulator.checkpoint` keeps it. */
+export interface TerminalCheckpoint {
+  fed: number;
+  cols: number;
+  rows: number;
+  /** What replays the screen, scrollback, cursor and modes in a new emulator (@xterm/addon-serialize). */
+  state: string;
+}
+
 /** The `--tty-events` record: one `<offset> <cols>x<rows>` a line; a line cut short is left out. */
 export function parseTerminalSizes(text: string): TerminalSize[] {
   return text.split('\n').flatMap((line) => {
@@ -77,6 +86,24 @@ export class TerminalEmulator {
       cursor: { row: buffer.cursorY + 1, column: buffer.cursorX + 1 },
       applicationCursor: this.terminal.modes.applicationCursorKeysMode,
     };
+  }
+
+  /** The emulator's state as it stands (screen, scrollback, cursor, modes), with where it is in the log. */
+  checkpoint(): TerminalCheckpoint {
+    return {
+      fed: this.fed,
+      cols: this.terminal.cols,
+      rows: this.terminal.rows,
+      state: this.serializer.serialize(),
+    };
+  }
+
+  /** An emulator that goes on from `checkpoint`: feeding it the log after `checkpoint.fed` costs only that. */
+  static async restore(checkpoint: TerminalCheckpoint, scrollback = 1_000): Promise<TerminalEmulator> {
+    const emulator = new TerminalEmulator(checkpoint, scrollback);
+    await emulator.write(Buffer.from(checkpoint.state));
+    emulator.fed = checkpoint.fed;
+    return emulator;
   }
 
   dispose(): void {

@@ -60,4 +60,21 @@ describe("a terminal task's screen", () => {
     ]);
     expect(parseTerminalSizes('0 80x24\n12 10')).toEqual([{ offset: 0, cols: 80, rows: 24 }]);
   });
+
+  it('goes on from a checkpoint to the same screen as from the start', async () => {
+    const sizes = [{ offset: 0, cols: 16, rows: 4 }];
+    const before = bytes('\x1b[?1hmenu\r\n\x1b[7m> first\x1b[0m\r\n  second');
+    const after = bytes('\x1b[2;1H  first\r\n\x1b[7m> second\x1b[0m');
+    const emulator = new TerminalEmulator(sizes[0] as { cols: number; rows: number });
+    await emulator.feed(before, sizes);
+    const checkpoint = emulator.checkpoint();
+    emulator.dispose();
+    const restored = await TerminalEmulator.restore(checkpoint);
+    expect(restored.fed).toBe(before.length);
+    await restored.feed(after, sizes);
+    expect(restored.screen()).toEqual(await renderTerminal(Buffer.concat([before, after]), sizes));
+    expect(restored.screen().lines).toEqual(['menu', '  first', '> second', '']);
+    expect(restored.screen().applicationCursor).toBe(true);
+    restored.dispose();
+  });
 });

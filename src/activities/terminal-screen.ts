@@ -7,24 +7,9 @@
  */
 import { SerializeAddon } from '@xterm/addon-serialize';
 import xterm from '@xterm/headless';
+import type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
 
-/** From byte `offset` of the log on, the terminal had this size. */
-export interface TerminalSize {
-  offset: number;
-  cols: number;
-  rows: number;
-}
-
-/** What a terminal shows. Rows and columns count from 1, as a person counts them. */
-export interface TerminalScreen {
-  cols: number;
-  rows: number;
-  /** The visible rows, as the emulator holds them, each right-trimmed. */
-  lines: string[];
-  cursor: { row: number; column: number };
-  /** Full-screen programs set it (DECCKM): the cursor keys then send SS3 sequences. */
-  applicationCursor: boolean;
-}
+export type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
 
 /** An emulator's state at a byte of the log, as `TerminalEmulator.checkpoint` keeps it. */
 export interface TerminalCheckpoint {

@@ -139,7 +139,7 @@ pid_t fork_held(int go[2], int exec_err[2]) {
   close(exec_err[1]);
   /* Both sides call setpgid, so the group exists whichever runs first; on a terminal the child's
    * setsid makes it (a group leader could not lead a session). */
-  if (!opt.tty_cols && setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH)
+  if ((!opt.tty_cols || opt.sandboxed) && setpgid(child, child) < 0 && errno != EACCES && errno != ESRCH)
     die("setpgid: %s", strerror(errno));
   group = child;
   return child;

@@ -2,20 +2,24 @@
 #include "supervisor.h"
 
 /* Inside the sandbox: the command's parent, which reports its wait status on fd 3 and exits the way
- * a launcher can pass on. It ignores the catchable kill signals meant for the command, so it lives
+ * a launcher can pass on. With `--tty` the command leads a session whose controlling terminal is
+ * its stdin (the outer supervisor's pseudo-terminal, passed through the launcher). It ignores the catchable kill signals meant for the command, so it lives
  * to report (SIGKILL ends it with the rest). With `--as <uid>` the command runs as that uid (a
  * session's, identity.c), each `--idmap <dir>` shown as that uid's first. */
 int inner_main(int argc, char **argv) {
   long long as = -1;
   const char *idmaps[8];
-  int n_idmaps = 0, i = 2;
+  int n_idmaps = 0, i = 2, tty = 0;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
-    if (strcmp(argv[i], "--as") == 0) as = number_arg(argv[i], argv[i + 1]);
+    if (strcmp(argv[i], "--tty") == 0) {
+      tty = 1;
+      i--; /* takes no value */
+    } else if (strcmp(argv[i], "--as") == 0) as = number_arg(argv[i], argv[i + 1]);
     else if (strcmp(argv[i], "--idmap") == 0 && n_idmaps < 8) idmaps[n_idmaps++] = argv[i + 1];
     else die("unknown inner option %s", argv[i]);
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0)
-    die("usage: durable-bash-supervisor --inner [--as <uid>] [--idmap <dir>]... -- <program> [args...]");
+    die("usage: durable-bash-supervisor --inner [--tty] [--as <uid>] [--idmap <dir>]... -- <program> [args...]");
   if (n_idmaps > 0 && as < 0) die("--idmap needs --as");
   char **program = argv + i + 1;
   for (int m = 0; m < n_idmaps; m++) idmap_dir(idmaps[m], (uid_t)as);
@@ -41,6 +45,11 @@ int inner_main(int argc, char **argv) {
     for (int sig = 1; sig < NSIG; sig++)
       if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* On a terminal (its stdin), the command leads a session with it, as a login shell would. */
+    if (tty && lead_terminal_session() < 0) {
+      dprintf(2, "bash: cannot take the terminal: %s\n", strerror(errno));
+      _exit(126);
+    }
     if (as >= 0) become_session((uid_t)as);
     if (n_idmaps > 0 && chdir(cwd) < 0) {
       dprintf(2, "bash: cannot enter the workdir %s: %s\n", cwd, strerror(errno));

@@ -29,7 +29,7 @@
  *                       SIGKILL skip the launcher, and the command's real wait status comes from
  *                       the inner supervisor on fd 3 (the launcher only knows 128 + signal)
  *
- *   durable-bash-supervisor --inner [--as <uid>] [--idmap <dir>]... -- <program> [args...]
+ *   durable-bash-supervisor --inner [--tty] [--as <uid>] [--idmap <dir>]... -- <program> [args...]
  *
  * runs inside the sandbox as the command's parent and writes its raw wait status to fd 3.
  *
@@ -122,7 +122,6 @@ int main(int argc, char **argv) {
     die("usage: durable-bash-supervisor [options] <state-file> <exit-file> -- <program> [args...]");
   const char *state_file = argv[first], *exit_file = argv[first + 1];
   if (opt.tty_cols && opt.output_max <= 0) die("--tty needs --output-max (the terminal's output is relayed)");
-  if (opt.tty_cols && opt.sandboxed) die("--tty does not take --sandboxed yet");
 
   sigset_t waiting_mask;
   struct identity id;

@@ -97,6 +97,7 @@ extern long long oom_kills, pids_max_hits; /* what the limits did, for the end r
 /* terminal.c: --tty */
 int open_terminal(void);
 int become_terminal_session(void);
+int lead_terminal_session(void);
 void resize_terminal(struct relay *out);
 
 /* util.c: reports, errors, files and fds */

@@ -36,12 +36,21 @@ int open_terminal(void) {
 }
 
 /* The command's side: a session of its own whose controlling terminal is the slave. Returns the
- * slave's fd (for stdin, stdout and stderr), or -1. */
+ * slave's fd (for stdin, stdout and stderr), or -1. Under a launcher (--sandboxed) the slave is
+ * only passed on: the inner supervisor's child leads the session (`--inner --tty`), and a
+ * terminal can be the controlling terminal of one session only. */
 int become_terminal_session(void) {
+  if (opt.sandboxed) return open(tty_slave, O_RDWR | O_NOCTTY);
   if (setsid() < 0) return -1;
   int fd = open(tty_slave, O_RDWR); /* a session leader's first terminal becomes its own */
   if (fd < 0 || ioctl(fd, TIOCSCTTY, 0) < 0) return -1;
   return fd;
+}
+
+/* `--inner --tty`: the command leads a session whose controlling terminal is its stdin. */
+int lead_terminal_session(void) {
+  if (setsid() < 0 || ioctl(0, TIOCSCTTY, 0) < 0) return -1;
+  return 0;
 }
 
 /* SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker) becomes the

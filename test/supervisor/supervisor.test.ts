@@ -480,6 +480,23 @@ describe('durable-bash-supervisor --tty', () => {
     expect(statSync(events).mode & 0o777).toBe(0o600);
   });
 
+  it("passes the terminal through a launcher, where the inner supervisor makes it the command's", async () => {
+    const fifo = path.join(dir, 'launched.stdin');
+    const launcher = ['bwrap', '--die-with-parent', '--new-session', '--unshare-pid', '--as-pid-1'];
+    const sandbox = ['--bind', '/', '/', '--dev', '/dev', '--proc', '/proc', bin, '--inner', '--tty', '--'];
+    const script =
+      'test -t 0 && test -t 1 && echo terminal; stty size; trap \'echo "got INT"; exit 3\' INT; echo ready; while :; do sleep 0.05; done';
+    const run = supervise('tty-launched', [...launcher, ...sandbox, 'bash', '-c', script], {
+      flags: ['--tty', '90x20', '--output-max', '1000000', '--stdin', fifo, '--sandboxed'],
+    });
+    await commandStarted(run);
+    await waitFor(() => readFileSync(run.outFile, 'utf8').includes('ready'));
+    expect(writeFifo(fifo, '\x03')).toBe(1);
+    // The exact status comes from the inner supervisor: Ctrl-C reached the command in its sandbox.
+    expect(await finished(run)).toMatchObject({ exitCode: 3 });
+    expect(readFileSync(run.outFile, 'utf8')).toBe('terminal\r\n20 90\r\nready\r\n^Cgot INT\r\n');
+  });
+
   it('refuses a size it cannot take, and a terminal without a relay, in one line', async () => {
     for (const [flags, message] of [
       [['--tty', '80', '--output-max', '10'], '--tty needs <cols>x<rows>, each from 2 to 1000, got 80'],

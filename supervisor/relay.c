@@ -32,6 +32,7 @@ void pump(struct relay *r) {
       n = read(r->from, buf, want < sizeof buf ? want : sizeof buf);
       /* A terminal's master reads EIO once no process holds its slave: the terminal's EOF. */
       if (n < 0 && errno == EIO && r->terminal) n = 0;
+      if (n > 0 && r->terminal) answer_terminal_queries(buf, (size_t)n);
       if (n > 0 && write_all(r->to, buf, (size_t)n) < 0) n = -1;
     }
     if (n > 0) {

@@ -98,6 +98,7 @@ extern long long oom_kills, pids_max_hits; /* what the limits did, for the end r
 int open_terminal(void);
 int become_terminal_session(void);
 int lead_terminal_session(void);
+void answer_terminal_queries(const char *buf, size_t n);
 void resize_terminal(struct relay *out);
 
 /* util.c: reports, errors, files and fds */

@@ -73,3 +73,42 @@ void resize_terminal(struct relay *out) {
   opt.tty_rows = (int)rows;
   record_size(out->written);
 }
+
+/* A control sequence the command began in one read and may end in the next: the bytes after ESC. */
+static char query[16];
+static size_t query_len;
+
+static void reply(const char *answer) {
+  (void)!write(tty_master, answer, strlen(answer)); /* a full terminal input drops it, as a line would */
+}
+
+/* Answers what a program asks of its terminal and would otherwise wait for (or echo as garbage):
+ * device attributes (`CSI c`, `CSI > c`) and device status (`CSI 5 n`), with what an xterm says.
+ * The cursor position (`CSI 6 n`) needs the screen, which only the worker's emulator has. Called
+ * with each chunk of the terminal's output, in order. */
+void answer_terminal_queries(const char *buf, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char b = buf[i];
+    if (query_len == 0) {
+      if (b == '\x1b') query[query_len++] = b;
+      continue;
+    }
+    if (query_len == 1) {
+      if (b == '[') query[query_len++] = b;
+      else query_len = b == '\x1b';
+      continue;
+    }
+    if ((b >= '0' && b <= '9') || b == ';' || b == '>' || b == '?') {
+      if (query_len < sizeof query - 1) query[query_len++] = b;
+      else query_len = 0;
+      continue;
+    }
+    query[query_len] = '\0';
+    const char *params = query + 2;
+    if (b == 'c' && (strcmp(params, "") == 0 || strcmp(params, "0") == 0)) reply("\x1b[?1;2c");
+    else if (b == 'c' && (strcmp(params, ">") == 0 || strcmp(params, ">0") == 0)) reply("\x1b[>0;276;0c");
+    else if (b == 'n' && strcmp(params, "5") == 0) reply("\x1b[0n");
+    query_len = 0;
+    if (b == '\x1b') query[query_len++] = b;
+  }
+}

@@ -497,6 +497,25 @@ describe('durable-bash-supervisor --tty', () => {
     expect(readFileSync(run.outFile, 'utf8')).toBe('terminal\r\n20 90\r\nready\r\n^Cgot INT\r\n');
   });
 
+  it("answers a program's questions to its terminal (device attributes and status) as an xterm does", async () => {
+    // A shell line that sends `query` to its terminal, reads the answer up to `end`, and prints both.
+    const ask = (query: string, end: string) =>
+      `printf '${query}'; IFS= read -rs -d ${end} reply; echo "${query.replace('\\e', 'ESC')} ${'${reply:1}'}${end}"`;
+    const run = bash(
+      'tty-queries',
+      `stty -echo; ${ask('\\e[c', 'c')}; ${ask('\\e[>c', 'c')}; ${ask('\\e[5n', 'n')}`,
+      {
+        flags: ['--tty', '80x24', '--output-max', '1000000'],
+      },
+    );
+    expect(await finished(run)).toMatchObject({ exitCode: 0 });
+    // The queries themselves reach the output (the log); each answer came back as input.
+    const lines = readFileSync(run.outFile, 'utf8')
+      .split('\r\n')
+      .map((line) => line.replace(/^.*?ESC/, 'ESC'));
+    expect(lines).toEqual(['ESC[c [?1;2c', 'ESC[>c [>0;276;0c', 'ESC[5n [0n', '']);
+  });
+
   it('refuses a size it cannot take, and a terminal without a relay, in one line', async () => {
     for (const [flags, message] of [
       [['--tty', '80', '--output-max', '10'], '--tty needs <cols>x<rows>, each from 2 to 1000, got 80'],

@@ -87,12 +87,8 @@ static int parse_options(int argc, char **argv) {
       if (!value) die("--stdin needs a path");
       opt.stdin_fifo = value;
     } else if (strcmp(name, "--tty") == 0) {
-      char *x;
-      long cols = value ? strtol(value, &x, 10) : 0, rows = value && *x == 'x' ? strtol(x + 1, &x, 10) : 0;
-      if (!value || *x != '\0' || cols < 2 || cols > 1000 || rows < 2 || rows > 1000)
+      if (!value || strchr(value, '\n') || !parse_terminal_size(value, &opt.tty_cols, &opt.tty_rows))
         die("--tty needs <cols>x<rows>, each from 2 to 1000, got %s", value ? value : "nothing");
-      opt.tty_cols = (int)cols;
-      opt.tty_rows = (int)rows;
     } else if (strcmp(name, "--tty-events") == 0) {
       if (!value) die("--tty-events needs a path");
       opt.tty_events = value;

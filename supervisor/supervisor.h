@@ -95,6 +95,7 @@ extern struct stdin_pipe in;
 extern long long oom_kills, pids_max_hits; /* what the limits did, for the end record */
 
 /* terminal.c: --tty */
+int parse_terminal_size(const char *text, int *cols, int *rows);
 int open_terminal(void);
 int become_terminal_session(void);
 int lead_terminal_session(void);

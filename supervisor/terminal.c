@@ -21,6 +21,16 @@ static void record_size(long long offset) {
   close(fd);
 }
 
+/* `<cols>x<rows>`, each from 2 to 1000, with an optional final newline; 0 when `text` is not one. */
+int parse_terminal_size(const char *text, int *cols, int *rows) {
+  char *x;
+  long c = strtol(text, &x, 10), r = *x == 'x' ? strtol(x + 1, &x, 10) : 0;
+  if ((*x != '\0' && *x != '\n') || c < 2 || c > 1000 || r < 2 || r > 1000) return 0;
+  *cols = (int)c;
+  *rows = (int)r;
+  return 1;
+}
+
 /* A pseudo-terminal of opt's size: returns the master, and records the first size (offset 0). */
 int open_terminal(void) {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -62,15 +72,13 @@ void resize_terminal(struct relay *out) {
   char text[32];
   ssize_t n = read_small(opt.tty_resize, text, sizeof text);
   if (n <= 0) return;
-  char *x;
-  long cols = strtol(text, &x, 10), rows = *x == 'x' ? strtol(x + 1, &x, 10) : 0;
-  if ((*x != '\0' && *x != '\n') || cols < 2 || cols > 1000 || rows < 2 || rows > 1000) return;
-  if (cols == opt.tty_cols && rows == opt.tty_rows) return;
+  int cols, rows;
+  if (!parse_terminal_size(text, &cols, &rows) || (cols == opt.tty_cols && rows == opt.tty_rows)) return;
   pump(out);
   struct winsize size = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
   if (ioctl(tty_master, TIOCSWINSZ, &size) < 0) return;
-  opt.tty_cols = (int)cols;
-  opt.tty_rows = (int)rows;
+  opt.tty_cols = cols;
+  opt.tty_rows = rows;
   record_size(out->written);
 }
 

@@ -89,49 +89,50 @@ export async function scanSupervisors(options: {
 }): Promise<boolean> {
   const names = await fs.readdir(options.spillDir).catch(() => [] as string[]);
   const taskIds = names.flatMap((name) => STATE_FILE.exec(name)?.[1] ?? []);
+  const present = new Set(taskIds);
   let answered = true;
-  // A few at a time: a host with a thousand tasks must not send the server a thousand describes
-  // (and as many failed attempts) at once when its worker starts.
-  let next = 0;
-  const checkNext = async (): Promise<void> => {
-    while (next < taskIds.length) {
-      const taskId = taskIds[next++] as string;
-      if (options.attached.has(taskId)) {
-        options.awaitingRetry.delete(taskId);
-        continue;
-      }
-      // Ended, and nothing more is asked of this worker: not even its files are read.
-      if (options.attached.settled.has(taskId) && !options.awaitingRetry.has(taskId)) continue;
-      // One bad file never stops the scan; an unanswered one asks for another scan soon.
-      await checkTask(taskId, options).catch(() => {
-        answered = false;
-      });
-    }
+  // One bad file never stops the scan; an unanswered one asks for another scan soon.
+  const unanswered = () => {
+    answered = false;
   };
-  await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, checkNext));
+  await fewAtATime(taskIds, async (taskId) => {
+    if (options.attached.has(taskId)) {
+      options.awaitingRetry.delete(taskId);
+      return;
+    }
+    // Ended, and nothing more is asked of this worker: not even its files are read.
+    if (options.attached.settled.has(taskId) && !options.awaitingRetry.has(taskId)) return;
+    await checkTask(taskId, options).catch(unanswered);
+  });
   if (options.failStaleAttempts) {
     // Attempts a crashed worker left before any supervisor claimed their task (no state file).
-    const claimed = new Set(taskIds);
     const unclaimed = names
       .flatMap((name) => ATTEMPT_FILE.exec(name)?.[1] ?? [])
-      .filter((id) => !claimed.has(id));
-    let nextUnclaimed = 0;
-    const failNext = async (): Promise<void> => {
-      while (nextUnclaimed < unclaimed.length) {
-        await failUnclaimedAttempt(unclaimed[nextUnclaimed++] as string, options).catch(() => {
-          answered = false;
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, failNext));
+      .filter((id) => !present.has(id));
+    await fewAtATime(unclaimed, (taskId) => failUnclaimedAttempt(taskId, options).catch(unanswered));
   }
   // Forget the tasks whose files are gone (swept).
-  const present = new Set(taskIds);
   for (const taskId of options.awaitingRetry.keys())
     if (!present.has(taskId)) options.awaitingRetry.delete(taskId);
   for (const taskId of options.attached.settled)
     if (!present.has(taskId)) options.attached.settled.delete(taskId);
   return answered;
+}
+
+/**
+ * Runs `each` on every task, START_SCAN_CONCURRENCY at a time: a host with a thousand tasks must
+ * not send the server a thousand describes (and as many failed attempts) at once when its worker
+ * starts.
+ */
+async function fewAtATime(
+  taskIds: readonly string[],
+  each: (taskId: string) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const work = async (): Promise<void> => {
+    while (next < taskIds.length) await each(taskIds[next++] as string);
+  };
+  await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, work));
 }
 
 async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {

@@ -29,8 +29,9 @@ export async function tellReader(taskId: TaskId): Promise<void> {
 
 /**
  * Starts the notice as an abandoned child and waits only for its start (a child not yet started
- * when its parent closes may never start). A run that ended with a result carries its last output. It runs on this task queue; only its inject activity
- * goes to the agent host. A notice that cannot start is logged, never the task's failure.
+ * when its parent closes may never start). A run that ended with a result carries its last output.
+ * It runs on this task queue; only its inject activity goes to the agent host. A notice that
+ * cannot start is logged, never the task's failure.
  */
 export async function startNotice(
   taskId: TaskId,

@@ -97,6 +97,26 @@ function marker(): string {
 
 const runs = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
 
+/** A background task whose command marks each of its runs, then (after `between`) prints `done`. */
+async function startMarked(h: ReturnType<typeof host>, description: string, between = '') {
+  const ran = marker();
+  const taskId = await h.tasks.start({
+    command: `echo run >> ${ran}; ${between}echo done`,
+    description,
+    background: true,
+  });
+  return { taskId, ran };
+}
+
+/** The task ended as its one run made it: `done`, exit code 0. */
+async function expectDoneOnce(h: ReturnType<typeof host>, taskId: TaskId, ran: string) {
+  expect(await readToEnd(h.tasks, taskId)).toEqual({
+    stdout: 'done\n',
+    status: '[status: completed, exit code: 0]',
+  });
+  expect(runs(ran)).toBe(1);
+}
+
 describe('a task whose worker crashed', () => {
   it('re-attaches: the output written while no worker was alive comes once, in order, with the exact exit code', async () => {
     const h = host();
@@ -156,22 +176,13 @@ describe('a task whose worker crashed', () => {
   it('runs the command exactly once when the worker dies the moment the supervisor claimed the task', async () => {
     const h = host();
     const worker = await h.start();
-    const ran = marker();
-    const taskId = await h.tasks.start({
-      command: `echo run >> ${ran}; sleep 1; echo done`,
-      description: 'Claimed, then the worker dies',
-      background: true,
-    });
+    const { taskId, ran } = await startMarked(h, 'Claimed, then the worker dies', 'sleep 1; ');
     const state = taskFiles(h.spillDir, taskId).state;
     const deadline = Date.now() + 10_000;
     while (!readFileSyncOrEmpty(state) && Date.now() < deadline) await sleep(1);
     await worker.crash();
     await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
-      stdout: 'done\n',
-      status: '[status: completed, exit code: 0]',
-    });
-    expect(runs(ran)).toBe(1);
+    await expectDoneOnce(h, taskId, ran);
   });
 
   it('starts the command once, and soon, when its worker died after taking the attempt and before starting it', async () => {
@@ -180,12 +191,7 @@ describe('a task whose worker crashed', () => {
     const heartbeatTimeoutMs = 60_000;
     const h = host(['--heartbeat-timeout-ms', String(heartbeatTimeoutMs)]);
     const worker = await h.start();
-    const ran = marker();
-    const taskId = await h.tasks.start({
-      command: `echo run >> ${ran}; echo done`,
-      description: 'Its worker dies before it starts it',
-      background: true,
-    });
+    const { taskId, ran } = await startMarked(h, 'Its worker dies before it starts it');
     const files = taskFiles(h.spillDir, taskId);
     // The moment the attempt is remembered, before the command's start (which takes the new
     // session's identity and network first): a busy wait, then SIGKILL at once.
@@ -196,11 +202,7 @@ describe('a task whose worker crashed', () => {
     const crashedAt = Date.now();
     await worker.crash();
     await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
-      stdout: 'done\n',
-      status: '[status: completed, exit code: 0]',
-    });
-    expect(runs(ran)).toBe(1);
+    await expectDoneOnce(h, taskId, ran);
     expect(claimedAtCrash).toBe(false);
     const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
     const failures = (events ?? []).flatMap((event) => {

@@ -8,7 +8,9 @@ import type { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { startAgentHost } from '../agent-host/agent-host.js';
 import { sessionAgentTaskQueue } from '../agent-host/names.js';
+import { BashTasks } from '../client/bash-tasks.js';
 import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
+import { McpTasks } from './mcp-tasks.js';
 import { NoticeStore } from './notice-store.js';
 import { createMcpServer, McpNotices, type McpSession } from './server.js';
 
@@ -48,7 +50,16 @@ export interface McpHost {
 /** Starts the agent host (tools and agent worker) and the transport; `close` (or stdin ending, on stdio) stops both. */
 export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
-  const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId));
+  // MCP tasks read and kill through a client of their own settings: the same server and queue.
+  const tasks = new McpTasks(
+    new BashTasks({ client: options.client, taskQueue: options.taskQueue }),
+    session,
+  );
+  const notices = new McpNotices(
+    options.sessionId,
+    new NoticeStore(options.stateDir, options.sessionId),
+    tasks,
+  );
   const host = await startAgentHost({
     client: options.client,
     connection: options.connection,
@@ -62,7 +73,7 @@ export async function startMcpHost(options: McpHostOptions): Promise<McpHost> {
         : {}),
     },
   });
-  const newServer = () => createMcpServer(host.tools, session, notices, options.version);
+  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version);
 
   let http: McpHttpServer | undefined;
   let closeTransport: () => Promise<void>;

@@ -7,7 +7,22 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
+import { isTaskIdShape } from '../shared/task-id.js';
 import { sessionDigest } from './session.js';
+
+/** A task's notice id: its notice workflow's id, as the task's workflow names it (task-end.ts). */
+const NOTICE_ID_SUFFIX = '-notice';
+
+export function noticeIdOf(taskId: string): string {
+  return `${taskId}${NOTICE_ID_SUFFIX}`;
+}
+
+/** The task a notice id is of; undefined for an id of another shape. */
+export function taskIdOfNotice(noticeId: string): string | undefined {
+  if (!noticeId.endsWith(NOTICE_ID_SUFFIX)) return undefined;
+  const taskId = noticeId.slice(0, -NOTICE_ID_SUFFIX.length);
+  return isTaskIdShape(taskId) ? taskId : undefined;
+}
 
 interface PendingNotice {
   noticeId: string;
@@ -19,7 +34,7 @@ interface PendingNotice {
 interface NoticeFile {
   /** Not yet in a tool result, oldest first. */
   pending: PendingNotice[];
-  /** Ids of notices already in a tool result, newest last. */
+  /** Ids of notices already in a tool result (or settled), newest last. */
   delivered: string[];
 }
 
@@ -66,6 +81,19 @@ export class NoticeStore {
       delivered: [...state.delivered, ...state.pending.map((n) => n.noticeId)].slice(-REMEMBERED_NOTICE_IDS),
     });
     return state.pending.map((n) => n.content);
+  }
+
+  /**
+   * The session has the task's end another way (its MCP task's result): the notice is delivered,
+   * pending or not yet arrived, and goes out neither way.
+   */
+  settle(noticeId: string): void {
+    const state = readState(this.file);
+    if (state.delivered.includes(noticeId)) return;
+    this.save({
+      pending: state.pending.filter((n) => n.noticeId !== noticeId),
+      delivered: [...state.delivered, noticeId].slice(-REMEMBERED_NOTICE_IDS),
+    });
   }
 
   /** Written to a temporary name and renamed: a reader sees the whole old file or the whole new one. */

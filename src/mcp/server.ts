@@ -1,7 +1,7 @@
 /**
  * The MCP face of the tools: a thin mapping from `createBashTools`' tools to MCP `tools/list` and
  * `tools/call`. Schemas, texts and errors are the tools' own; the server only adds the session's
- * completion notices.
+ * completion notices, and MCP Tasks for a task-augmented `bash` call (see mcp-tasks.ts).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -14,7 +14,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentSessions } from '../shared/notice.js';
 import type { TextBlock, Tool, ToolResult } from '../tools/types.js';
-import type { NoticeStore } from './notice-store.js';
+import { type McpTasks, TaskRequestError } from './mcp-tasks.js';
+import { type NoticeStore, noticeIdOf, taskIdOfNotice } from './notice-store.js';
+import { serveTaskRequests, TASK_TOOLS, TASKS_CAPABILITY } from './task-requests.js';
 
 /** The server's name in the MCP handshake, and the logger name of its notices. */
 export const MCP_SERVER_NAME = 'durable-bash';
@@ -31,7 +33,9 @@ export interface McpSession {
  * session's notice file before the inject succeeds. It goes out once as a logging notification
  * (level `notice`): at once to every client connected then, else along with the next request any
  * client makes (its `tools/list` or `tools/call`, ahead of the answer). And it is put once as a line
- * at the top of the session's next tool result. Neither way repeats, across restarts too.
+ * at the top of the session's next tool result. Neither way repeats, across restarts too. The
+ * clients connected then also get the ended task's `notifications/tasks/status`; and once a client
+ * has fetched a task's result with `tasks/result`, its notice is settled: no line in a tool result.
  */
 export class McpNotices implements AgentSessions {
   private readonly servers = new Set<McpServer>();
@@ -39,6 +43,7 @@ export class McpNotices implements AgentSessions {
   constructor(
     private readonly sessionId: string,
     private readonly store: NoticeStore,
+    private readonly tasks?: McpTasks,
   ) {}
 
   async inject(sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
@@ -51,7 +56,30 @@ export class McpNotices implements AgentSessions {
           (outcomes) => outcomes.some((outcome) => outcome.status === 'fulfilled'),
         ),
       );
+    this.announceEnd(options.noticeId);
     return true;
+  }
+
+  /** The session has the task's result from `tasks/result`: its notice goes out neither way. */
+  settle(taskId: string): void {
+    this.store.settle(noticeIdOf(taskId));
+  }
+
+  /**
+   * Sends the ended task's status (`notifications/tasks/status`) to the clients connected now, once
+   * its workflow has closed; not awaited, so the inject answers at once. Optional in the spec, so
+   * never kept for later: a client that was away polls `tasks/get`.
+   */
+  private announceEnd(noticeId: string): void {
+    const taskId = taskIdOfNotice(noticeId);
+    if (taskId === undefined || this.tasks === undefined || this.servers.size === 0) return;
+    void this.tasks.ended(taskId).then((task) => {
+      if (task === undefined) return;
+      for (const server of this.servers)
+        server.server
+          .notification({ method: 'notifications/tasks/status', params: task })
+          .catch(() => undefined);
+    });
   }
 
   /** A server's client gets notices as they arrive once it has initialized, until it closes. */
@@ -110,11 +138,12 @@ export function createMcpServer(
   tools: readonly Tool[],
   session: McpSession,
   notices: McpNotices,
+  tasks: McpTasks,
   version: string,
 ): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version },
-    { capabilities: { tools: { listChanged: false }, logging: {} } },
+    { capabilities: { tools: { listChanged: false }, logging: {}, tasks: TASKS_CAPABILITY } },
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   server.server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
@@ -124,6 +153,7 @@ export function createMcpServer(
         name: tool.name,
         description: tool.description,
         inputSchema: tool.inputSchema as { type: 'object'; [key: string]: unknown },
+        execution: { taskSupport: TASK_TOOLS.has(tool.name) ? 'optional' : 'forbidden' },
       })),
     };
   });
@@ -132,12 +162,19 @@ export function createMcpServer(
     const tool = byName.get(request.params.name);
     if (tool === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
+    if (request.params.task !== undefined) {
+      // The spec's answer to a task-augmented call of a tool whose taskSupport is "forbidden".
+      if (!TASK_TOOLS.has(tool.name))
+        throw new TaskRequestError(ErrorCode.MethodNotFound, `Tool ${tool.name} does not run as a task`);
+      return tasks.create(tool, request.params.arguments, extra.signal);
+    }
     const result = await tool.execute(request.params.arguments, {
       agent: { sessionId: session.sessionId, cwd: session.cwd },
       signal: extra.signal,
     });
     return notices.addTo(result);
   });
+  serveTaskRequests(server, tasks, notices);
   notices.attach(server);
   return server;
 }

@@ -69,6 +69,7 @@ export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
 export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export type { AgentSessions } from './shared/notice.js';
 export {
+  noticeSearchAttribute,
   ownerSearchAttribute,
   searchAttributeNames,
   statusSearchAttribute,

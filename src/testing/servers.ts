@@ -12,7 +12,7 @@ import {
   dynamicConfigArgs,
   sqlitePragmaArgs,
 } from '../dev-server/dynamic-config.js';
-import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import { searchAttributeKeys } from '../shared/search-attributes.js';
 
 function executable(binary: TemporalBinary) {
   const found = findTemporalBinary(binary);
@@ -49,7 +49,7 @@ export async function createDevServerEnv(
   return TestWorkflowEnvironment.createLocal({
     server: {
       executable: executable(TemporalBinary.cli),
-      searchAttributes: [ownerSearchAttribute, statusSearchAttribute],
+      searchAttributes: [...searchAttributeKeys],
       ...(place.dbFilename ? { dbFilename: place.dbFilename } : {}),
       // The same server settings `durable-bash dev` uses.
       extraArgs: [

@@ -44,6 +44,8 @@ export class TemporalServer {
       'BashTaskOwner=Keyword',
       '--search-attribute',
       'BashTaskStatus=Keyword',
+      '--search-attribute',
+      'BashTaskNotice=Keyword',
       ...dynamicConfigArgs,
     ];
     this.logFile = path.join(runDir, 'server.log');

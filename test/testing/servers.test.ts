@@ -19,6 +19,6 @@ describe('durable-bash/testing', () => {
       encoding: 'utf8',
       env: { ...process.env, DURABLE_BASH_TEST_ADDRESS: '' },
     });
-    expect(out).toBe('true BashTaskOwner BashTaskStatus\n');
+    expect(out).toBe('true BashTaskNotice BashTaskOwner BashTaskStatus\n');
   });
 });

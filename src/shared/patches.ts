@@ -54,3 +54,11 @@ export const TELL_READER_PATCH = 'tell-output-reader-the-task-ended';
  * output-reader-v3-* and v4 (with it), output-reader-v1-* and v2-* (before it).
  */
 export const PROBE_PATCH = 'reader-tells-and-probes-its-task';
+
+/**
+ * A completion notice whose window ran out marks itself for its session's `bash_list` (the owner
+ * and `BashTaskNotice` search attributes). Fixtures: completion-notice-expired-marked (with it),
+ * completion-notice-expired-unmarked (before it: a notice that had its task's owner, recorded by a
+ * worker that did not mark).
+ */
+export const MARK_UNDELIVERED_PATCH = 'notice-marks-itself-undelivered';

@@ -1,5 +1,11 @@
 import { RetryState } from '@temporalio/common';
-import { ActivityFailure, proxyActivities, TimeoutFailure } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  patched,
+  proxyActivities,
+  TimeoutFailure,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import type { NoticeActivities } from '../activities/inject-notice.js';
 import {
   NOTICE_INJECT_TIMEOUT_MS,
@@ -7,19 +13,31 @@ import {
   NOTICE_RETRY_MAX_INTERVAL_MS,
 } from '../shared/limits.js';
 import { NoticeOutcome } from '../shared/notice.js';
+import { MARK_UNDELIVERED_PATCH } from '../shared/patches.js';
+import {
+  NOTICE_UNDELIVERED,
+  noticeSearchAttribute,
+  ownerSearchAttribute,
+} from '../shared/search-attributes.js';
 import type { SessionNoticeTarget } from '../shared/task.js';
 import { countNotice } from './workflow-metrics.js';
 
 export interface CompletionNoticeInput extends SessionNoticeTarget {
   /** The notice text (see `noticeText`). */
   content: string;
+  /**
+   * The task's owner search attribute as the task holds it (a keyed hash when payloads are
+   * encrypted, which this workflow could not compute). Absent in notices started before it was passed.
+   */
+  ownerAttribute?: string;
 }
 
 /**
  * Delivers one background task's completion notice to its owning session, through the inject
  * activity on the owning agent host's queue. Started by `bashTask` as an abandoned child, so the task
  * closes with its result at once while the notice waits up to its window for an agent worker.
- * Ends quietly in every case: delivered, session gone, or window over.
+ * Ends quietly in every case: delivered, session gone, or window over. Over, it marks itself
+ * undelivered, which its session's `bash_list` shows.
  */
 export async function completionNotice(input: CompletionNoticeInput): Promise<NoticeOutcome> {
   const { injectNotice } = proxyActivities<NoticeActivities>({
@@ -46,7 +64,22 @@ export async function completionNotice(input: CompletionNoticeInput): Promise<No
     outcome = NoticeOutcome.expired;
   }
   countNotice(outcome);
+  if (outcome === NoticeOutcome.expired) markUndelivered(input);
   return outcome;
+}
+
+/**
+ * The session may still exist but never heard of the task's end: the owner and `BashTaskNotice`
+ * attributes let its listing (one visibility query) find this closed run. Nothing stays open and
+ * nothing waits: an ended notice costs the server no more than before.
+ */
+function markUndelivered(input: CompletionNoticeInput): void {
+  // Without the owner's attribute (an older task) there is nothing the listing could match.
+  if (input.ownerAttribute === undefined || !patched(MARK_UNDELIVERED_PATCH)) return;
+  upsertSearchAttributes([
+    { key: ownerSearchAttribute, value: input.ownerAttribute },
+    { key: noticeSearchAttribute, value: NOTICE_UNDELIVERED },
+  ]);
 }
 
 /**

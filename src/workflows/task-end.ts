@@ -7,9 +7,11 @@ import {
   ParentClosePolicy,
   startChild,
   WorkflowIdReusePolicy,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { NoticeOutcome, noticeText } from '../shared/notice.js';
 import { outputReaderId } from '../shared/read-position.js';
+import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import { renderNoticeOutput } from '../tools/render-notice.js';
@@ -41,12 +43,14 @@ export async function startNotice(
 ): Promise<void> {
   const text = noticeText(taskId, statusLine(state), result && renderNoticeOutput(result));
   if ('workflowId' in target) return signalNotice(taskId, target, text);
+  // The owner as this task holds it, for a notice that must mark itself undelivered.
+  const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
   try {
     // A kill cancels this workflow; the notice must still start.
     await CancellationScope.nonCancellable(() =>
       startChild(completionNotice, {
         workflowId: `${taskId}-notice`,
-        args: [{ ...target, content: text }],
+        args: [{ ...target, content: text, ...(ownerAttribute !== undefined ? { ownerAttribute } : {}) }],
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A task reset and run again must not notify twice: its notice id is taken.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

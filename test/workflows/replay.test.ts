@@ -6,7 +6,11 @@ import { describe, expect, inject, it } from 'vitest';
 /**
  * Histories recorded on the dev server (`fetchHistory()`, stored as protobufjs objects). Replaying
  * them against today's bundle proves that a change to the workflows stays deterministic for runs
- * already in flight: `completion-notice-delivered` is a completion notice's own run. The `bashOutputReader` runs come from each of its versions: v1 always ended when
+ * already in flight: `completion-notice-delivered` is a completion notice's own run;
+ * `completion-notice-expired-marked` one whose window ran out and that marked itself undelivered
+ * (patch `notice-marks-itself-undelivered`), and `completion-notice-expired-unmarked` one that
+ * expired on a worker from before the mark (recorded then; its input given the task's owner
+ * attribute, as a notice started by a newer task has, so its replay takes the patch's old branch). The `bashOutputReader` runs come from each of its versions: v1 always ended when
  * idle, v2 waited without a timer while its task ran, v3 tells and probes its task. The `host-queue-*`
  * runs come from the version that runs each command on its host's own queue: a completed task, a
  * foreground timeout, and a kill sent while the host's worker was down (the stop activity). The
@@ -34,6 +38,8 @@ import { describe, expect, inject, it } from 'vitest';
  */
 const fixtures = [
   'completion-notice-delivered',
+  'completion-notice-expired-marked',
+  'completion-notice-expired-unmarked',
   'output-reader-v1-continued-as-new',
   'output-reader-v1-idle-end',
   'output-reader-v2-continued-as-new',

@@ -27,7 +27,11 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import { tailText } from '../../src/client/stream-text.js';
 import { NoticeOutcome } from '../../src/shared/notice.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
-import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import {
+  noticeSearchAttribute,
+  ownerSearchAttribute,
+  statusSearchAttribute,
+} from '../../src/shared/search-attributes.js';
 import { failedState, statusLine } from '../../src/shared/status-line.js';
 import {
   AttemptFailureType,
@@ -212,14 +216,21 @@ describe('long timers on the time-skipping server', () => {
     expect(wallMs).toBeLessThan(10_000);
   });
 
-  it('drops a completion notice once its window passes with no agent worker', async () => {
+  it('drops a completion notice once its window passes with no agent worker, and marks it undelivered', async () => {
+    const workflowId = `notice-${randomUUID()}`;
     const { value, wallMs } = await withStandInWorker({}, 0, (taskQueue) =>
       timed(async () => {
         const handle = await env.client.workflow.start(completionNotice, {
-          workflowId: `notice-${randomUUID()}`,
+          workflowId,
           taskQueue,
           args: [
-            { sessionId: 's', taskQueue: `no-agent-${randomUUID()}`, windowMs: HOUR_MS, content: 'done' },
+            {
+              sessionId: 's',
+              taskQueue: `no-agent-${randomUUID()}`,
+              windowMs: HOUR_MS,
+              content: 'done',
+              ownerAttribute: 'session:s',
+            },
           ],
         });
         return resultPastTimeout<NoticeOutcome>(handle, 'injectNotice', 'scheduleToCloseTimeout');
@@ -228,6 +239,10 @@ describe('long timers on the time-skipping server', () => {
     expect(value).toBe(NoticeOutcome.expired);
     console.log(`1-hour notice window: ${wallMs.toFixed(0)}ms of wall time`);
     expect(wallMs).toBeLessThan(10_000);
+    // What the session's bash_list finds it by (test/agent/undelivered-notice.test.ts lists it).
+    const attributes = (await env.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
+    expect(attributes.get(ownerSearchAttribute)).toBe('session:s');
+    expect(attributes.get(noticeSearchAttribute)).toBe('undelivered');
   });
 
   it('ends the output reader of an ended task after its 30 idle minutes', async () => {

@@ -30,7 +30,7 @@ import { isTerminalStatus, mcpTask } from './task-status.js';
 /** The `_meta` key of the text a host may give the model at once for a task-augmented tool call. */
 export const MODEL_IMMEDIATE_RESPONSE_KEY = 'io.modelcontextprotocol/model-immediate-response';
 
-/** Tasks a `tasks/list` page holds: each is one describe (and a result read once ended). */
+/** Tasks a `tasks/list` page holds by default: each is one describe (and a result read once ended). */
 export const TASK_LIST_PAGE_SIZE = 50;
 
 /** How many of a page's tasks are described at once. */
@@ -56,10 +56,15 @@ export class TaskRequestError extends Error {
 export class McpTasks {
   private retention: Promise<number | undefined> | undefined;
 
+  private readonly pageSize: number;
+
   constructor(
     private readonly tasks: BashTasks,
     private readonly session: { sessionId: string; cwd: string },
-  ) {}
+    options: { pageSize?: number } = {},
+  ) {
+    this.pageSize = options.pageSize ?? TASK_LIST_PAGE_SIZE;
+  }
 
   /**
    * Runs a task-augmented call of the `bash` tool as a background task (no timeout), through the
@@ -114,7 +119,7 @@ export class McpTasks {
         client.workflowService.listWorkflowExecutions({
           namespace: client.options.namespace,
           query: this.tasks.listQuery({ owner: this.session.sessionId }),
-          pageSize: TASK_LIST_PAGE_SIZE,
+          pageSize: this.pageSize,
           ...(nextPageToken !== undefined ? { nextPageToken } : {}),
         }),
       );

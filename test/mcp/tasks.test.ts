@@ -21,7 +21,8 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MODEL_IMMEDIATE_RESPONSE_KEY } from '../../src/mcp/mcp-tasks.js';
+import { BashTasks } from '../../src/client/bash-tasks.js';
+import { McpTasks, MODEL_IMMEDIATE_RESPONSE_KEY } from '../../src/mcp/mcp-tasks.js';
 import { TASKS_CAPABILITY } from '../../src/mcp/task-requests.js';
 import { MCP_TASK_POLL_INTERVAL_MS } from '../../src/mcp/task-status.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
@@ -376,6 +377,33 @@ describe('MCP Tasks', () => {
       message: 'MCP error -32602: invalid cursor "not a cursor"',
     });
     for (const taskId of [sleeper, plain as string]) await mine.client.experimental.tasks.cancelTask(taskId);
+  });
+
+  it("pages tasks/list with the visibility store's own page token", async () => {
+    const owner = session();
+    const bashTasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
+    const start = () =>
+      bashTasks.start({ command: 'sleep 600', description: 'Sleep', background: true, owner });
+    const ids = [await start(), await start(), await start()];
+    const tasks = new McpTasks(bashTasks, { sessionId: owner, cwd: '/' }, { pageSize: 2 });
+    const allPages = async () => {
+      const pages = [];
+      let cursor: string | undefined;
+      do {
+        const page = await tasks.list(cursor);
+        pages.push(page);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+      return pages;
+    };
+    const pages = await eventually(
+      'three tasks listed',
+      allPages,
+      (found) => found.flatMap((page) => page.tasks).length === 3,
+    );
+    expect(pages.map((page) => page.tasks.length)).toEqual([2, 1]);
+    expect(new Set(pages.flatMap((page) => page.tasks.map((task) => task.taskId)))).toEqual(new Set(ids));
+    for (const taskId of ids) await bashTasks.kill(taskId, owner);
   });
 
   it('announces the end with notifications/tasks/status, and a fetched result settles the notice', async () => {

@@ -31,6 +31,11 @@ export interface ClaimResult {
 export interface ReaderMemo {
   position: ReadPosition;
   recentClaims: { claimId: string; before: ReadPosition }[];
+  /**
+   * A read of the ended task applied (`bash_output` showed its final status): the session knows of
+   * the end, so `bash_list` no longer marks a notice that did not reach it.
+   */
+  endShown?: true;
 }
 
 /** What a reader workflow run starts from. */

@@ -68,14 +68,16 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   // Runs started by the first version (no `taskEnded` in their input) always ended when idle.
   const firstVersion = input.taskEnded === undefined;
   let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
+  // A run continued as new keeps knowing that a read showed the task's end (its memo says so).
+  if (workflowInfo().memo?.endShown === true) memo = { ...memo, endShown: true };
   let taskEnded = input.taskEnded ?? false;
   let claims = 0;
 
   setHandler(taskEndedSignal, () => {
     taskEnded = true;
   });
-  /** Moves the position up to `upTo` for claim `claimId`; returns where it stood. */
-  const advance = (claimId: string, upTo: ReadPosition): ReadPosition => {
+  /** Moves the position up to `upTo` for claim `claimId` (one of the ended task: `ended`); returns where it stood. */
+  const advance = (claimId: string, upTo: ReadPosition, ended = false): ReadPosition => {
     const before = memo.position;
     memo = {
       position: {
@@ -83,6 +85,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
         stderr: Math.max(before.stderr, upTo.stderr),
       },
       recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
+      ...(ended || memo.endShown ? { endShown: true } : {}),
     };
     claims++;
     upsertMemo({ ...memo });
@@ -182,7 +185,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     claimUpdate,
     ({ claimId, upTo, taskEnded: ended }) => {
       const apply = (): ClaimResult => {
-        const before = advance(claimId, upTo);
+        const before = advance(claimId, upTo, ended);
         taskEnded ||= ended;
         return { before, serverTimeMs: Date.now() };
       };

@@ -17,12 +17,13 @@ import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { type ForegroundOutcome, foregroundResult, moveToBackground, runResult } from './foreground.js';
+import { withNoticeMarks } from './notice-marks.js';
 import type { OutputRead, ReaderOptions } from './output-reads.js';
 import type { WaitOptions } from './output-wait.js';
 import { mayAccess } from './ownership.js';
 import { writeTaskStdin } from './stdin-write.js';
 import { killTask } from './task-kill.js';
-import { type TaskFilter, type TaskSummary, taskListQuery, toTaskSummary } from './task-list.js';
+import { listExecutions, type TaskFilter, type TaskSummary, taskListQuery } from './task-list.js';
 import { type ReadOptions, TaskReads } from './task-reads.js';
 import { isTaskWorkflow, type TaskSnapshot } from './task-snapshot.js';
 import { type StartRequest, startTask, supportsEagerStart } from './task-start.js';
@@ -239,24 +240,13 @@ export class BashTasks {
 
   /**
    * Up to `limit` tasks matching `filter` in the server's visibility order (running ones first,
-   * then the latest to end); the store may lag a moment behind a start or an end.
+   * then the latest to end); the store may lag a moment behind a start or an end. With
+   * `undeliveredNotices`, ended tasks whose notice never reached the session come marked (and
+   * after the rest when the filter asked for running tasks only): see notice-marks.ts.
    */
   async list(filter: TaskFilter, limit = 100): Promise<TaskSummary[]> {
-    const tasks: TaskSummary[] = [];
-    try {
-      await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, async () => {
-        for await (const execution of this.client.workflow.list({
-          query: taskListQuery(filter, this.ownerHasher),
-          pageSize: limit,
-        })) {
-          tasks.push(toTaskSummary(execution));
-          if (tasks.length >= limit) break;
-        }
-      });
-    } catch (err) {
-      throw asClientError(this.client, err);
-    }
-    return tasks;
+    const executions = await listExecutions(this.client, taskListQuery(filter, this.ownerHasher), limit);
+    return withNoticeMarks(this.client, executions);
   }
 
   /** Describes a task's workflow behind the ownership fence: unknown and foreign tasks are refused. */

@@ -1,15 +1,24 @@
-import type { WorkflowExecutionInfo } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { OwnerHasher } from '../codec/owner-hash.js';
-import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import {
+  NOTICE_UNDELIVERED,
+  noticeSearchAttribute,
+  ownerSearchAttribute,
+  statusSearchAttribute,
+} from '../shared/search-attributes.js';
 import { bashTask } from '../workflows/bash-task.js';
+import { completionNotice } from '../workflows/completion-notice.js';
+import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
+import { asClientError } from './temporal-unreachable.js';
 
 /**
  * Which tasks a listing shows: one session's (by its session id), the tasks no session owns, or
- * every task; the first two only running ones if asked.
+ * every task; the first two only running ones if asked. A session's listing may also ask for its
+ * completion notices that were not delivered (`undeliveredNotices`, see notice-marks.ts).
  */
 export type TaskFilter =
-  | { owner: string; running?: boolean }
+  | { owner: string; running?: boolean; undeliveredNotices?: boolean }
   | { unowned: true; running?: boolean }
   | { all: true };
 
@@ -32,6 +41,8 @@ export interface TaskSummary {
    * task started before the memo said (listed as background).
    */
   background: boolean | undefined;
+  /** An ended task whose completion notice never reached its session, which has not read its end since. */
+  noticeNotDelivered?: true;
 }
 
 /**
@@ -43,11 +54,42 @@ export function taskListQuery(filter: TaskFilter, hasher?: OwnerHasher): string 
   const tasks = `WorkflowType = ${quoteQueryValue(bashTask.name)}${running}`;
   if ('all' in filter) return tasks;
   if ('unowned' in filter) return `${tasks} AND ${ownerSearchAttribute.name} IS NULL`;
-  const token = ownerToken(filter.owner);
-  if (hasher === undefined) return `${tasks} AND ${ownerSearchAttribute.name} = ${quoteQueryValue(token)}`;
+  const owner = ownerCondition(ownerToken(filter.owner), hasher);
+  if (filter.undeliveredNotices !== true) return `${tasks} AND ${owner}`;
+  // The same query finds them: an undelivered notice carries its task's owner attribute.
+  const notices = `WorkflowType = ${quoteQueryValue(completionNotice.name)} AND ${noticeSearchAttribute.name} = ${quoteQueryValue(NOTICE_UNDELIVERED)}`;
+  return `((${tasks}) OR (${notices})) AND ${owner}`;
+}
+
+/** The owner attribute's condition for an owner token. */
+function ownerCondition(token: string, hasher: OwnerHasher | undefined): string {
+  if (hasher === undefined) return `${ownerSearchAttribute.name} = ${quoteQueryValue(token)}`;
   // Under encryption: the owner's hash under each key still in the keyring (see owner-hash.ts).
   const hashes = hasher.allHashes(token).map(quoteQueryValue).join(', ');
-  return `${tasks} AND ${ownerSearchAttribute.name} IN (${hashes})`;
+  return `${ownerSearchAttribute.name} IN (${hashes})`;
+}
+
+/**
+ * Up to `limit` workflow runs matching `query`, in the server's visibility order (running ones first,
+ * then the latest to end); one visibility call unless a page holds fewer than asked.
+ */
+export async function listExecutions(
+  client: Client,
+  query: string,
+  limit: number,
+): Promise<WorkflowExecutionInfo[]> {
+  const executions: WorkflowExecutionInfo[] = [];
+  try {
+    await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, async () => {
+      for await (const execution of client.workflow.list({ query, pageSize: limit })) {
+        executions.push(execution);
+        if (executions.length >= limit) break;
+      }
+    });
+  } catch (err) {
+    throw asClientError(client, err);
+  }
+  return executions;
 }
 
 /** A string literal for a visibility query: single-quoted, with backslashes and quotes escaped. */

@@ -12,9 +12,10 @@ export const NO_BACKGROUND_TASKS = '(no background tasks)';
 
 /**
  * The `bash_list` tool: the calling session's background tasks (started so or moved there), running
- * ones only unless `all`. The fence
- * holds here too: a session sees only its own tasks, and a caller with no agent session only the
- * tasks no session owns (the ones it could read or kill).
+ * ones only unless `all`, and, either way, the ended ones the session never heard of: their
+ * completion notice was not delivered and no `bash_output` read has shown their end (their status
+ * says `(notice not delivered)`). The fence holds here too: a session sees only its own tasks, and
+ * a caller with no agent session only the tasks no session owns (the ones it could read or kill).
  */
 export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
   return {
@@ -29,7 +30,9 @@ export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
         const running = parseArguments(bashListArguments, args).all !== true;
         const sessionId = exec.agent?.sessionId;
         const filter: TaskFilter =
-          sessionId === undefined ? { unowned: true, running } : { owner: sessionId, running };
+          sessionId === undefined
+            ? { unowned: true, running }
+            : { owner: sessionId, running, undeliveredNotices: true };
         const scanned = await tasks.list(filter, LIST_SCAN_LIMIT);
         const background = scanned.filter((task) => task.background !== false);
         const shown = renderTaskList(background.slice(0, LIST_LIMIT), new Date());
@@ -45,7 +48,10 @@ export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
   };
 }
 
-/** The listing the model reads: running tasks first, each kept in the server's order; a header row. */
+/**
+ * The listing the model reads: running tasks first, then ended ones, each kept in the order given
+ * (the server's, marked tasks not otherwise listed last); a header row.
+ */
 export function renderTaskList(tasks: TaskSummary[], now: Date): string {
   if (tasks.length === 0) return NO_BACKGROUND_TASKS;
   const running = tasks.filter((task) => task.closedAt === undefined);

@@ -4,6 +4,9 @@ import type { TaskSummary } from '../client/task-list.js';
 /** Widest command a listing shows; a longer one is cut with `…`. */
 const COMMAND_WIDTH = 60;
 
+/** Follows the status of an ended task whose session never got its completion notice (`bash_list`). */
+export const NOTICE_NOT_DELIVERED = '(notice not delivered)';
+
 /**
  * A task listing as plain aligned columns under a header, like `docker ps` (`durable-bash ps`,
  * `bash_list`): id, status, age, and the command's first line cut to a readable width.
@@ -31,7 +34,8 @@ export function taskTable(tasks: TaskSummary[], now: Date): string {
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
   for (const task of tasks) {
-    table.push([task.taskId, task.status, age(task.startedAt, now), commandCell(task.command)]);
+    const status = task.noticeNotDelivered ? `${task.status} ${NOTICE_NOT_DELIVERED}` : task.status;
+    table.push([task.taskId, status, age(task.startedAt, now), commandCell(task.command)]);
   }
   return table
     .toString()

@@ -1,6 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { quoteQueryValue, taskListQuery } from '../../src/client/task-list.js';
+import { CodecKeyring } from '../../src/codec/keyring.js';
+import { OwnerHasher } from '../../src/codec/owner-hash.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const suite = useDevServerWithWorker();
@@ -70,5 +72,18 @@ describe('taskListQuery', () => {
       "WorkflowType = 'bashTask' AND BashTaskOwner = 'session:a%27b%20%5Cc'",
     );
     expect(taskListQuery({ all: true })).toBe("WorkflowType = 'bashTask'");
+  });
+
+  it("asks for a session's undelivered notices in the same query, under the same owner", () => {
+    expect(taskListQuery({ owner: "a'b", running: true, undeliveredNotices: true })).toBe(
+      "((WorkflowType = 'bashTask' AND ExecutionStatus = 'Running') OR " +
+        "(WorkflowType = 'completionNotice' AND BashTaskNotice = 'undelivered')) AND BashTaskOwner = 'session:a%27b'",
+    );
+    const hasher = new OwnerHasher(new CodecKeyring([{ id: 'key-a', secret: Buffer.alloc(32, 7) }]));
+    const [hash] = hasher.allHashes('session:s');
+    expect(taskListQuery({ owner: 's', undeliveredNotices: true }, hasher)).toBe(
+      "((WorkflowType = 'bashTask') OR (WorkflowType = 'completionNotice' AND BashTaskNotice = 'undelivered'))" +
+        ` AND BashTaskOwner IN ('${hash}')`,
+    );
   });
 });

@@ -1,10 +1,12 @@
 /**
  * The tool contract on a production-shaped cluster (PostgreSQL persistence and SQL visibility,
- * four Temporal services): background tasks, their output, kill and listing, and the ownership
- * fence under hostile session ids, whose listings are PostgreSQL visibility queries.
+ * four Temporal services): background tasks, their output, kill and listing, the ownership
+ * fence under hostile session ids, whose listings are PostgreSQL visibility queries, and the mark
+ * a listing gives a task whose completion notice was not delivered.
  */
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { ToolResult } from '../../src/index.js';
+import { createBashTools, type ToolResult } from '../../src/index.js';
 import { agent, startBackground, type Tools, text, useCluster } from './use-cluster.js';
 
 const suite = useCluster();
@@ -142,7 +144,41 @@ describe('on a cluster: the ownership fence', () => {
   });
 });
 
-const ROW = /^(bash-[0-9a-f-]{36}) +(\S+) +\d+[smhd] +(.*)$/;
+describe('on a cluster: a notice that was not delivered', () => {
+  it('marks its ended task in the session listing (PostgreSQL visibility) until a read shows the end', async () => {
+    await suite.startHost();
+    // An agent host whose worker never comes: each notice's window runs out.
+    const away = Object.fromEntries(
+      createBashTools({
+        client: suite.env.client,
+        taskQueue: suite.taskQueue,
+        agentTaskQueue: `away-${randomUUID()}`,
+        noticeWindowMs: 2_000,
+      }).map((tool) => [tool.name, tool]),
+    ) as Tools;
+    const session = agent("away' OR 1=1 --");
+    const taskId = await startBackground(away, 'echo unheard; exit 2', session);
+    // Its notice starts as the task ends.
+    await suite.env.client.workflow.getHandle(taskId).result();
+    expect(await suite.env.client.workflow.getHandle(`${taskId}-notice`).result()).toBe('expired');
+
+    await expect
+      .poll(async () => rows(await away.bash_list.execute({}, session)), { timeout: 15_000 })
+      .toEqual([[taskId, 'completed (notice not delivered)', 'echo unheard; exit 2']]);
+    expect(text(await away.bash_list.execute({ all: true }, agent('away')))).toBe('(no background tasks)');
+    expect(text(await away.bash_output.execute({ task_id: taskId }, session))).toBe(
+      'unheard\n[status: completed, exit code: 2]',
+    );
+    await expect
+      .poll(async () => text(await away.bash_list.execute({}, session)), { timeout: 15_000 })
+      .toBe('(no background tasks)');
+    expect(rows(await away.bash_list.execute({ all: true }, session))).toEqual([
+      [taskId, 'completed', 'echo unheard; exit 2'],
+    ]);
+  });
+});
+
+const ROW = /^(bash-[0-9a-f-]{36}) +(.+?) +\d+[smhd] +(.*)$/;
 
 /** A bash_list table's rows: id, status, command (the age varies). */
 function rows(result: ToolResult): (string | undefined)[][] {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../shared/limits.js';
-import { type CommandOutcome, type LimitsReached, RunFailureType } from '../shared/task.js';
+import { type CommandOutcome, type LimitsReached, RunFailureType, type TerminalEnd } from '../shared/task.js';
 import { killOrphanedGroup } from './process-groups.js';
 import { readProgress } from './progress-heartbeats.js';
 import { openSpillReader, streamTail } from './spill-files.js';
@@ -21,6 +21,7 @@ import {
   signalName,
 } from './supervisor-records.js';
 import type { TaskFiles } from './task-files.js';
+import { TerminalLogs } from './terminal-logs.js';
 
 /** Why a command's end can never be known (the status line's reason). */
 export const LostReason = {
@@ -210,10 +211,12 @@ export async function outcomeOf(
   files: TaskFiles,
   readers: SpillReaders,
   outputLimitBytes: number,
+  terminals?: TerminalLogs,
 ): Promise<CommandOutcome> {
-  const [stdout, stderr] = await Promise.all([
+  const [stdout, stderr, terminal] = await Promise.all([
     streamTail(readers.stdout, files.stdout, outputLimitBytes),
     streamTail(readers.stderr, files.stderr, outputLimitBytes),
+    terminalEnd(files, outputLimitBytes, terminals),
   ]);
   return {
     exitCode: end.signal === undefined ? (end.exitCode ?? null) : null,
@@ -223,7 +226,27 @@ export async function outcomeOf(
     host: os.hostname(),
     ...(end.stopped === undefined ? {} : { stoppedWhileRunning: end.stopped }),
     ...limitsOf(end),
+    ...(terminal ? { terminal } : {}),
   };
+}
+
+/**
+ * A terminal task's last screen and what scrolled off it, rendered from its whole log (undefined
+ * for a task without a terminal). A log that cannot be rendered leaves it out: the raw output stays.
+ */
+async function terminalEnd(
+  files: TaskFiles,
+  limitChars: number,
+  terminals = new TerminalLogs(),
+): Promise<TerminalEnd | undefined> {
+  if (!(await TerminalLogs.isTerminal(files))) return undefined;
+  try {
+    return await terminals.end(files, limitChars);
+  } catch {
+    return undefined;
+  } finally {
+    terminals.forget(files.taskId);
+  }
 }
 
 /** The limits the end record says the command ran into. */

@@ -1,12 +1,21 @@
 import type { ExecutorConfig } from './executor-config.js';
 import { withNonInteractiveDefaults } from './non-interactive-env.js';
 
-/** A task's environment as this worker's config makes it (see `commandEnv` and NON_INTERACTIVE_ENV). */
+/** What a terminal task's programs are told they run on: the emulator its screen is rendered by speaks xterm's language. */
+export const TERMINAL_TYPE = 'xterm-256color';
+
+/**
+ * A task's environment as this worker's config makes it (see `commandEnv` and NON_INTERACTIVE_ENV).
+ * A terminal task has a person's terminal: `TERM` names it, and nothing keeps its programs from
+ * asking questions (they are answered with `bash_input`).
+ */
 export function taskEnv(
   config: Pick<ExecutorConfig, 'secretEnv' | 'envAllowlist' | 'nonInteractiveDefaults'>,
   env: NodeJS.ProcessEnv = process.env,
+  options: { terminal?: boolean } = {},
 ): NodeJS.ProcessEnv {
   const own = commandEnv(config.secretEnv, config.envAllowlist, env);
+  if (options.terminal) return { ...own, TERM: TERMINAL_TYPE };
   return config.nonInteractiveDefaults ? withNonInteractiveDefaults(own) : own;
 }
 

@@ -24,7 +24,7 @@ export function createCommandActivities(
     chooseHost: createChooseHost(config),
     runCommand: createRunCommand(config, runs, attached, nursery),
     stopCommand: createStopCommand(config, attached, nursery && exitWatchOf(nursery)),
-    writeStdin: createWriteStdin(config),
+    writeStdin: createWriteStdin(config, attached.terminals),
     readOutput: createReadOutput(config, attached),
     releaseCommand: createReleaseCommand(attached),
   };

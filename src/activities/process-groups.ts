@@ -35,11 +35,12 @@ export function signalRecorded(
 /**
  * Asks the supervisor to end the command: SIGTERM is forwarded to the command's process group,
  * SIGUSR1 makes it SIGKILL the group; SIGUSR2 closes the command's stdin once what its FIFO holds
- * went in. Signals nothing unless the pid is still that supervisor.
+ * went in; SIGWINCH resizes a terminal task's terminal to what its size file says. Signals nothing
+ * unless the pid is still that supervisor.
  */
 export function signalSupervisor(
   record: SupervisorRecord,
-  signal: 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2',
+  signal: 'SIGTERM' | 'SIGUSR1' | 'SIGUSR2' | 'SIGWINCH',
 ): boolean {
   if (!isSameProcess(record, 'supervisor')) return false;
   return signalRecorded('--signal', record.supervisorPid, record.supervisorStart, signal);

@@ -3,13 +3,14 @@ import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { decodeText, unfinishedCharLength } from '../client/stream-text.js';
 import { HOST_READ_POLL_MS } from '../shared/limits.js';
-import type { HostRead, HostReadRequest, StreamRead } from '../shared/read-position.js';
+import type { HostRead, HostReadRequest, StreamRead, TerminalReadMode } from '../shared/read-position.js';
 import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { hostMetrics } from './host-metrics.js';
 import type { AttachedTasks } from './run-command.js';
 import { readEnd } from './supervisor-records.js';
-import { taskFiles } from './task-files.js';
+import { type TaskFiles, taskFiles } from './task-files.js';
+import { TerminalLogs } from './terminal-logs.js';
 
 type StreamName = 'stdout' | 'stderr';
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];
@@ -36,6 +37,13 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
         const upTo = await readableUpTo(readers, request, ended, config.outputLimitBytes);
         const grew = STREAMS.some((stream) => upTo[stream] > request.from[stream]);
         if (grew || ended || Date.now() >= deadline) {
+          const mode = request.terminal ?? 'screen';
+          if (mode !== 'raw' && (await TerminalLogs.isTerminal(files))) {
+            const read = await terminalRead(files, request, mode, ended, attached.terminals);
+            if (grew) attached.get(request.taskId)?.afterRead();
+            hostMetrics.readServed();
+            return read;
+          }
           const [stdout, stderr] = await Promise.all(
             STREAMS.map((stream) =>
               streamRead(readers[stream], files[stream], request.from[stream], upTo[stream], config),
@@ -58,6 +66,36 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
       wake.close();
       await closeReaders(readers);
     }
+  };
+}
+
+/**
+ * A terminal task's read: the screen after all of its log (rendered here, from the checkpoint on),
+ * and for `scrollback` the lines that scrolled off since `from`. The position moves to the end of
+ * the log the screen shows; the log's bytes stay in the spill file (`durable-bash logs --raw`).
+ */
+async function terminalRead(
+  files: TaskFiles,
+  request: HostReadRequest,
+  mode: TerminalReadMode,
+  ended: boolean,
+  terminals: TerminalLogs,
+): Promise<HostRead> {
+  const render = await terminals.render(
+    files,
+    mode === 'scrollback' ? { scrolledFrom: request.from.stdout } : {},
+  );
+  const nothing = (file: string): StreamRead => ({ text: '', droppedBytes: 0, spillPath: file });
+  return {
+    upTo: { stdout: Math.max(request.from.stdout, render.fed), stderr: request.from.stderr },
+    stdout: nothing(files.stdout),
+    stderr: nothing(files.stderr),
+    host: os.hostname(),
+    ended,
+    terminal: {
+      screen: render.screen,
+      ...(render.scrolledOff ? { scrolledOff: render.scrolledOff } : {}),
+    },
   };
 }
 

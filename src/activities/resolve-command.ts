@@ -23,7 +23,10 @@ export function createResolveCommand(config: ExecutorConfig) {
         : {}),
     };
     if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;
+    // A terminal's typing comes through the stdin FIFO: its supervisor always makes one.
     if (input.session !== undefined) spec.session = input.session;
+    if (input.terminal !== undefined)
+      spec.terminal = { cols: input.terminal.cols, rows: input.terminal.rows };
     if (!input.background)
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
     return spec;

@@ -31,6 +31,7 @@ import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
 import { readRecord, type SupervisorRecord, thisProcess } from './supervisor-records.js';
 import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
+import { TerminalLogs } from './terminal-logs.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -72,6 +73,8 @@ export class AttachedTasks extends Map<string, AttachedAttempt> {
    * moment later, and until then the scan must not take it for one that never arrived.
    */
   readonly detachedAtMs = new Map<string, number>();
+  /** The screens of this host's terminal tasks, as reads, writes and ends render them. */
+  readonly terminals = new TerminalLogs();
 }
 
 /**
@@ -195,7 +198,8 @@ export function createRunCommand(
         ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: config.isolation.supervisor }
         : {}),
     };
-    if (nursery) {
+    // The nursery's warm supervisors start no terminal: a terminal task's supervisor is spawned.
+    if (nursery && !spec.terminal) {
       // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
       const report = await nursery.launch({
         files,
@@ -215,13 +219,14 @@ export function createRunCommand(
         files,
         command: spec.command,
         cwd: spec.workdir,
-        env: taskEnv(config),
+        env: taskEnv(config, process.env, { terminal: spec.terminal !== undefined }),
         cgroups: taskCgroups(config.containment, spec.taskId),
         limits: config.containment.limits,
         ...(launched.launcher ? { ...launched, binary: launched.innerBinary } : {}),
         stdoutFd: stdoutFile.fd,
         stderrFd: stderrFile.fd,
         ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
+        ...(spec.terminal ? { terminal: spec.terminal } : {}),
       });
       return { exited: startedOrThrow(report) };
     } finally {
@@ -241,7 +246,8 @@ export function createRunCommand(
     const { record, end: recorded } = await startedRecord(files, claimed);
     const readers = await openReaders(files);
     try {
-      if (recorded) return await outcomeOf(recorded, files, readers, config.outputLimitBytes);
+      if (recorded)
+        return await outcomeOf(recorded, files, readers, config.outputLimitBytes, attached.terminals);
 
       let cancelSigkill: (() => void) | undefined;
       let keepSigkill = false;
@@ -355,11 +361,14 @@ export function createRunCommand(
         ]);
         if (end === undefined) throw new Error('attempt abandoned');
         clearTimeout(deadline);
-        const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
+        const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals);
         if (!spec.background) {
           // A foreground run keeps a spill file only when its result points at it.
           if (!outcome.stdout.spillPath) await fs.rm(files.stdout, { force: true });
           if (!outcome.stderr.spillPath) await fs.rm(files.stderr, { force: true });
+          // Its result holds its terminal's last screen: the terminal's own files are done with.
+          for (const file of [files.screen, files.ttyEvents, files.ttySize])
+            await fs.rm(file, { force: true });
         }
         return { ...outcome, ...(timedOut ? { timedOut } : {}) };
       } finally {

@@ -4,8 +4,13 @@ import { SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { isSameProcess, readRecord } from './supervisor-records.js';
 
-/** A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` / `.attempt` / `.stdin`. */
-const TASK_FILE = /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin)$/;
+/**
+ * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
+ * `.attempt` / `.stdin`, and a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
+ * left half-written).
+ */
+const TASK_FILE =
+  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen\.\d+\.tmp)$/;
 
 /**
  * Keeps the spill directory from growing without end: background runs keep their files (reads

@@ -82,7 +82,7 @@ export function createStopCommand(config: ExecutorConfig, attached: AttachedTask
     }
     const readers = await openReaders(files);
     try {
-      const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes);
+      const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals);
       return (await followedHere(spec.taskId, files))
         ? { kind: 'ended', outcome }
         : { kind: 'ended', outcome, unattended: true };

@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { KILL_GRACE_MS } from '../shared/limits.js';
+import type { TerminalSize } from '../shared/terminal.js';
 import type { TaskLimits } from './containment.js';
 import type { TaskFiles } from './task-files.js';
 
@@ -45,6 +46,8 @@ export interface SupervisorSpawn {
   stderrFd: number;
   /** The command's stdin comes from `files.stdin`, a FIFO the supervisor makes (else /dev/null). */
   keepStdinOpen?: boolean;
+  /** Run the command on a pseudo-terminal of this size that the supervisor holds (docs/TERMINALS.md). */
+  terminal?: TerminalSize;
 }
 
 export type SpawnReport =
@@ -73,14 +76,30 @@ export function launcherProgram(options: {
   launcher?: readonly string[];
   inner?: readonly string[];
   innerBinary?: string;
+  terminal?: TerminalSize;
 }): string[] {
   if (!options.launcher) return [];
   return [
     ...options.launcher,
     options.innerBinary ?? supervisorPath(),
     '--inner',
+    // The outer supervisor only passes the terminal on: the inner one makes it the command's own.
+    ...(options.terminal ? ['--tty'] : []),
     ...(options.inner ?? []),
     '--',
+  ];
+}
+
+/**
+ * A terminal task's supervisor flags: the terminal, where its sizes are recorded and a resize is
+ * read from, and the stdin FIFO its typing comes through. The terminal's output is relayed, so it
+ * needs an output limit: with none configured, one no log reaches.
+ */
+export function terminalFlags(files: TaskFiles, terminal: TerminalSize, limits: TaskLimits): string[] {
+  return [
+    ...['--tty', `${terminal.cols}x${terminal.rows}`],
+    ...['--tty-events', files.ttyEvents, '--tty-resize', files.ttySize, '--stdin', files.stdin],
+    ...(limits.outputBytesPerStream > 0 ? [] : ['--output-max', String(Number.MAX_SAFE_INTEGER)]),
   ];
 }
 
@@ -96,7 +115,11 @@ export function spawnSupervisor(options: SupervisorSpawn): Promise<SpawnReport> 
     ...options.cgroups.flatMap((dir) => ['--cgroup', dir]),
     ...limitFlags(limits),
     ...(options.launcher ? ['--sandboxed'] : []),
-    ...(options.keepStdinOpen ? ['--stdin', files.stdin] : []),
+    ...(options.terminal
+      ? terminalFlags(files, options.terminal, limits)
+      : options.keepStdinOpen
+        ? ['--stdin', files.stdin]
+        : []),
   ];
   const binary = options.binary ?? supervisorPath();
   const program = launcherProgram({ ...options, innerBinary: binary });

@@ -12,6 +12,7 @@ import type { ProcessIdentity } from './supervisor-records.js';
 
 /** A task's files on its host, named from its id. */
 export interface TaskFiles {
+  taskId: string;
   stdout: string;
   stderr: string;
   /** The supervisor's record: created exclusively (the claim), then completed with the command's pid. */
@@ -22,6 +23,12 @@ export interface TaskFiles {
   attempt: string;
   /** The named pipe the supervisor feeds the command's stdin from, for a task that keeps it open. */
   stdin: string;
+  /** A terminal task's sizes, each with the byte of the log (stdout) where it began (`--tty-events`). */
+  ttyEvents: string;
+  /** A terminal task's requested size, which its supervisor applies on SIGWINCH (`--tty-resize`). */
+  ttySize: string;
+  /** A terminal task's screen as last rendered, to go on from (terminal-logs.ts). */
+  screen: string;
 }
 
 /**
@@ -38,12 +45,16 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
   }
   const base = path.join(spillDir, taskId);
   return {
+    taskId,
     stdout: `${base}.stdout`,
     stderr: `${base}.stderr`,
     state: `${base}.state`,
     exit: `${base}.exit`,
     attempt: `${base}.attempt`,
     stdin: `${base}.stdin`,
+    ttyEvents: `${base}.tty`,
+    ttySize: `${base}.tty-size`,
+    screen: `${base}.screen`,
   };
 }
 

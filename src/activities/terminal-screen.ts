@@ -7,21 +7,24 @@
  */
 import { SerializeAddon } from '@xterm/addon-serialize';
 import xterm from '@xterm/headless';
-import type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
+import { unfinishedCharLength } from '../client/stream-text.js';
+import type { TerminalScreen, TerminalSizeAt } from '../shared/terminal.js';
 
-export type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
+export type { TerminalScreen, TerminalSizeAt } from '../shared/terminal.js';
 
 /** An emulator's state at a byte of the log, as `TerminalEmulator.checkpoint` keeps it. */
 export interface TerminalCheckpoint {
   fed: number;
   cols: number;
   rows: number;
+  /** Lines that had scrolled off the screen by then, counted from the start of the log. */
+  scrolled?: number;
   /** What replays the screen, scrollback, cursor and modes in a new emulator (@xterm/addon-serialize). */
   state: string;
 }
 
 /** The `--tty-events` record: one `<offset> <cols>x<rows>` a line; a line cut short is left out. */
-export function parseTerminalSizes(text: string): TerminalSize[] {
+export function parseTerminalSizes(text: string): TerminalSizeAt[] {
   return text.split('\n').flatMap((line) => {
     const match = /^(\d+) (\d+)x(\d+)$/.exec(line);
     return match ? [{ offset: Number(match[1]), cols: Number(match[2]), rows: Number(match[3]) }] : [];
@@ -34,17 +37,58 @@ export class TerminalEmulator {
   private readonly serializer = new SerializeAddon();
   /** Bytes of the log fed so far. */
   fed = 0;
+  /**
+   * Scrolled-off lines no longer held (the scrollback is full, or a checkpoint did not carry them):
+   * line `n` of the log's scrollback is line `n - dropped` of the normal buffer.
+   */
+  private dropped = 0;
+  /** The most lines ever counted as scrolled off: a resize can pull lines back onto the screen. */
+  private scrolledHigh = 0;
 
   constructor(size: { cols: number; rows: number }, scrollback = 1_000) {
     this.terminal = new xterm.Terminal({ ...size, scrollback, allowProposedApi: true });
     this.terminal.loadAddon(this.serializer);
+    // xterm has no public event for lines leaving a full scrollback; its buffer's own one counts them.
+    // Without it (another xterm build) trimmed lines go uncounted, and scrolled-off reads say less.
+    const lines = (this.terminal as unknown as TerminalInternals)._core?._bufferService?.buffers?.normal
+      ?.lines;
+    lines?.onTrim?.((count: number) => {
+      this.dropped += count;
+    });
+  }
+
+  /** How many lines have scrolled off the screen into the scrollback since the log began. */
+  get scrolled(): number {
+    this.scrolledHigh = Math.max(this.scrolledHigh, this.dropped + this.terminal.buffer.normal.baseY);
+    return this.scrolledHigh;
+  }
+
+  /**
+   * The lines that scrolled off between counts `from` and `to` (see `scrolled`), oldest first, a
+   * wrapped line joined back; with how many of them are no longer held.
+   */
+  scrolledOff(from: number, to = this.scrolled): { lines: string[]; missing: number } {
+    const normal = this.terminal.buffer.normal;
+    const lines: string[] = [];
+    let missing = 0;
+    for (let n = Math.max(0, from); n < to; n++) {
+      const line = n - this.dropped < normal.baseY ? normal.getLine(n - this.dropped) : undefined;
+      if (line === undefined) {
+        missing++;
+        continue;
+      }
+      const text = line.translateToString(true).replace(/ +$/, '');
+      if (line.isWrapped && lines.length > 0) lines[lines.length - 1] += text;
+      else lines.push(text);
+    }
+    return { lines, missing };
   }
 
   /**
    * Feeds `bytes`, the log from `this.fed` on, resizing at each size's offset within them.
    * Sizes before `this.fed` were applied already.
    */
-  async feed(bytes: Uint8Array, sizes: readonly TerminalSize[]): Promise<void> {
+  async feed(bytes: Uint8Array, sizes: readonly TerminalSizeAt[]): Promise<void> {
     let at = 0;
     for (const size of sizes) {
       const offset = size.offset - this.fed;
@@ -79,6 +123,7 @@ export class TerminalEmulator {
       fed: this.fed,
       cols: this.terminal.cols,
       rows: this.terminal.rows,
+      scrolled: this.scrolled,
       state: this.serializer.serialize(),
     };
   }
@@ -88,6 +133,10 @@ export class TerminalEmulator {
     const emulator = new TerminalEmulator(checkpoint, scrollback);
     await emulator.write(Buffer.from(checkpoint.state));
     emulator.fed = checkpoint.fed;
+    // The replayed scrollback holds the newest of the lines that had scrolled off.
+    const scrolled = checkpoint.scrolled ?? emulator.terminal.buffer.normal.baseY;
+    emulator.dropped = Math.max(0, scrolled - emulator.terminal.buffer.normal.baseY);
+    emulator.scrolledHigh = scrolled;
     return emulator;
   }
 
@@ -101,10 +150,44 @@ export class TerminalEmulator {
   }
 }
 
+/** What of xterm's internals the scrolled-off count reads (see the constructor). */
+interface TerminalInternals {
+  _core?: {
+    _bufferService?: {
+      buffers?: { normal?: { lines?: { onTrim?: (listener: (count: number) => void) => void } } };
+    };
+  };
+}
+
+/**
+ * How much of `bytes` (the log from a checkpoint on) a checkpoint may take: not into an escape
+ * sequence or a character still being written, whose start a restored emulator would not know.
+ */
+export function checkpointCut(bytes: Uint8Array): number {
+  const lastEsc = bytes.lastIndexOf(0x1b);
+  if (lastEsc >= 0 && !sequenceComplete(bytes.subarray(lastEsc))) return lastEsc;
+  return bytes.length - unfinishedCharLength(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+}
+
+/** Whether the escape sequence `sequence` starts with (the log's last ESC) is complete. */
+function sequenceComplete(sequence: Uint8Array): boolean {
+  const kind = sequence[1];
+  if (kind === undefined) return false;
+  // ST (ESC \\) ends a string sequence that began before it.
+  if (kind === 0x5c) return true;
+  // CSI: parameter and intermediate bytes, then a final byte.
+  if (kind === 0x5b) return sequence.subarray(2).some((byte) => byte >= 0x40 && byte <= 0x7e);
+  // OSC, DCS, SOS, PM, APC: a string up to BEL (or ST, which is an ESC of its own).
+  if ([0x5d, 0x50, 0x58, 0x5e, 0x5f].includes(kind)) return sequence.includes(0x07, 2);
+  // Intermediate bytes (ESC ( B), then a final byte.
+  if (kind >= 0x20 && kind <= 0x2f) return sequence.subarray(2).some((byte) => byte >= 0x30 && byte <= 0x7e);
+  return true;
+}
+
 /** The screen after all of `log`, with its sizes: the first size is the terminal's at offset 0. */
 export async function renderTerminal(
   log: Uint8Array,
-  sizes: readonly TerminalSize[],
+  sizes: readonly TerminalSizeAt[],
 ): Promise<TerminalScreen> {
   const first = sizes[0] ?? { offset: 0, cols: 120, rows: 40 };
   const emulator = new TerminalEmulator(first);

@@ -8,10 +8,11 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { type StartRequest, type TaskStart, taskStart } from '../client/task-start.js';
+import { type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import { type BashArguments, bashArguments, parseArguments } from '../tools/arguments.js';
+import { startRequest } from '../tools/bash.js';
 import { createBashTools } from '../tools/create-bash-tools.js';
 import { errorResult } from '../tools/error-result.js';
 import type { Tool, ToolResult } from '../tools/types.js';
@@ -74,15 +75,7 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
         };
       }
       const background = args.run_in_background === true;
-      const request: StartRequest = {
-        command: args.command,
-        description: args.description,
-        background,
-        ...(args.workdir !== undefined ? { workdir: args.workdir } : {}),
-        ...(args.timeoutMs !== undefined && !background ? { timeoutMs: args.timeoutMs } : {}),
-        ...(call.sessionId !== undefined ? { owner: call.sessionId } : {}),
-        ...(args.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
-      };
+      const request = startRequest(args, args.workdir, call.sessionId);
       const notice = background && call.notice ? { notice: call.notice } : {};
       return { start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice) };
     },

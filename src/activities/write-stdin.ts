@@ -2,10 +2,13 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
+import type { TerminalSize } from '../shared/terminal.js';
+import { keyBytes } from '../tools/terminal-keys.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { signalSupervisor } from './process-groups.js';
 import { readRecord } from './supervisor-records.js';
 import { type TaskFiles, taskFiles } from './task-files.js';
+import { TerminalLogs } from './terminal-logs.js';
 
 /** How long a write waits for room in a full stdin, or for a command that is being spawned. */
 const STDIN_WAIT_MS = 3_000;
@@ -20,13 +23,23 @@ const STDIN_RETRY_MS = 25;
  * fits. A close asks the supervisor (SIGUSR2) to close stdin once the FIFO is drained. Never
  * retried: a second attempt could write the text twice.
  */
-export function createWriteStdin(config: ExecutorConfig) {
+export function createWriteStdin(config: ExecutorConfig, terminals: TerminalLogs) {
   return async function writeStdin(request: StdinWriteTask): Promise<StdinWriteResult> {
     const files = taskFiles(config.spillDir, request.taskId);
     const deadline = Date.now() + STDIN_WAIT_MS;
+    const terminal = await TerminalLogs.isTerminal(files);
+    if (request.size && !terminal) return { kind: 'no-terminal' };
     const fifo = await openFifo(files, deadline);
     if (typeof fifo === 'string') return { kind: fifo };
-    const text = Buffer.from(request.text);
+    if (request.size && !(await resize(files, request.size))) {
+      await fifo.close();
+      return { kind: 'ended' };
+    }
+    // Keys are typed as the terminal's modes ask (its program may have set application cursor keys).
+    const keys = request.keys?.length
+      ? keyBytes(request.keys, { applicationCursor: terminal && (await terminals.applicationCursor(files)) })
+      : '';
+    const text = Buffer.from(request.text + keys);
     let written = 0;
     try {
       while (written < text.length) {
@@ -55,6 +68,20 @@ export function createWriteStdin(config: ExecutorConfig) {
     if (request.close && !closed && written === 0) return { kind: 'ended' };
     return { kind: 'written', bytes: written, closed };
   };
+}
+
+/**
+ * Sets a terminal task's size: the size file its supervisor reads, then SIGWINCH to the supervisor,
+ * which resizes the terminal (the kernel tells the program) and records the size in the log's
+ * events. False when no supervisor is there to ask.
+ */
+async function resize(files: TaskFiles, size: TerminalSize): Promise<boolean> {
+  const record = await readRecord(files.state);
+  if (record === undefined) return false;
+  const temporary = `${files.ttySize}.${process.pid}.tmp`;
+  await fs.writeFile(temporary, `${size.cols}x${size.rows}\n`, { mode: 0o600 });
+  await fs.rename(temporary, files.ttySize);
+  return signalSupervisor(record, 'SIGWINCH');
 }
 
 /** Asks the task's supervisor to close the command's stdin; false when no supervisor is there to ask. */

@@ -20,9 +20,11 @@ import {
   type ReadPosition,
   START_OF_OUTPUT,
   type StreamRead,
+  type TerminalRead,
+  type TerminalReadMode,
 } from '../shared/read-position.js';
 import type { TaskState } from '../shared/status-line.js';
-import type { LimitsReached, StreamTail } from '../shared/task.js';
+import type { LimitsReached, StreamTail, TerminalEnd } from '../shared/task.js';
 import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { abandonReadSignal } from '../workflows/reader-signals.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
@@ -51,6 +53,8 @@ export interface OutputRead {
   unclaimed: boolean;
   /** The limits a finished task ran into (said with its final status). */
   limits?: LimitsReached;
+  /** A terminal task's screen (and for a scrollback read, what scrolled off), in place of its bytes. */
+  terminal?: TerminalRead;
 }
 
 export interface ReaderOptions {
@@ -74,12 +78,18 @@ export async function readNewOutput(
   snapshot: TaskSnapshot,
   options: ReaderOptions,
   wholeLines = false,
+  terminalMode: TerminalReadMode = 'screen',
 ): Promise<OutputRead> {
   const stdout = tailBytes(snapshot.stdout);
   const stderr = tailBytes(snapshot.stderr);
   const upTo = readableUpTo(snapshot, wholeLines, { stdout, stderr });
   const { from, claimed } = await claim(client, snapshot.taskId, upTo, snapshot.final, options);
+  const terminal =
+    snapshot.terminal && terminalMode !== 'raw'
+      ? endedTerminalRead(snapshot.terminal, terminalMode, from.stdout < upTo.stdout)
+      : undefined;
   return {
+    ...(terminal ? { terminal } : {}),
     state: snapshot.state,
     stdout: sliceStream(snapshot.stdout, stdout, from.stdout, upTo.stdout),
     stderr: sliceStream(snapshot.stderr, stderr, from.stderr, upTo.stderr),
@@ -87,6 +97,16 @@ export async function readNewOutput(
     unclaimed: !claimed,
     ...(snapshot.limits ? { limits: snapshot.limits } : {}),
   };
+}
+
+/**
+ * An ended terminal task's read, from its result: the last screen, and for a scrollback read the
+ * lines that scrolled off (all its result holds, when the read position was short of the end).
+ */
+function endedTerminalRead(end: TerminalEnd, mode: TerminalReadMode, unread: boolean): TerminalRead {
+  if (mode !== 'scrollback') return { screen: end.screen };
+  const lines = unread && end.scrolledOff !== '' ? end.scrolledOff.split('\n') : [];
+  return { screen: end.screen, scrolledOff: { lines, missing: unread ? end.scrolledOffDropped : 0 } };
 }
 
 /**
@@ -258,6 +278,8 @@ export interface HostReadOptions {
   wholeLines: boolean;
   /** A peek: read from here, and leave the read position alone. */
   peekFrom?: ReadPosition;
+  /** How a terminal task's read answers. @default 'screen' */
+  terminal?: TerminalReadMode;
   /** Aborts the read: a read the reader had not answered yet then moves nothing. */
   signal?: AbortSignal;
 }
@@ -292,6 +314,7 @@ export async function readOnHost(
         wholeLines: request.wholeLines,
         answerByMs: serverNow(client) + (deadline - Date.now()) - HOST_READ_MARGIN_MS,
         ...(request.peekFrom ? { peekFrom: request.peekFrom } : {}),
+        ...(request.terminal ? { terminal: request.terminal } : {}),
       };
       return untilDeadline(deadline, request.signal, (stop) =>
         client.withAbortSignal(stop, () =>

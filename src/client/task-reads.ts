@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { ReadAbortedError } from '../errors.js';
-import type { HostRead, ReadPosition, StreamRead } from '../shared/read-position.js';
+import type { HostRead, ReadPosition, StreamRead, TerminalReadMode } from '../shared/read-position.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
 import {
   HostReadAborted,
@@ -40,6 +40,8 @@ export interface ReadOptions {
   signal?: AbortSignal;
   /** Only new text this says yes to ends the wait (a filtered read: a line that matches). */
   wanted?: (text: string) => boolean;
+  /** How a terminal task's read answers (other tasks' reads are the same either way). @default 'screen' */
+  terminal?: TerminalReadMode;
 }
 
 /** A client's reads of its tasks' output, through each task's reader workflow. */
@@ -72,7 +74,13 @@ export class TaskReads {
         await this.waitForOutput(current, left, options.signal, options);
       }
       const snapshot = await this.snapshotOf(await this.describeAgain(current));
-      return await readNewOutput(this.client, snapshot, this.reader, options.wholeLines === true);
+      return await readNewOutput(
+        this.client,
+        snapshot,
+        this.reader,
+        options.wholeLines === true,
+        options.terminal,
+      );
     } catch (err) {
       if (err instanceof HostReadAborted) throw new ReadAbortedError(taskId);
       if (err instanceof ReadAbortedError) throw err;
@@ -103,6 +111,7 @@ export class TaskReads {
           waitMs: Math.max(0, deadline - Date.now()),
           wholeLines: options.wholeLines === true,
           ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.terminal ? { terminal: options.terminal } : {}),
         },
         readerOptions,
       );
@@ -118,7 +127,7 @@ export class TaskReads {
       const { read } = result;
       const grew = read.upTo.stdout > result.before.stdout || read.upTo.stderr > result.before.stderr;
       shown = shown === undefined ? read : joinReads(shown, read);
-      if (read.ended) return this.closingRead(description, shown);
+      if (read.ended) return this.closingRead(description, shown, options.terminal);
       const wantedNow =
         grew &&
         (options.wanted === undefined ||
@@ -139,6 +148,7 @@ export class TaskReads {
     description: WorkflowExecutionDescription,
     from: ReadPosition,
     waitMs: number,
+    terminal: TerminalReadMode = 'raw',
   ): Promise<HostRead | undefined> {
     const taskId = description.workflowId;
     const hostQueue = await commandHostQueue(this.client, description);
@@ -148,7 +158,7 @@ export class TaskReads {
         this.client,
         taskId,
         hostQueue,
-        { waitMs, wholeLines: false, peekFrom: from },
+        { waitMs, wholeLines: false, peekFrom: from, terminal },
         this.reader,
       );
       return result?.kind === 'read' ? result.read : undefined;
@@ -162,18 +172,25 @@ export class TaskReads {
    * Answers with the final status once it has (reading what the result holds past the position, which
    * is nothing more), else with the output and the running status.
    */
-  private async closingRead(description: WorkflowExecutionDescription, shown: HostRead): Promise<OutputRead> {
+  private async closingRead(
+    description: WorkflowExecutionDescription,
+    shown: HostRead,
+    terminal: TerminalReadMode | undefined,
+  ): Promise<OutputRead> {
     const until = Date.now() + CLOSING_READ_WAIT_MS;
     for (;;) {
       const now = await this.describeAgain(description);
       if (now.status.name !== 'RUNNING') {
         const snapshot = await this.snapshotOf(now);
-        const rest = await readNewOutput(this.client, snapshot, this.reader);
+        const rest = await readNewOutput(this.client, snapshot, this.reader, false, terminal);
+        // The host read the whole log: the screen it rendered is the last one.
+        const screen = shown.terminal ?? rest.terminal;
         return {
           ...rest,
           stdout: joinStreams(shown.stdout, rest.stdout),
           stderr: joinStreams(shown.stderr, rest.stderr),
           host: rest.host ?? shown.host,
+          ...(screen ? { terminal: screen } : {}),
         };
       }
       if (Date.now() >= until) return runningRead(shown);
@@ -245,16 +262,25 @@ function runningRead(read: HostRead): OutputRead {
     stderr: read.stderr,
     host: read.host,
     unclaimed: false,
+    ...(read.terminal ? { terminal: read.terminal } : {}),
   };
 }
 
 /** Two reads of one call, one after the other, as one. */
 function joinReads(first: HostRead, second: HostRead): HostRead {
-  return {
+  const joined: HostRead = {
     ...second,
     stdout: joinStreams(first.stdout, second.stdout),
     stderr: joinStreams(first.stderr, second.stderr),
   };
+  // The later screen stands; the lines that scrolled off add up.
+  const [before, after] = [first.terminal?.scrolledOff, second.terminal?.scrolledOff];
+  if (second.terminal && before && after)
+    joined.terminal = {
+      ...second.terminal,
+      scrolledOff: { lines: [...before.lines, ...after.lines], missing: before.missing + after.missing },
+    };
+  return joined;
 }
 
 function joinStreams(first: StreamRead, second: StreamRead): StreamRead {

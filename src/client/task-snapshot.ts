@@ -16,6 +16,7 @@ import type {
   CommandProgress,
   LimitsReached,
   StreamTail,
+  TerminalEnd,
 } from '../shared/task.js';
 import { RunFailureType } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
@@ -34,6 +35,8 @@ export interface TaskSnapshot {
   final: boolean;
   /** The limits a finished task ran into. */
   limits?: LimitsReached;
+  /** An ended terminal task's last screen, from its result. */
+  terminal?: TerminalEnd;
 }
 
 const NO_OUTPUT: StreamTail = { bytes: 0, tail: '' };
@@ -195,6 +198,7 @@ async function closingSnapshot(
     stderr: ended.stderr,
     host: ended.host,
     final: false,
+    ...(ended.terminal ? { terminal: ended.terminal } : {}),
   };
 }
 
@@ -216,6 +220,7 @@ async function closedSnapshot(
       host: result.host,
       final: true,
       ...(result.limits ? { limits: result.limits } : {}),
+      ...(result.terminal ? { terminal: result.terminal } : {}),
     };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;

@@ -1,4 +1,5 @@
 /** Starting a task: its `bashTask` workflow, with the owner and status search attributes and a memo the Web UI shows. */
+
 import {
   type Client,
   type InternalConnectionLike,
@@ -11,6 +12,7 @@ import type { OwnerHasher } from '../codec/owner-hash.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
+import type { TerminalSize } from '../shared/terminal.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { newTaskId } from './new-task-id.js';
@@ -28,6 +30,8 @@ export interface StartRequest {
   owner?: string;
   /** A background run whose stdin stays open for `writeStdin`. */
   keepStdinOpen?: boolean;
+  /** Run on a pseudo-terminal of this size. */
+  terminal?: TerminalSize;
 }
 
 /** What a start needs of its client. */
@@ -70,6 +74,7 @@ export function taskStart(
     ...(request.background ? notice : {}),
     ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
     ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
+    ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
   };
   const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
   return {

@@ -1,3 +1,5 @@
+import type { TerminalScreen } from './terminal.js';
+
 /** The durable read position of `bash_output`: how many bytes of each stream readers have been given. */
 export interface ReadPosition {
   stdout: number;
@@ -84,6 +86,22 @@ export interface HostReadRequest {
   waitMs: number;
   /** Only whole lines (a filtered read): an unfinished last line stays for a later read. */
   wholeLines: boolean;
+  /**
+   * How a terminal task's read answers: its screen (the default), also the lines that scrolled off
+   * since `from` (`scrollback`), or the log's raw bytes as any task's (`raw`).
+   */
+  terminal?: TerminalReadMode;
+}
+
+/** See `HostReadRequest.terminal`. */
+export type TerminalReadMode = 'screen' | 'scrollback' | 'raw';
+
+/** What a read of a terminal task shows in place of its bytes. */
+export interface TerminalRead {
+  /** The screen after all of the log the read took. */
+  screen: TerminalScreen;
+  /** For a `scrollback` read: the lines that scrolled off since `from`, and how many of them are no longer held. */
+  scrolledOff?: { lines: string[]; missing: number };
 }
 
 /** What a host read found: the bytes `[from, upTo)` of each stream, at most the output limit of each. */
@@ -95,6 +113,8 @@ export interface HostRead {
   host: string;
   /** The command's end is recorded: its output will not grow. */
   ended: boolean;
+  /** A terminal task's screen, read in place of its stdout's bytes (its stderr is empty). */
+  terminal?: TerminalRead;
 }
 
 /** A `bash_output` read of a running task, made on its host by its reader workflow. */
@@ -112,6 +132,8 @@ export interface HostReadClaim {
   answerByMs: number;
   /** A peek (`durable-bash logs`): read from here and leave the read position where it is. */
   peekFrom?: ReadPosition;
+  /** A terminal task's read: see `HostReadRequest.terminal`. @default 'screen' */
+  terminal?: TerminalReadMode;
 }
 
 /** The reader's answer to a host read. */

@@ -1,9 +1,15 @@
+import type { TerminalSize } from './terminal.js';
+
 /** A write to a running task's stdin (`bash_input`), on its way through the task's workflow to its host. */
 export interface StdinWrite {
   /** Written as UTF-8, byte for byte: a line needs its own `\n`. */
   text: string;
   /** Close the command's stdin (EOF) once the text has gone in. */
   close: boolean;
+  /** Keys in tmux's spelling, typed after the text (their bytes depend on the terminal's modes). */
+  keys?: string[];
+  /** A terminal task's new size, set before anything is typed (the program gets SIGWINCH). */
+  size?: TerminalSize;
 }
 
 export interface StdinWriteRequest extends StdinWrite {
@@ -29,7 +35,9 @@ export type StdinWriteResult =
   /** No worker on the command's host took the write before its expiry: nothing was written. */
   | { kind: 'no-host' }
   /** Earlier writes held the stdin (a command not reading) until this one expired: nothing was written. */
-  | { kind: 'expired'; waitedMs: number };
+  | { kind: 'expired'; waitedMs: number }
+  /** A resize of a task that has no terminal: nothing was written. */
+  | { kind: 'no-terminal' };
 
 /** What the host's activity gets: the task and the write. */
 export interface StdinWriteTask extends StdinWrite {
@@ -38,3 +46,7 @@ export interface StdinWriteTask extends StdinWrite {
 
 /** How the workflow refuses a write past its expiry; its own time follows, for the caller's clock. */
 export const STDIN_WRITE_EXPIRED = 'stdin write expired; workflow time ';
+
+/** The text a resize is refused with when the task has no terminal. */
+export const noTerminal = (taskId: string) =>
+  `task ${taskId} was not started with tty: true; it has no terminal to resize`;

@@ -2,6 +2,7 @@
  * The shapes that cross the boundary between the tools, the workflow and the command activity.
  * Plain data only: everything here travels as a Temporal payload.
  */
+import type { TerminalScreen, TerminalSize } from './terminal.js';
 
 /** A task id doubles as its workflow id: `bash-` and a random UUID, unique across restarts and fleets. */
 export type TaskId = string & { readonly __brand: 'TaskId' };
@@ -76,6 +77,8 @@ export interface BashTaskInput {
    * apart from other sessions'. Absent: no owner (or a client from before keys), one shared key.
    */
   session?: string;
+  /** Run the command on a pseudo-terminal of this size (`tty: true`), held by its supervisor. */
+  terminal?: TerminalSize;
 }
 
 /**
@@ -130,6 +133,8 @@ export interface CommandSpec {
   keepStdinOpen?: boolean;
   /** The owning session's key (`BashTaskInput.session`), whose identity the command runs under. */
   session?: string;
+  /** The command runs on a pseudo-terminal of this size (`BashTaskInput.terminal`). */
+  terminal?: TerminalSize;
 }
 
 /** The host a command runs on, as its worker names it. */
@@ -188,6 +193,17 @@ export interface CommandOutcome {
   stoppedWhileRunning?: boolean;
   /** The task's limits that the command ran into, when any did. */
   limits?: LimitsReached;
+  /** A terminal task's last screen, and what scrolled off it, rendered on its host from the whole log. */
+  terminal?: TerminalEnd;
+}
+
+/** What a terminal task's terminal showed when it ended. */
+export interface TerminalEnd {
+  screen: TerminalScreen;
+  /** The lines that scrolled off the screen, oldest first (the last of them, at most the output limit). */
+  scrolledOff: string;
+  /** How many of the lines that scrolled off `scrolledOff` leaves out (it holds the newest). */
+  scrolledOffDropped: number;
 }
 
 /** Which of its limits a task ran into, with each limit's value as its supervisor enforced it. */

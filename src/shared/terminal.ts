@@ -1,10 +1,14 @@
 /** A terminal task's size and screen, as the host renders it and the tools present it. */
 
-/** From byte `offset` of the log on, the terminal had this size. */
+/** A terminal's size in character cells. */
 export interface TerminalSize {
-  offset: number;
   cols: number;
   rows: number;
+}
+
+/** From byte `offset` of the log on, the terminal had this size. */
+export interface TerminalSizeAt extends TerminalSize {
+  offset: number;
 }
 
 /** What a terminal shows. Rows and columns count from 1, as a person counts them. */

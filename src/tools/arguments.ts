@@ -9,6 +9,10 @@ import {
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
+import { keyProblem } from './terminal-keys.js';
+
+/** The most keys one `bash_input` call presses. */
+const MAX_KEYS = 256;
 
 /**
  * A string's length in UTF-8 bytes, a lone surrogate counting as the 3 of U+FFFD (as Node's
@@ -65,6 +69,18 @@ const optionalBoolean = (description: string) =>
     .optional()
     .describe(description);
 
+/** A terminal's columns or rows: a whole number the supervisor takes (2 to 1000). */
+const terminalCells = (what: 'cols' | 'rows') =>
+  z
+    .number({ error: (issue) => `expected a whole number from 2 to 1000, got ${describeValue(issue.input)}` })
+    .refine((value) => Number.isInteger(value) && value >= 2 && value <= 1000, {
+      error: (issue) => `expected a whole number from 2 to 1000, got ${describeValue(issue.input)}`,
+    })
+    .optional()
+    .describe(what === 'cols' ? "The terminal's width in columns." : "The terminal's height in rows.");
+
+export const DEFAULT_TERMINAL = { cols: 120, rows: 40 } as const;
+
 export const bashArguments = z
   .strictObject({
     command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
@@ -89,8 +105,25 @@ export const bashArguments = z
     keep_stdin_open: optionalBoolean(
       "Background runs only: keep the command's stdin open, so bash_input can write to it (an interactive program, a REPL). Default: stdin is empty.",
     ),
+    tty: optionalBoolean(
+      'Run on a terminal (a full-screen program, a prompt that wants one, Ctrl-C): bash_output then shows its screen, and bash_input types text and keys into it. Default: no terminal.',
+    ),
+    cols: terminalCells('cols').describe(
+      `With tty: the terminal's width in columns. Default ${DEFAULT_TERMINAL.cols}.`,
+    ),
+    rows: terminalCells('rows').describe(
+      `With tty: the terminal's height in rows. Default ${DEFAULT_TERMINAL.rows}.`,
+    ),
   })
   .superRefine((call, context) => {
+    for (const field of ['cols', 'rows'] as const)
+      if (call[field] !== undefined && call.tty !== true)
+        context.addIssue({
+          code: 'custom',
+          path: [field],
+          message: 'a terminal size needs tty: true',
+          input: call[field],
+        });
     if (call.keep_stdin_open === true && call.run_in_background !== true)
       context.addIssue({
         code: 'custom',
@@ -156,6 +189,9 @@ export const bashOutputArguments = taskArguments.extend({
     .describe(
       'A JavaScript regular expression: show only the new whole lines that match it (a line still being written waits for a later read). The other lines are still consumed; the answer says how many were left out.',
     ),
+  scrollback: optionalBoolean(
+    'A task run with tty: instead of its screen, show the lines that scrolled off it since the last read.',
+  ),
 });
 export type BashOutputArguments = z.infer<typeof bashOutputArguments>;
 
@@ -186,19 +222,57 @@ export const bashInputArguments = taskArguments
             input: value,
           });
       })
+      .optional()
       .describe(
-        "What to write to the task's stdin, exactly as given: end a line with \\n (most programs act on whole lines). May be empty with close: true.",
+        "What to write to the task's stdin, exactly as given: end a line with \\n (most programs act on whole lines). On a terminal, typed as a person types it.",
       ),
+    keys: z
+      .array(
+        z
+          .string({ error: (issue) => `expected key names, got ${describeValue(issue.input)}` })
+          .superRefine((value, context) => {
+            const problem = keyProblem(value);
+            if (problem !== undefined) context.addIssue({ code: 'custom', message: problem, input: value });
+          }),
+        { error: (issue) => `expected a list of key names, got ${describeValue(issue.input)}` },
+      )
+      .max(MAX_KEYS, { error: `more than ${MAX_KEYS} keys` })
+      .optional()
+      .describe(
+        "Keys to press after the text, in tmux's spelling: Enter, Tab, Escape, BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, F1-F12, C-c, C-d, C-z, M-x, or one character.",
+      ),
+    cols: terminalCells('cols').describe(
+      'With rows: resize the terminal of a task run with tty to this many columns.',
+    ),
+    rows: terminalCells('rows').describe(
+      'With cols: resize the terminal of a task run with tty to this many rows.',
+    ),
     close: optionalBoolean(
       'Close the stdin after the text (the command then reads end of file). Default: keep it open.',
     ),
   })
   .superRefine((call, context) => {
-    if (call.text === '' && call.close !== true)
+    if ((call.cols === undefined) !== (call.rows === undefined))
+      context.addIssue({
+        code: 'custom',
+        path: [call.cols === undefined ? 'cols' : 'rows'],
+        message: 'a resize needs both cols and rows',
+        input: call.cols ?? call.rows,
+      });
+    // Nothing to do: the text's own message, as for a call before keys and resizes.
+    const nothing =
+      (call.text ?? '') === '' &&
+      (call.keys ?? []).length === 0 &&
+      call.cols === undefined &&
+      call.close !== true;
+    if (nothing)
       context.addIssue({
         code: 'custom',
         path: ['text'],
-        message: 'expected text to write (or close: true to only close the stdin), got ""',
+        message:
+          call.text === undefined
+            ? 'expected a string, got nothing'
+            : 'expected text to write (or close: true to only close the stdin), got ""',
         input: call.text,
       });
   });

@@ -42,6 +42,7 @@ export function createBashOutputTool(
       const wanted = filter && ((text: string) => keepMatchingLines(text, filter).text !== '');
       const read = await tasks.read(taskId, callerSessionId, {
         wholeLines: filter !== undefined,
+        ...(args.scrollback === true ? { terminal: 'scrollback' as const } : {}),
         ...(waitMs > 0 ? { waitMs, ...(wanted ? { wanted } : {}) } : {}),
         ...(exec.signal ? { signal: exec.signal } : {}),
       });

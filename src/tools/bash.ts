@@ -2,9 +2,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks } from '../client/bash-tasks.js';
+import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { positiveOption } from '../shared/checks.js';
-import { type BashArguments, bashArguments, parseArguments, toInputSchema } from './arguments.js';
+import {
+  type BashArguments,
+  bashArguments,
+  DEFAULT_TERMINAL,
+  parseArguments,
+  toInputSchema,
+} from './arguments.js';
 import { autoBackgroundDescription, bashDescription } from './descriptions.js';
 import { errorResult } from './error-result.js';
 import { presentBashCall, presentBashResult } from './present.js';
@@ -50,16 +57,7 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
         const workdir = resolveWorkdir(call.workdir, exec.agent?.cwd);
         const sessionId = exec.agent?.sessionId;
         await checkPermission({ command: call.command, workdir, background, sessionId }, guards, exec.signal);
-        const start = () =>
-          tasks.start({
-            command: call.command,
-            description: call.description,
-            background,
-            ...(workdir !== undefined ? { workdir } : {}),
-            ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
-            ...(sessionId !== undefined ? { owner: sessionId } : {}),
-            ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
-          });
+        const start = () => tasks.start(startRequest(call, workdir, sessionId));
         const taskId =
           background && sessionId !== undefined && quota !== undefined
             ? await quota.start(sessionId, start)
@@ -81,6 +79,27 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
         return errorResult(err);
       }
     },
+  };
+}
+
+/** The run a `bash` call asks for (with its workdir resolved), as the client starts it. */
+export function startRequest(
+  call: BashArguments,
+  workdir: string | undefined,
+  owner: string | undefined,
+): StartRequest {
+  const background = call.run_in_background === true;
+  return {
+    command: call.command,
+    description: call.description,
+    background,
+    ...(workdir !== undefined ? { workdir } : {}),
+    ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
+    ...(owner !== undefined ? { owner } : {}),
+    ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
+    ...(call.tty === true
+      ? { terminal: { cols: call.cols ?? DEFAULT_TERMINAL.cols, rows: call.rows ?? DEFAULT_TERMINAL.rows } }
+      : {}),
   };
 }
 

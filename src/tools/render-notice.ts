@@ -7,15 +7,19 @@
 import { tailText } from '../client/stream-text.js';
 import { NOTICE_TAIL_CHARS } from '../shared/limits.js';
 import type { BashTaskResult } from '../shared/task.js';
+import type { TerminalScreen } from '../shared/terminal.js';
 import { NO_OUTPUT, STDERR_HEADER } from './render.js';
+import { screenLine, screenRows } from './render-screen.js';
 
 export const noticeMarkers = {
   whole: '[output]',
   cut: (chars: number) => `[output: the last ${chars} characters; bash_output returns all of it]`,
+  screenCut: (rows: number) => `[the last ${rows} rows of the screen; bash_output shows all of it]`,
 } as const;
 
-/** The notice's output lines for a run that ended with `result`. */
+/** The notice's output lines for a run that ended with `result`: a terminal run's, its last screen. */
 export function renderNoticeOutput(result: BashTaskResult, limit = NOTICE_TAIL_CHARS): string {
+  if (result.terminal) return renderNoticeScreen(result.terminal.screen, limit);
   const stdout = result.stdout.bytes > 0 ? tailText(result.stdout) : '';
   const stderr = result.stderr.bytes > 0 ? tailText(result.stderr) : '';
   if (stdout === '' && stderr === '') return NO_OUTPUT;
@@ -33,6 +37,15 @@ export function renderNoticeOutput(result: BashTaskResult, limit = NOTICE_TAIL_C
   if (shownStdout !== '') text += `\n${withoutFinalNewline(shownStdout)}`;
   if (stderr !== '') text += `\n${STDERR_HEADER}\n${withoutFinalNewline(shownStderr)}`;
   return text;
+}
+
+/** A terminal run's last screen, as `bash_output` shows it, its rows cut from the top to fit `limit`. */
+function renderNoticeScreen(screen: TerminalScreen, limit: number): string {
+  const rows = screenRows(screen);
+  let shown = rows;
+  while (shown.length > 0 && shown.join('\n').length > limit) shown = shown.slice(1);
+  const text = [...shown, screenLine(screen)].join('\n');
+  return shown.length === rows.length ? text : `${noticeMarkers.screenCut(shown.length)}\n${text}`;
 }
 
 /** At most the last `count` characters of `text`, from the start of a line when one starts in them. */

@@ -1,5 +1,6 @@
 /** The exact text of a `bash_output` answer (see render.ts for the markers it shares with runs). */
 import type { OutputRead, StreamRead } from '../client/output-reads.js';
+import type { TerminalRead } from '../shared/read-position.js';
 import { statusLine } from '../shared/status-line.js';
 import { keepMatchingLines } from './line-filter.js';
 import {
@@ -11,6 +12,7 @@ import {
   STDERR_HEADER,
   WORKER_UNAVAILABLE,
 } from './render.js';
+import { renderScrolledOff, screenLine, screenRows } from './render-screen.js';
 
 /**
  * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line
@@ -21,6 +23,7 @@ import {
 export function renderOutputRead(read: OutputRead, readerHost: string, filter?: RegExp): string {
   const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
   const names = (streams: StreamRead[]) => [...new Set(streams.map(name))].join(', ');
+  if (read.terminal) return renderTerminalRead(read, read.terminal, name(read.stdout), filter);
   const stdout = keepMatchingLines(read.stdout.text, filter);
   const stderr = keepMatchingLines(read.stderr.text, filter);
   let text = stdout.text;
@@ -44,7 +47,42 @@ export function renderOutputRead(read: OutputRead, readerHost: string, filter?: 
   }
   const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
   if (dropped.length > 0) text = joinLines(text, markers.dropped(names(dropped)));
+  return withStatus(text, read);
+}
+
+/** The limits a finished task ran into, its status line, and the line an unclaimed read adds. */
+function withStatus(body: string, read: OutputRead): string {
+  let text = body;
   for (const line of limitLines(read.limits)) text = joinLines(text, line);
   text = joinLines(text, statusLine(read.state));
   return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+}
+
+/**
+ * A terminal task's read: its screen (the read's `scrollback`: the lines that scrolled off since
+ * the last read), then the status line. A filter keeps the matching rows or lines; the screen's
+ * size and cursor line stays.
+ */
+function renderTerminalRead(
+  read: OutputRead,
+  terminal: TerminalRead,
+  logName: string,
+  filter?: RegExp,
+): string {
+  const { scrolledOff, screen } = terminal;
+  const rows = scrolledOff ? scrolledOff.lines : screenRows(screen);
+  const kept = keepMatchingLines(rows.length > 0 ? `${rows.join('\n')}\n` : '', filter);
+  const lines = kept.text === '' ? [] : kept.text.replace(/\n$/, '').split('\n');
+  let text = scrolledOff
+    ? renderScrolledOff(lines, scrolledOff.missing, logName)
+    : [...lines, screenLine(screen)].join('\n');
+  if (kept.notApplied !== undefined && filter !== undefined)
+    text = joinLines(
+      text,
+      kept.notApplied.timedOut
+        ? markers.filterTimedOut(filter.source)
+        : markers.filterFailed(filter.source, kept.notApplied.message),
+    );
+  if (kept.leftOut > 0) text = joinLines(text, markers.leftOut(kept.leftOut, logName));
+  return withStatus(text, read);
 }

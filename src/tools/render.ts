@@ -8,7 +8,8 @@
 import type { OutputRead, StreamRead } from '../client/output-reads.js';
 import { tailText } from '../client/stream-text.js';
 import { FILTER_TIME_LIMIT_MS } from '../shared/limits.js';
-import type { BashTaskResult, LimitsReached, StreamTail } from '../shared/task.js';
+import type { BashTaskResult, LimitsReached, StreamTail, TerminalEnd } from '../shared/task.js';
+import { renderScreen, renderScrolledOff } from './render-screen.js';
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -66,9 +67,17 @@ export function limitLines(limits: LimitsReached | undefined): string[] {
 export function renderRun(result: BashTaskResult, readerHost: string): string {
   const spillName = (stream: StreamTail): string | undefined =>
     stream.spillPath === undefined ? undefined : nameSpillFile(stream.spillPath, result.host, readerHost);
-  let text = section(tailText(result.stdout), spillName(result.stdout));
-  if (result.stderr.bytes > 0) {
-    text = joinLines(text, `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`);
+  let text: string;
+  if (result.terminal) {
+    text = renderTerminalRun(result.terminal, spillName(result.stdout) ?? UNAVAILABLE);
+  } else {
+    text = section(tailText(result.stdout), spillName(result.stdout));
+    if (result.stderr.bytes > 0) {
+      text = joinLines(
+        text,
+        `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`,
+      );
+    }
   }
   if (text === '') text = NO_OUTPUT;
   for (const line of limitLines(result.limits)) text = joinLines(text, line);
@@ -77,6 +86,20 @@ export function renderRun(result: BashTaskResult, readerHost: string): string {
   else if (result.exitCode !== null && result.exitCode !== 0)
     text = joinLines(text, markers.exitCode(result.exitCode));
   return text;
+}
+
+/**
+ * A terminal run's output: what scrolled by (a line first when its start is no longer held), then
+ * the last screen.
+ */
+function renderTerminalRun(terminal: TerminalEnd, logName: string): string {
+  const { scrolledOff, scrolledOffDropped, screen } = terminal;
+  const scrolled = scrolledOff === '' ? [] : scrolledOff.split('\n');
+  const before =
+    scrolled.length > 0 || scrolledOffDropped > 0
+      ? renderScrolledOff(scrolled, scrolledOffDropped, logName)
+      : '';
+  return joinLines(before, renderScreen(screen));
 }
 
 /**
@@ -90,7 +113,7 @@ export function renderMovedRun(
   afterMs: number,
   readerHost: string,
 ): string {
-  let text = read.stdout.text;
+  let text = read.terminal ? renderScreen(read.terminal.screen) : read.stdout.text;
   if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
   if (text === '') text = NO_OUTPUT;
   const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);

@@ -118,3 +118,13 @@ function unknownKey(name: string): Error {
     `unknown key ${JSON.stringify(name)}: a key is a name (Enter, Tab, BTab, Escape, BSpace, Space, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1-F12) or one character, after any of C-, M-, S-; send other text with text`,
   );
 }
+
+/** Why `name` is not a key this module can send, or undefined when it is one. */
+export function keyProblem(name: string): string | undefined {
+  try {
+    oneKey(name, {});
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}

@@ -93,7 +93,9 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   };
   handleStdinWrites({
     taskId: input.taskId,
-    keepStdinOpen: input.background && input.keepStdinOpen === true,
+    // A terminal takes typing whether the run is in the background or not (a moved run's, say).
+    keepStdinOpen: input.terminal !== undefined || (input.background && input.keepStdinOpen === true),
+    terminal: input.terminal !== undefined,
     host: () => standing.host,
     ended: () => standing.ended,
   });

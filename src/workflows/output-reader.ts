@@ -134,7 +134,13 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     let read: HostRead;
     try {
       read = await scope.run(() =>
-        readOutput({ taskId: input.taskId, from, waitMs, wholeLines: claim.wholeLines }),
+        readOutput({
+          taskId: input.taskId,
+          from,
+          waitMs,
+          wholeLines: claim.wholeLines,
+          ...(claim.terminal ? { terminal: claim.terminal } : {}),
+        }),
       );
     } catch (err) {
       if (isCancellation(err)) return late();

@@ -19,7 +19,12 @@ import {
   STDIN_WRITE_MS,
 } from '../shared/limits.js';
 import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
-import { STDIN_WRITE_EXPIRED, type StdinWriteRequest, type StdinWriteResult } from '../shared/stdin.js';
+import {
+  noTerminal,
+  STDIN_WRITE_EXPIRED,
+  type StdinWriteRequest,
+  type StdinWriteResult,
+} from '../shared/stdin.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
 
@@ -34,6 +39,8 @@ export const writeStdinUpdate = defineUpdate<StdinWriteResult, [StdinWriteReques
 export interface StdinTarget {
   taskId: TaskId;
   keepStdinOpen: boolean;
+  /** The task runs on a terminal: it takes resizes. */
+  terminal: boolean;
   host(): CommandHost | undefined;
   ended(): boolean;
 }
@@ -67,6 +74,7 @@ export function handleStdinWrites(target: StdinTarget): void {
     },
     {
       validator: (request) => {
+        if (request.size && !target.terminal) throw new Error(noTerminal(target.taskId));
         if (!target.keepStdinOpen) throw new Error(stdinNotOpen(target.taskId));
         if (target.ended()) throw new Error(`task ${target.taskId} has ended; nothing was written`);
         // Each write is in the history (about 8 events and its text): keep the run well inside
@@ -113,7 +121,13 @@ async function write(
     retry: { maximumAttempts: 1 },
   });
   try {
-    return await writeStdin({ taskId: target.taskId, text: request.text, close: request.close });
+    return await writeStdin({
+      taskId: target.taskId,
+      text: request.text,
+      close: request.close,
+      ...(request.keys ? { keys: request.keys } : {}),
+      ...(request.size ? { size: request.size } : {}),
+    });
   } catch (err) {
     if (timedOut(err, TimeoutType.SCHEDULE_TO_START)) return { kind: 'no-host' };
     // It may have written part of the text before it failed or its worker was lost.

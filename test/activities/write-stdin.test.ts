@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileExecutorOptions } from '../../src/activities/index.js';
 import { taskFiles } from '../../src/activities/task-files.js';
+import { TerminalLogs } from '../../src/activities/terminal-logs.js';
 import { createWriteStdin } from '../../src/activities/write-stdin.js';
 
 // The stdin activity against a FIFO the test plays the supervisor for: the window between the
@@ -31,7 +32,7 @@ function setUp() {
     opened.push(fd);
     return fd;
   };
-  const writeStdin = createWriteStdin(compileExecutorOptions({ spillDir }, 'test'));
+  const writeStdin = createWriteStdin(compileExecutorOptions({ spillDir }, 'test'), new TerminalLogs());
   return { record, holdOpen, writeStdin };
 }
 

@@ -55,6 +55,8 @@ export interface OutputRead {
   limits?: LimitsReached;
   /** A terminal task's screen (and for a scrollback read, what scrolled off), in place of its bytes. */
   terminal?: TerminalRead;
+  /** A running terminal task whose host did not answer: its screen could not be rendered. */
+  screenUnavailable?: true;
 }
 
 export interface ReaderOptions {

@@ -59,14 +59,18 @@ export class TaskReads {
   async read(description: WorkflowExecutionDescription, options: ReadOptions): Promise<OutputRead> {
     const taskId = description.workflowId;
     const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
+    const terminal = isTerminalTask(description) && options.terminal !== 'raw';
     try {
-      // A task that has not reached a host yet gets there within moments (a worker picks it up).
-      const { current, hostQueue } = await this.onHost(description, deadline, options.signal);
+      // A task that has not reached a host yet gets there within moments (a worker picks it up). A
+      // terminal task's screen is only on its host: wait for one there longer (its worker restarting).
+      const hostDeadline = terminal ? Math.max(deadline, Date.now() + TERMINAL_HOST_WAIT_MS) : deadline;
+      const { current, hostQueue } = await this.onHost(description, hostDeadline, options.signal);
       if (hostQueue !== undefined) {
         const waitMs = Math.max(0, deadline - Date.now());
         const rest = options.waitMs === undefined ? { ...options } : { ...options, waitMs };
         return await this.readFromHost(current, hostQueue, rest);
       }
+      if (terminal && current.status.name === 'RUNNING') return screenUnavailable();
       // A task not on a host yet (or recorded before reads went there), or one that has closed:
       // the server holds all there is.
       const left = deadline - Date.now();
@@ -120,6 +124,7 @@ export class TaskReads {
       if (result === undefined || result.kind === 'host-unavailable' || result.kind === 'late') {
         if (shown !== undefined) return runningRead(shown);
         // No worker on the host answered: what the server last knew, the position unmoved.
+        if (isTerminalTask(description) && options.terminal !== 'raw') return screenUnavailable();
         const position = result?.position ?? (await readPosition(this.client, taskId));
         const snapshot = await this.snapshotOf(await this.describeAgain(description));
         return unclaimedRead(snapshot, position, options.wholeLines === true);
@@ -252,6 +257,30 @@ export class TaskReads {
     );
     if (outcome === 'aborted') throw new ReadAbortedError(taskId);
   }
+}
+
+/** How long a read of a terminal task waits for its command to be on a host (a worker restarting there). */
+const TERMINAL_HOST_WAIT_MS = 10_000;
+
+/** Whether the task runs on a terminal (its memo says so from its start). */
+function isTerminalTask(description: WorkflowExecutionDescription): boolean {
+  return typeof description.memo?.terminal === 'object' && description.memo.terminal !== null;
+}
+
+/**
+ * A running terminal task's read when no worker on its host answered: its screen is rendered
+ * there alone (the server holds only the log's last bytes), so the read says so and moves nothing.
+ */
+function screenUnavailable(): OutputRead {
+  const nothing = { text: '', droppedBytes: 0 };
+  return {
+    state: { status: 'running' },
+    stdout: nothing,
+    stderr: nothing,
+    host: undefined,
+    unclaimed: true,
+    screenUnavailable: true,
+  };
 }
 
 /** A host read as a `bash_output` answer while the task runs. */

@@ -91,6 +91,8 @@ export function taskStart(
       workdir: request.workdir ?? null,
       // bash_list shows background tasks only; a run moved there says so again.
       background: request.background,
+      // Reads of a terminal task wait for its host, where its screen is rendered.
+      ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
       // The search attribute holds only a hash then: listings show the owner from here.
       ...(context.ownerHasher !== undefined && request.owner !== undefined ? { owner: request.owner } : {}),
     },

@@ -12,7 +12,7 @@ import {
   STDERR_HEADER,
   WORKER_UNAVAILABLE,
 } from './render.js';
-import { renderScrolledOff, screenLine, screenRows } from './render-screen.js';
+import { renderScrolledOff, SCREEN_UNAVAILABLE, screenLine, screenRows } from './render-screen.js';
 
 /**
  * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line
@@ -24,6 +24,7 @@ export function renderOutputRead(read: OutputRead, readerHost: string, filter?: 
   const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
   const names = (streams: StreamRead[]) => [...new Set(streams.map(name))].join(', ');
   if (read.terminal) return renderTerminalRead(read, read.terminal, name(read.stdout), filter);
+  if (read.screenUnavailable) return joinLines(SCREEN_UNAVAILABLE, statusLine(read.state));
   const stdout = keepMatchingLines(read.stdout.text, filter);
   const stderr = keepMatchingLines(read.stderr.text, filter);
   let text = stdout.text;

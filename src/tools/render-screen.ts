@@ -7,6 +7,10 @@ import type { TerminalScreen } from '../shared/terminal.js';
 
 export const NO_LINES_SCROLLED_OFF = '(no lines scrolled off)';
 
+/** A running terminal task's read when no worker on its host answered: the screen is rendered there. */
+export const SCREEN_UNAVAILABLE =
+  "[screen unavailable: it is rendered on the task's host, and no worker there answered; the read position did not move]";
+
 export const screenMarkers = {
   /** Lines that scrolled off before the ones shown, which the host no longer holds. */
   notHeld: (lines: number, path: string) =>

@@ -3,10 +3,10 @@
  * states, the status line as the status message, the ttl from the namespace's retention; and the
  * notice of a task whose result the client fetched, settled in the session's notice file.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { NoticeStore, noticeIdOf, taskIdOfNotice } from '../../src/mcp/notice-store.js';
 import {
   isTerminalStatus,
@@ -119,7 +119,9 @@ describe('mcpTask', () => {
 });
 
 describe('settled notices', () => {
-  const store = () => new NoticeStore(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-notices-')), 's');
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-notices-'));
+  afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
+  const store = () => new NoticeStore(mkdtempSync(path.join(stateDir, 'store-')), 's');
 
   it("names a task's notice by its notice workflow, and reads the task back", () => {
     expect(noticeIdOf(taskId)).toBe(`${taskId}-notice`);

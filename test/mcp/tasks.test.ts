@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -20,7 +20,7 @@ import {
   type Task,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { McpTasks, MODEL_IMMEDIATE_RESPONSE_KEY } from '../../src/mcp/mcp-tasks.js';
 import { TASKS_CAPABILITY } from '../../src/mcp/task-requests.js';
@@ -48,6 +48,8 @@ afterEach(async () => {
     kill();
   }
 });
+
+afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
 function serverArgs(session: string, extra: string[] = []): string[] {
   return [
@@ -325,7 +327,9 @@ describe('MCP Tasks', () => {
     });
     // A task killed with bash_kill is cancelled too.
     const { taskId: other } = (await startTask(client, 'sleep 600')).task;
-    expect(text(await call(client, 'bash_kill', { task_id: other }))).toBe(`killed background task ${other}`);
+    // Its own completion notice may come atop the kill's answer, which waits for the end.
+    const killed = (await call(client, 'bash_kill', { task_id: other })).content.at(-1);
+    expect(killed).toEqual({ type: 'text', text: `killed background task ${other}` });
     expect(await client.experimental.tasks.getTask(other)).toMatchObject({ status: 'cancelled' });
   });
 
@@ -431,7 +435,7 @@ describe('MCP Tasks', () => {
   it('answers tasks/get and tasks/result from a new server process for a task the old one started', async () => {
     const id = session();
     const first = await connectStdio(id);
-    const { taskId } = (await startTask(first.client, 'echo one; sleep 3; echo two')).task;
+    const { taskId } = (await startTask(first.client, 'echo one; sleep 6; echo two')).task;
     expect(await first.client.experimental.tasks.getTask(taskId)).toMatchObject({ status: 'working' });
     first.kill();
 

@@ -32,6 +32,7 @@ import type { SupervisorNursery } from './supervisor-nursery.js';
 import { readRecord, type SupervisorRecord, thisProcess } from './supervisor-records.js';
 import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
 import { TerminalLogs } from './terminal-logs.js';
+import { answerCursorQueries } from './terminal-queries.js';
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
@@ -272,6 +273,8 @@ export function createRunCommand(
         throw err;
       });
       attempt.afterRead = () => void heartbeats.afterRead().catch(() => undefined);
+      // While this worker follows a terminal task, its emulator answers the program's cursor queries.
+      const stopAnswering = spec.terminal ? await answerCursorQueries(files, attached.terminals) : undefined;
       context.log.debug('command attempt following', { taskId: spec.taskId, pid: record.pid });
 
       const abandon = new AbortController();
@@ -374,6 +377,7 @@ export function createRunCommand(
       } finally {
         abandon.abort();
         heartbeats.stop();
+        stopAnswering?.();
         attempt.afterRead = () => undefined;
         if (!keepSigkill) cancelSigkill?.();
         clearTimeout(deadline);

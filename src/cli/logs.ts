@@ -1,16 +1,20 @@
 import os from 'node:os';
+import type { BashTasks } from '../client/bash-tasks.js';
 import { heldBytes, tailBytes } from '../client/stream-text.js';
 import type { TaskSnapshot } from '../client/task-snapshot.js';
 import type { ReadPosition, StreamRead } from '../shared/read-position.js';
 import { statusLine } from '../shared/status-line.js';
 import type { StreamTail } from '../shared/task.js';
 import { nameSpillFile } from '../tools/render.js';
+import { renderScreen, SCREEN_UNAVAILABLE } from '../tools/render-screen.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 
 export interface LogsFlags extends ServerOptions {
   owner: string;
   follow?: boolean;
+  /** A terminal task's bytes rather than its screen. */
+  raw?: boolean;
 }
 
 /** How often `logs --follow` asks the server again when the task's host does not answer. */
@@ -35,6 +39,13 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
     try {
       let shown: ReadPosition = { stdout: 0, stderr: 0 };
       let snapshot = await tasks.snapshot(taskId, flags.owner);
+      // A terminal task's screen, as bash_output shows it. Following, its bytes: the operator's own
+      // terminal renders them as they come.
+      if (snapshot.onTerminal && !flags.raw && !flags.follow) {
+        process.stdout.write(`${await screenOf(tasks, taskId, flags.owner, snapshot)}\n`);
+        process.stderr.write(`${statusLine(snapshot.state)}\n`);
+        return 0;
+      }
       for (;;) {
         shown = {
           stdout: await writeNew('stdout', snapshot, snapshot.stdout, shown.stdout, process.stdout),
@@ -78,6 +89,18 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
       process.off('SIGINT', onSigint);
     }
   });
+}
+
+/** A terminal task's screen: its last, once it ended; else as its host renders it now. */
+async function screenOf(
+  tasks: BashTasks,
+  taskId: string,
+  owner: string,
+  snapshot: TaskSnapshot,
+): Promise<string> {
+  if (snapshot.terminal) return renderScreen(snapshot.terminal.screen);
+  const peeked = await tasks.peek(taskId, owner, { stdout: 0, stderr: 0 }, 0, 'screen');
+  return peeked?.terminal ? renderScreen(peeked.terminal.screen) : SCREEN_UNAVAILABLE;
 }
 
 /** Writes the bytes of `stream` after `from` that the snapshot holds; notes a gap it no longer holds. */

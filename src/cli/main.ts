@@ -116,6 +116,9 @@ withCodecOption(
           '--keep-stdin-open',
           "with --background: keep the command's stdin open for `durable-bash input`",
         )
+        .option('--tty', 'run it on a terminal (120x40 unless --cols and --rows): print its screen')
+        .option('--cols <n>', "with --tty: the terminal's width", positiveInt)
+        .option('--rows <n>', "with --tty: the terminal's height", positiveInt)
         .argument('<command...>', 'the command, after --'),
     ),
     'the session a --background task belongs to',
@@ -148,6 +151,10 @@ withCodecOption(
           "print a task's output (what the server still holds); never moves bash_output's read position",
         )
         .option('-f, --follow', 'keep printing new output until the task ends')
+        .option(
+          '--raw',
+          "a terminal task's bytes as its program wrote them (the default shows its screen, unless following)",
+        )
         .argument('<task-id>', 'the task, as run --background or ps printed it'),
     ),
     'the session the task belongs to',

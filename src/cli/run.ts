@@ -12,6 +12,10 @@ export interface RunFlags extends ServerOptions {
   keepStdinOpen?: boolean;
   /** The session a background run belongs to (see identity.ts). */
   owner: string;
+  /** Run on a terminal, of `cols` x `rows` when given. */
+  tty?: boolean;
+  cols?: number;
+  rows?: number;
 }
 
 /**
@@ -32,6 +36,9 @@ export function runCommand(words: string[], flags: RunFlags): Promise<number> {
           ...(flags.workdir !== undefined ? { workdir: path.resolve(flags.workdir) } : {}),
           ...(flags.background ? { run_in_background: true } : {}),
           ...(flags.keepStdinOpen ? { keep_stdin_open: true } : {}),
+          ...(flags.tty ? { tty: true } : {}),
+          ...(flags.cols !== undefined ? { cols: flags.cols } : {}),
+          ...(flags.rows !== undefined ? { rows: flags.rows } : {}),
         },
         { signal, ...(flags.background ? { agent: { sessionId: flags.owner } } : {}) },
       ),

@@ -10,7 +10,7 @@ import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import { ForeignTaskError, UnknownTaskError } from '../errors.js';
 import { positiveIntegerOption, positiveOption } from '../shared/checks.js';
 import { DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.js';
-import type { HostRead, ReadPosition } from '../shared/read-position.js';
+import type { HostRead, ReadPosition, TerminalReadMode } from '../shared/read-position.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';
 import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
@@ -179,8 +179,9 @@ export class BashTasks {
     callerSessionId: string | undefined,
     from: ReadPosition,
     waitMs: number,
+    terminal: TerminalReadMode = 'raw',
   ): Promise<HostRead | undefined> {
-    return this.reads.peek(await this.describeOwned(taskId, callerSessionId), from, waitMs);
+    return this.reads.peek(await this.describeOwned(taskId, callerSessionId), from, waitMs, terminal);
   }
 
   /**

@@ -37,6 +37,8 @@ export interface TaskSnapshot {
   limits?: LimitsReached;
   /** An ended terminal task's last screen, from its result. */
   terminal?: TerminalEnd;
+  /** The task runs on a terminal (its memo says so). */
+  onTerminal?: boolean;
 }
 
 const NO_OUTPUT: StreamTail = { bytes: 0, tail: '' };
@@ -50,7 +52,8 @@ export function snapshotFromDescription(
   description: WorkflowExecutionDescription,
 ): Promise<TaskSnapshot> {
   const owner = description.typedSearchAttributes.get(ownerSearchAttribute);
-  const base = { taskId: description.workflowId, owner };
+  const onTerminal = typeof description.memo?.terminal === 'object' && description.memo.terminal !== null;
+  const base = { taskId: description.workflowId, owner, ...(onTerminal ? { onTerminal } : {}) };
   switch (description.status.name) {
     case 'RUNNING':
       return runningSnapshot(client, description).then((snapshot) => ({ ...base, ...snapshot }));

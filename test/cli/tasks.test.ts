@@ -82,6 +82,35 @@ describe('durable-bash run --background, ps, logs, kill', () => {
     });
   });
 
+  it('prints a terminal task’s screen with logs, and its bytes with --raw', async () => {
+    const owner = `logs-${randomUUID()}`;
+    const taskId = await startBackground(
+      owner,
+      "printf 'one\\033[1;1Htwo'",
+      '--tty',
+      '--cols',
+      '20',
+      '--rows',
+      '3',
+    );
+    await finished(taskId);
+    expect(await cli('logs', '--owner', owner, taskId)).toEqual({
+      code: 0,
+      stdout: 'two\n[screen: 20x3, cursor at row 1, column 4]\n',
+      stderr: '[status: completed, exit code: 0]\n',
+    });
+    expect(await cli('logs', '--owner', owner, '--raw', taskId)).toEqual({
+      code: 0,
+      stdout: 'one\x1b[1;1Htwo',
+      stderr: '[status: completed, exit code: 0]\n',
+    });
+    expect(await cli('run', '--tty', '--cols', '30', '--rows', '2', '--', 'tput cols; tput lines')).toEqual({
+      code: 0,
+      stdout: '30\n2\n[screen: 30x2, cursor at row 2, column 1]\n',
+      stderr: '',
+    });
+  });
+
   it('prints a task’s output with logs, without moving bash_output’s read position', async () => {
     const owner = `logs-${randomUUID()}`;
     const taskId = await startBackground(owner, 'echo out; echo err >&2; exit 2');

@@ -17,8 +17,8 @@ const POLL_MS = 250;
 /** The longest query: a match may start this many bytes before the bytes read last. */
 const OVERLAP_BYTES = 4;
 
-/** `CSI 6 n` and `CSI ? 6 n` (built from a string: a control character in a regex literal reads as a typo). */
-const QUERY = new RegExp('\u001b\\[\\??6n', 'g');
+/** `CSI 6 n` and `CSI ? 6 n` (ESC joined in: a control character in a regex literal reads as a typo). */
+const QUERY = new RegExp(`${String.fromCharCode(0x1b)}\\[\\??6n`, 'g');
 
 /** Follows the task's log from its end now; `stop` ends it. */
 export async function answerCursorQueries(files: TaskFiles, terminals: TerminalLogs): Promise<() => void> {

@@ -121,10 +121,13 @@ describe('a terminal task', () => {
   });
 
   it('answers a cursor-position query from the screen while a worker follows the task', async () => {
-    const taskId = await startTerminal(`printf 'abc\\033[6n'; IFS= read -rs -d R pos; echo; echo "at \${pos#*[}"`, {
-      cols: 30,
-      rows: 4,
-    });
+    const taskId = await startTerminal(
+      `printf 'abc\\033[6n'; IFS= read -rs -d R pos; echo; echo "at \${pos#*[}"`,
+      {
+        cols: 30,
+        rows: 4,
+      },
+    );
     expect(await screenUntil(taskId, /exit code/)).toBe(
       'abc\nat 1;4\n[screen: 30x4, cursor at row 3, column 1]\n[status: completed, exit code: 0]',
     );

@@ -365,14 +365,11 @@ export function createRunCommand(
         if (end === undefined) throw new Error('attempt abandoned');
         clearTimeout(deadline);
         const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals);
-        if (!spec.background) {
-          // A foreground run keeps a spill file only when its result points at it.
-          if (!outcome.stdout.spillPath) await fs.rm(files.stdout, { force: true });
-          if (!outcome.stderr.spillPath) await fs.rm(files.stderr, { force: true });
-          // Its result holds its terminal's last screen: the terminal's own files are done with.
-          for (const file of [files.screen, files.ttyEvents, files.ttySize])
-            await fs.rm(file, { force: true });
-        }
+        // A foreground run's result holds all of its output unless it names a spill file: its files
+        // may go soon. Not now: this worker may die before the server has the result, and the
+        // attempt after it reads the output again from them (the sweeper takes them later).
+        if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath)
+          await fs.writeFile(files.foregroundDone, '', { mode: 0o600 });
         return { ...outcome, ...(timedOut ? { timedOut } : {}) };
       } finally {
         abandon.abort();

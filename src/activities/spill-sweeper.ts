@@ -6,11 +6,14 @@ import { isSameProcess, readRecord } from './supervisor-records.js';
 
 /**
  * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
- * `.attempt` / `.stdin`, and a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
- * left half-written).
+ * `.attempt` / `.stdin`, a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
+ * left half-written), and the `.foreground-done` mark of a foreground run whose result holds all.
  */
 const TASK_FILE =
-  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen\.\d+\.tmp)$/;
+  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen\.[\w.]+\.tmp|tty-size\.[\w.]+\.tmp|foreground-done)$/;
+
+/** How long past the lost window a foreground run's files stay, for an attempt still on its way. */
+const FOREGROUND_KEEP_MARGIN_MS = 5 * 60_000;
 
 /**
  * Keeps the spill directory from growing without end: background runs keep their files (reads
@@ -26,21 +29,26 @@ export class SpillSweeper {
   private lastSweepMs = Number.NEGATIVE_INFINITY;
 
   constructor(
-    private readonly config: Pick<ExecutorConfig, 'spillDir' | 'spillRetentionMs' | 'spillQuotaBytes'>,
+    private readonly config: Pick<
+      ExecutorConfig,
+      'spillDir' | 'spillRetentionMs' | 'spillQuotaBytes' | 'lostAfterMs'
+    >,
   ) {}
 
   /** Sweeps if the last sweep is an interval old; a failed sweep is retried at the next interval. */
   sweepIfDue(nowMs = Date.now()): Promise<void> {
     if (nowMs - this.lastSweepMs < SPILL_SWEEP_INTERVAL_MS) return Promise.resolve();
     this.lastSweepMs = nowMs;
-    const { spillDir, spillRetentionMs, spillQuotaBytes } = this.config;
-    return sweepSpillDir(spillDir, spillRetentionMs, this.active, nowMs, spillQuotaBytes);
+    const { spillDir, spillRetentionMs, spillQuotaBytes, lostAfterMs } = this.config;
+    // A foreground run's files serve an attempt after a crash until its run is lost, no longer.
+    const foregroundKeepMs = Math.min(spillRetentionMs, lostAfterMs + FOREGROUND_KEEP_MARGIN_MS);
+    return sweepSpillDir(spillDir, spillRetentionMs, this.active, nowMs, spillQuotaBytes, foregroundKeepMs);
   }
 }
 
 /**
  * Removes the files of each task in `dir` whose files were all last written before
- * `nowMs - retentionMs`, then, while the directory holds more than `quotaBytes`, the files of the
+ * `nowMs - retentionMs` (`foregroundKeepMs` for a foreground run marked done), then, while the directory holds more than `quotaBytes`, the files of the
  * task that ended longest ago; never a task with an `active` file or a live supervisor.
  */
 export async function sweepSpillDir(
@@ -49,6 +57,7 @@ export async function sweepSpillDir(
   active: ReadonlySet<string>,
   nowMs = Date.now(),
   quotaBytes = Number.POSITIVE_INFINITY,
+  foregroundKeepMs = retentionMs,
 ): Promise<void> {
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
   const tasks = new Map<string, string[]>();
@@ -68,7 +77,8 @@ export async function sweepSpillDir(
     const record = await readRecord(path.join(dir, `${taskId}.state`)).catch(() => undefined);
     if (record !== undefined && !record.tombstone && isSameProcess(record, 'supervisor')) continue;
     const lastWriteMs = Math.max(...stats.map((stat) => stat?.mtimeMs ?? 0));
-    if (nowMs - lastWriteMs > retentionMs) {
+    const keepMs = files.some((file) => file.endsWith('.foreground-done')) ? foregroundKeepMs : retentionMs;
+    if (nowMs - lastWriteMs > keepMs) {
       await removeTask(files);
       totalBytes -= bytes;
     } else {

@@ -29,6 +29,11 @@ export interface TaskFiles {
   ttySize: string;
   /** A terminal task's screen as last rendered, to go on from (terminal-logs.ts). */
   screen: string;
+  /**
+   * Written when a foreground run ended and its result holds all of its output: the task's files
+   * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
+   */
+  foregroundDone: string;
 }
 
 /**
@@ -55,6 +60,7 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
     ttyEvents: `${base}.tty`,
     ttySize: `${base}.tty-size`,
     screen: `${base}.screen`,
+    foregroundDone: `${base}.foreground-done`,
   };
 }
 

@@ -5,6 +5,7 @@
  * and a restarted worker goes on from the checkpoint to the same screen. One task's renders run
  * one at a time.
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { TerminalEnd } from '../shared/task.js';
 import type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
@@ -47,12 +48,17 @@ interface Held {
   saved: number;
   /** The emulator is not inside an escape sequence or a character: a checkpoint of it restores. */
   safe: boolean;
-  turn: Promise<unknown>;
   idle?: NodeJS.Timeout;
 }
 
+/** A task's emulator as the map holds it: loading, and the work queued on it. */
+interface Entry {
+  ready: Promise<Held>;
+  turn: Promise<unknown>;
+}
+
 export class TerminalLogs {
-  private readonly held = new Map<string, Held>();
+  private readonly held = new Map<string, Entry>();
 
   /** Whether the task runs on a terminal: its supervisor records the terminal's sizes. */
   static async isTerminal(files: TaskFiles): Promise<boolean> {
@@ -108,36 +114,45 @@ export class TerminalLogs {
 
   /** Lets go of a task's emulator (its command ended, or its worker is done with it). */
   forget(taskId: string): void {
-    const held = this.held.get(taskId);
-    if (held === undefined) return;
-    clearTimeout(held.idle);
+    const entry = this.held.get(taskId);
+    if (entry === undefined) return;
     this.held.delete(taskId);
-    void held.turn.finally(() => held.emulator.dispose());
+    void entry.turn.then(async () => {
+      const held = await entry.ready.catch(() => undefined);
+      if (held === undefined) return;
+      clearTimeout(held.idle);
+      held.emulator.dispose();
+    });
   }
 
-  /** Runs `work` on the task's emulator after the renders before it, loading it if it is not held. */
+  /**
+   * Runs `work` on the task's emulator after the work queued before it: one emulator per task,
+   * loaded once (the entry is in the map before anything awaits), fed by one render at a time.
+   */
   private withEmulator<T>(files: TaskFiles, work: (held: Held) => Promise<T>): Promise<T> {
-    const taskId = files.taskId;
-    let held = this.held.get(taskId);
-    const turn = (held?.turn ?? Promise.resolve()).then(async () => {
-      let current = this.held.get(taskId);
-      if (current === undefined) {
-        current = await load(files);
-        this.held.set(taskId, current);
-      }
-      clearTimeout(current.idle);
-      const active = current;
+    const { taskId } = files;
+    let entry = this.held.get(taskId);
+    if (entry === undefined) {
+      entry = { ready: load(files), turn: Promise.resolve() };
+      this.held.set(taskId, entry);
+    }
+    const current = entry;
+    const run = current.turn.then(async () => {
+      const held = await current.ready;
+      clearTimeout(held.idle);
       try {
-        return await work(active);
+        return await work(held);
       } finally {
-        active.idle = setTimeout(() => this.forget(taskId), IDLE_MS);
-        active.idle.unref();
+        held.idle = setTimeout(() => this.forget(taskId), IDLE_MS);
+        held.idle.unref();
       }
     });
-    held = this.held.get(taskId);
-    if (held) held.turn = turn.catch(() => undefined);
-    else void turn.catch(() => undefined);
-    return turn;
+    current.turn = run.catch(() => undefined);
+    // A load that failed leaves nothing behind: the next call loads again.
+    current.ready.catch(() => {
+      if (this.held.get(taskId) === current) this.held.delete(taskId);
+    });
+    return run;
   }
 
   /** Feeds the log from where the emulator is to its end, with each recorded size where it began. */
@@ -174,7 +189,8 @@ export class TerminalLogs {
     const { emulator } = held;
     if (!held.safe || (emulator.fed === held.saved && !force)) return;
     const checkpoint: CheckpointFile = { ...emulator.checkpoint(), marks: held.marks };
-    const temporary = `${files.screen}.${process.pid}.tmp`;
+    // Unique: another worker process (or instance) may save the same task's screen at once.
+    const temporary = `${files.screen}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
     await fs.writeFile(temporary, JSON.stringify(checkpoint), { mode: 0o600 });
     await fs.rename(temporary, files.screen);
     held.saved = emulator.fed;
@@ -190,11 +206,11 @@ async function load(files: TaskFiles): Promise<Held> {
   if (checkpoint !== undefined) {
     const emulator = await TerminalEmulator.restore(checkpoint);
     const marks = checkpoint.marks ?? [];
-    return { emulator, marks, saved: checkpoint.fed, safe: true, turn: Promise.resolve() };
+    return { emulator, marks, saved: checkpoint.fed, safe: true };
   }
   const sizes = parseTerminalSizes(await fs.readFile(files.ttyEvents, 'utf8').catch(() => ''));
   const first: TerminalSize = sizes[0] ?? { cols: 120, rows: 40 };
-  return { emulator: new TerminalEmulator(first), marks: [], saved: -1, safe: true, turn: Promise.resolve() };
+  return { emulator: new TerminalEmulator(first), marks: [], saved: -1, safe: true };
 }
 
 /** The scroll count when the log was at `offset`: the latest mark at or before it (none: the start). */

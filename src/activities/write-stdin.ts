@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -78,7 +79,7 @@ export function createWriteStdin(config: ExecutorConfig, terminals: TerminalLogs
 async function resize(files: TaskFiles, size: TerminalSize): Promise<boolean> {
   const record = await readRecord(files.state);
   if (record === undefined) return false;
-  const temporary = `${files.ttySize}.${process.pid}.tmp`;
+  const temporary = `${files.ttySize}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
   await fs.writeFile(temporary, `${size.cols}x${size.rows}\n`, { mode: 0o600 });
   await fs.rename(temporary, files.ttySize);
   return signalSupervisor(record, 'SIGWINCH');

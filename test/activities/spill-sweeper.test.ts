@@ -6,7 +6,8 @@ import { SpillSweeper, sweepSpillDir } from '../../src/activities/spill-sweeper.
 import { currentBootId, processStart } from '../../src/activities/supervisor-records.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../src/shared/limits.js';
 
-const DAY_MS = 24 * 60 * 60_000;
+const MINUTE_MS = 60_000;
+const DAY_MS = 24 * 60 * MINUTE_MS;
 const dirs: string[] = [];
 
 function spillDir(files: Record<string, number>): string {
@@ -61,6 +62,24 @@ describe('the spill sweeper', () => {
     expect(readdirSync(dir).sort()).toEqual([`${running}.stdout`, `${fresh}.stdout`, 'notes.txt'].sort());
   });
 
+  it('removes a foreground run marked done after its short keep, the unmarked after the retention', async () => {
+    const done = 'bash-00000000-0000-4000-8000-000000000006';
+    const recent = 'bash-00000000-0000-4000-8000-000000000007';
+    const background = 'bash-00000000-0000-4000-8000-000000000008';
+    const dir = spillDir({
+      [`${done}.stdout`]: 20 * MINUTE_MS,
+      [`${done}.exit`]: 20 * MINUTE_MS,
+      [`${done}.foreground-done`]: 20 * MINUTE_MS,
+      [`${recent}.stdout`]: 5 * MINUTE_MS,
+      [`${recent}.foreground-done`]: 5 * MINUTE_MS,
+      [`${background}.stdout`]: 20 * MINUTE_MS,
+    });
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set(), Date.now(), Number.POSITIVE_INFINITY, 15 * MINUTE_MS);
+    expect(readdirSync(dir).sort()).toEqual(
+      [`${recent}.stdout`, `${recent}.foreground-done`, `${background}.stdout`].sort(),
+    );
+  });
+
   it("removes a task's supervisor records with its output, but never while its supervisor lives", async () => {
     const ended = 'bash-00000000-0000-4000-8000-000000000004';
     const live = 'bash-00000000-0000-4000-8000-000000000005';
@@ -89,7 +108,12 @@ describe('the spill sweeper', () => {
 
   it('sweeps at most once an interval', async () => {
     const dir = spillDir({});
-    const sweeper = new SpillSweeper({ spillDir: dir, spillRetentionMs: DAY_MS, spillQuotaBytes: 1e12 });
+    const sweeper = new SpillSweeper({
+      spillDir: dir,
+      spillRetentionMs: DAY_MS,
+      spillQuotaBytes: 1e12,
+      lostAfterMs: 10 * MINUTE_MS,
+    });
     await sweeper.sweepIfDue(1_000_000);
     writeFileSync(path.join(dir, 'bash-0.stdout'), 'x');
     utimesSync(path.join(dir, 'bash-0.stdout'), 0, 0);

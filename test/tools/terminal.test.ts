@@ -132,4 +132,47 @@ describe('a terminal task', () => {
       'abc\nat 1;4\n[screen: 30x4, cursor at row 3, column 1]\n[status: completed, exit code: 0]',
     );
   });
+
+  it('is killed and timed out as any task is, with its screen kept', async () => {
+    const taskId = await startTerminal(`echo waiting; sleep 600`, { cols: 20, rows: 3 });
+    await screenUntil(taskId, /waiting/);
+    expect(await call('bash_kill', { task_id: taskId })).toBe(`killed background task ${taskId}`);
+    expect(await screenUntil(taskId, /\[status: killed/)).toBe(
+      'waiting\n[screen: 20x3, cursor at row 2, column 1]\n[status: killed by SIGTERM]',
+    );
+    expect(
+      await call('bash', {
+        command: 'echo slow; sleep 600',
+        description: 'Times out on a terminal',
+        tty: true,
+        cols: 20,
+        rows: 3,
+        timeoutMs: 1_000,
+      }),
+    ).toBe(
+      'slow\n[screen: 20x3, cursor at row 2, column 1]\n[timed out after 1000ms]\n[killed by signal: SIGTERM]',
+    );
+  });
+
+  it('refuses a resize of a task without a terminal, and a size without tty, in one line each', async () => {
+    const started = await call('bash', {
+      command: 'sleep 600',
+      description: 'Sleeps without a terminal',
+      run_in_background: true,
+    });
+    const taskId = /(bash-[0-9a-f-]{36})/.exec(started)?.[1] as string;
+    expect(await call('bash_input', { task_id: taskId, cols: 80, rows: 24 })).toBe(
+      `task ${taskId} was not started with tty: true; it has no terminal to resize`,
+    );
+    expect(await call('bash_input', { task_id: taskId, cols: 80 })).toBe(
+      'invalid rows: a resize needs both cols and rows',
+    );
+    expect(await call('bash_input', { task_id: taskId, keys: ['Hyper-x'] })).toMatch(
+      /^invalid keys\.0: unknown key "Hyper-x"/,
+    );
+    expect(await call('bash', { command: 'true', description: 'Sized without tty', cols: 80 })).toBe(
+      'invalid cols: a terminal size needs tty: true',
+    );
+    await call('bash_kill', { task_id: taskId });
+  });
 });

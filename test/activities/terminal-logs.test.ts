@@ -1,0 +1,52 @@
+/** A terminal task's screen on its host: one emulator per task, its checkpoint file, scrolled-off lines. */
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { taskFiles } from '../../src/activities/task-files.js';
+import { TerminalLogs } from '../../src/activities/terminal-logs.js';
+
+function terminalTask(log: string, sizes = '0 20x3\n') {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-terminal-logs-'));
+  const files = taskFiles(dir, 'bash-00000000-0000-4000-8000-000000000001');
+  writeFileSync(files.stdout, log);
+  writeFileSync(files.ttyEvents, sizes);
+  return files;
+}
+
+describe("a terminal task's screen on its host", () => {
+  it('feeds each byte once, however many renders and ends come at once, in one instance or two', async () => {
+    const files = terminalTask('slow\r\n');
+    const [one, two] = [new TerminalLogs(), new TerminalLogs()];
+    const results = await Promise.all([
+      one.render(files),
+      one.render(files),
+      two.render(files),
+      one.end(files, 1_000),
+    ]);
+    for (const result of results) expect(result.screen.lines).toEqual(['slow', '', '']);
+    // A new worker goes on from the checkpoint file to the same screen.
+    expect((await new TerminalLogs().end(files, 1_000)).screen.cursor).toEqual({ row: 2, column: 1 });
+  });
+
+  it('goes on from a checkpoint cut before an unfinished escape sequence', async () => {
+    const files = terminalTask('one\r\ntwo\x1b[1');
+    await new TerminalLogs().render(files);
+    appendFileSync(files.stdout, ';1HX');
+    const { screen } = await new TerminalLogs().render(files);
+    expect(screen.lines).toEqual(['Xne', 'two', '']);
+  });
+
+  it('gives the lines that scrolled off since a read position, and what scrolled off by the end', async () => {
+    const files = terminalTask(Array.from({ length: 6 }, (_, i) => `line ${i + 1}\r\n`).join(''));
+    const logs = new TerminalLogs();
+    const first = await logs.render(files, { scrolledFrom: 0 });
+    expect(first.scrolledOff).toEqual({ lines: ['line 1', 'line 2', 'line 3', 'line 4'], missing: 0 });
+    appendFileSync(files.stdout, 'line 7\r\nline 8\r\n');
+    const next = await logs.render(files, { scrolledFrom: first.fed });
+    expect(next.scrolledOff).toEqual({ lines: ['line 5', 'line 6'], missing: 0 });
+    const end = await new TerminalLogs().end(files, 1_000);
+    expect(end.scrolledOff).toBe('line 1\nline 2\nline 3\nline 4\nline 5\nline 6');
+    expect(end.screen.lines).toEqual(['line 7', 'line 8', '']);
+  });
+});

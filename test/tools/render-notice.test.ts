@@ -76,4 +76,24 @@ describe('a completion notice', () => {
     const text = renderNoticeOutput(result(stream('🙂'.repeat(100))), 11);
     expect(text).toBe(`[output: the last 10 characters; bash_output returns all of it]\n${'🙂'.repeat(5)}`);
   });
+
+  it("shows a terminal task's last screen, its top rows cut to fit", () => {
+    const screen = {
+      cols: 40,
+      rows: 4,
+      lines: ['>>> print(6*7)', '42', '>>> exit()', ''],
+      cursor: { row: 4, column: 1 },
+      applicationCursor: false,
+    };
+    const ended: BashTaskResult = {
+      ...result(stream('raw bytes')),
+      terminal: { screen, scrolledOff: '', scrolledOffDropped: 0 },
+    };
+    expect(noticeText('bash-1', '[status: completed, exit code: 0]', renderNoticeOutput(ended))).toBe(
+      'background bash task bash-1 finished [status: completed, exit code: 0]. Read its output with bash_output.\n>>> print(6*7)\n42\n>>> exit()\n[screen: 40x4, cursor at row 4, column 1]',
+    );
+    expect(renderNoticeOutput(ended, 15)).toBe(
+      '[the last 2 rows of the screen; bash_output shows all of it]\n42\n>>> exit()\n[screen: 40x4, cursor at row 4, column 1]',
+    );
+  });
 });

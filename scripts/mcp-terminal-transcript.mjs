@@ -70,7 +70,7 @@ async function screenUntil(client, taskId, until) {
       name: 'bash_output',
       arguments: { task_id: taskId, wait_ms: 2000 },
     });
-    const text = result.content.map((block) => block.text).join('');
+    const text = result.content.map((block) => block.text).join('\n---\n');
     if (until.test(text)) {
       console.log(`-> tools/call bash_output ${JSON.stringify({ task_id: taskId, wait_ms: 2000 })}`);
       console.log(`<- ${text.replaceAll('\n', '\n   ')}\n`);
@@ -83,7 +83,18 @@ async function screenUntil(client, taskId, until) {
 let worker = await startWorker();
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [main, 'mcp', '--address', address, '--task-queue', taskQueue, '--session', `transcript-${id}`],
+  args: [
+    main,
+    'mcp',
+    '--address',
+    address,
+    '--task-queue',
+    taskQueue,
+    '--session',
+    `transcript-${id}`,
+    '--cwd',
+    workdir,
+  ],
   stderr: 'ignore',
 });
 const client = new Client({ name: 'terminal-transcript', version: '1.0.0' });

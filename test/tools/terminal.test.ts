@@ -175,4 +175,21 @@ describe('a terminal task', () => {
     );
     await call('bash_kill', { task_id: taskId });
   });
+
+  it('gives an interactive shell job control: C-z stops the foreground job, fg resumes it, C-c ends it', async () => {
+    const taskId = await startTerminal(`PS1='$ ' exec bash --norc --noprofile -i`, { cols: 40, rows: 6 });
+    await screenUntil(taskId, /^\$/);
+    await call('bash_input', { task_id: taskId, text: 'sleep 600', keys: ['Enter'] });
+    await screenUntil(taskId, /sleep 600\n\[screen/);
+    await call('bash_input', { task_id: taskId, keys: ['C-z'] });
+    expect(await screenUntil(taskId, /Stopped/)).toMatch(/\[1\]\+ +Stopped +sleep 600\n\$\n/);
+    await call('bash_input', { task_id: taskId, text: 'fg', keys: ['Enter'] });
+    await screenUntil(taskId, /\$ fg\nsleep 600\n\[screen/);
+    await call('bash_input', { task_id: taskId, keys: ['C-c'] });
+    await screenUntil(taskId, /\^C\n\$\n\[screen/);
+    await call('bash_input', { task_id: taskId, text: 'exit 5', keys: ['Enter'] });
+    expect((await screenUntil(taskId, /\[status: completed/)).split('\n').at(-1)).toBe(
+      '[status: completed, exit code: 5]',
+    );
+  });
 });

@@ -115,6 +115,17 @@ function isolationCost() {
   return JSON.parse(ran.stdout);
 }
 
+/** bench/terminal-render.mjs's figures, or why there are none. */
+function terminalRender() {
+  const ran = spawnSync(process.execPath, [path.join(root, 'bench/terminal-render.mjs')], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  if (ran.status !== 0) return { skipped: `bench/terminal-render.mjs failed (exit ${ran.status})` };
+  return JSON.parse(ran.stdout);
+}
+
 function write(file, text) {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, text);
@@ -185,6 +196,8 @@ if (options.soak) {
     failed ||= !passed;
     log('what keeping sessions apart costs a task (bench/isolation-cost.mjs)');
     results.isolationCost = isolationCost();
+    log("what a terminal task's screen costs its host (bench/terminal-render.mjs)");
+    results.terminalRender = terminalRender();
   }
 }
 results.durationMs = Date.now() - started;

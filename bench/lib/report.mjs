@@ -114,6 +114,7 @@ export function markdown(results, soak) {
     ...results.runs.map((run) => `${runTable(run)}\n`),
     ...(results.manyReads ? [`## Many reads\n\n${results.manyReads}\n`] : []),
     ...(results.isolationCost ? [isolationCostTable(results.isolationCost)] : []),
+    ...(results.terminalRender ? [terminalRenderTable(results.terminalRender)] : []),
     ...(soak ? [soakTable(soak)] : []),
   ].join('\n');
 }
@@ -136,6 +137,25 @@ function isolationCostTable(cost) {
     `| their PSS, per task | 0 | ${memory.session.perTaskKiB} KiB | ${memory.sandbox.perTaskKiB} KiB |`,
     `| a session's network (slirp4netns), per session | | ${Math.round(memory.networkPerSessionKiB)} KiB | |`,
     `| a session's relay of allowed ports, per session with ports | | ${Math.round(memory.relayPerSessionKiB)} KiB | |`,
+    '',
+  ].join('\n');
+}
+
+/** What a terminal task's screen costs its host, from bench/terminal-render.mjs. */
+export function terminalRenderTable(cost) {
+  if (cost.skipped) return `## What a terminal's screen costs\n\nNot measured: ${cost.skipped}.\n`;
+  return [
+    "## What a terminal's screen costs",
+    '',
+    `bench/terminal-render.mjs: the host's emulator alone, a ${(cost.logBytes / 1e6).toFixed(1)} MB log at 120x40 (medians of ${cost.samples}).`,
+    '',
+    '| measure | value |',
+    '| --- | --- |',
+    `| first render of the whole log (a task's first read) | ${cost.firstRenderMs} ms |`,
+    `| 1 KB more, from the checkpoint file (a restarted worker's first read) | ${cost.fromCheckpointMs} ms |`,
+    `| 30 bytes more, in memory (each later read) | ${cost.inMemoryMs} ms |`,
+    `| the checkpoint file (screen, 1,000 lines of scrollback, modes) | ${Math.round(cost.checkpointBytes / 1024)} KiB |`,
+    `| the benchmark process's RSS after it | ${cost.rssMiB} MiB |`,
     '',
   ].join('\n');
 }

@@ -154,7 +154,7 @@ export function terminalRenderTable(cost) {
     `| first render of the whole log (a task's first read) | ${cost.firstRenderMs} ms |`,
     `| 1 KB more, from the checkpoint file (a restarted worker's first read) | ${cost.fromCheckpointMs} ms |`,
     `| 30 bytes more, in memory (each later read) | ${cost.inMemoryMs} ms |`,
-    `| the checkpoint file (screen, 1,000 lines of scrollback, modes) | ${Math.round(cost.checkpointBytes / 1024)} KiB |`,
+    `| the checkpoint file (screen, 1,000 lines of scrollback, modes; saved every 64 KiB of log) | ${Math.round(cost.checkpointBytes / 1024)} KiB |`,
     `| the benchmark process's RSS after it | ${cost.rssMiB} MiB |`,
     '',
   ].join('\n');

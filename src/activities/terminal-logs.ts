@@ -1,9 +1,9 @@
 /**
  * The screens of this host's terminal tasks, rendered from their logs (terminal-screen.ts) for
- * reads, writes and ends. Each task's emulator is kept in memory while it is in use and saved as a
- * checkpoint file beside its spill files (`<task id>.screen`), so a read feeds only what is new,
- * and a restarted worker goes on from the checkpoint to the same screen. One task's renders run
- * one at a time.
+ * reads, writes and ends. Each task's emulator is kept in memory while it is in use, so a read
+ * feeds only what is new, and saved every 64 KiB of log as a checkpoint file beside its spill
+ * files (`<task id>.screen`), from which a restarted worker goes on to the same screen. One task's
+ * renders run one at a time.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
@@ -22,6 +22,9 @@ const FEED_CHUNK_BYTES = 1 << 20;
 
 /** An emulator left unused this long is let go (its checkpoint stays on disk). */
 const IDLE_MS = 60_000;
+
+/** Log bytes fed between checkpoints: a restarted worker feeds at most this much again. */
+const CHECKPOINT_EVERY_BYTES = 64 * 1024;
 
 /** Scroll counts kept per task for reads of what scrolled off: where each recent read ended. */
 const MARKS_KEPT = 32;
@@ -85,7 +88,9 @@ export class TerminalLogs {
         [size, emulator.scrolled] as [number, number],
       ];
       held.marks = marks.slice(-MARKS_KEPT);
-      await this.save(files, held, true);
+      // A checkpoint costs a serialization of the screen and scrollback: saved once the log has
+      // grown a while past the last one, so a read costs what is new (a restart re-feeds the rest).
+      if (size - held.saved >= CHECKPOINT_EVERY_BYTES) await this.save(files, held, true);
       return render;
     });
   }
@@ -173,7 +178,7 @@ export class TerminalLogs {
         await emulator.feed(bytes.subarray(0, cut), sizes);
         held.safe = true;
         if (cut < bytes.length) {
-          await this.save(files, held);
+          if (emulator.fed - held.saved >= CHECKPOINT_EVERY_BYTES) await this.save(files, held);
           await emulator.feed(bytes.subarray(cut), sizes);
           held.safe = false;
         }

@@ -1,5 +1,5 @@
 /** A terminal task's screen on its host: one emulator per task, its checkpoint file, scrolled-off lines. */
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,9 +29,13 @@ describe("a terminal task's screen on its host", () => {
     expect((await new TerminalLogs().end(files, 1_000)).screen.cursor).toEqual({ row: 2, column: 1 });
   });
 
-  it('goes on from a checkpoint cut before an unfinished escape sequence', async () => {
-    const files = terminalTask('one\r\ntwo\x1b[1');
+  it('saves a checkpoint every 64 KiB, cut before an unfinished escape sequence, and goes on from it', async () => {
+    const filler = 'x'.repeat(70 * 1024);
+    const files = terminalTask(`${filler}\x1b[2J\x1b[Hone\r\ntwo\x1b[1`);
     await new TerminalLogs().render(files);
+    const checkpoint = JSON.parse(readFileSync(files.screen, 'utf8')) as { fed: number };
+    // Cut where the unfinished `ESC [ 1` begins: a restored emulator knows nothing of its start.
+    expect(checkpoint.fed).toBe(statSync(files.stdout).size - 3);
     appendFileSync(files.stdout, ';1HX');
     const { screen } = await new TerminalLogs().render(files);
     expect(screen.lines).toEqual(['Xne', 'two', '']);

@@ -280,6 +280,25 @@ describe('MCP Tasks', () => {
     );
   });
 
+  it('runs a terminal task as a task: typed into with bash_input, its result the last screen', async () => {
+    const { client } = await connectStdio(session());
+    const created = await startTask(client, `read -p 'name? ' name; echo "hello $name"`, {
+      tty: true,
+      cols: 30,
+      rows: 4,
+    });
+    const { taskId } = created.task;
+    await eventually(
+      'the prompt',
+      async () => text(await call(client, 'bash_output', { task_id: taskId, wait_ms: 2_000 })),
+      (screen) => screen.startsWith('name?'),
+    );
+    await call(client, 'bash_input', { task_id: taskId, text: 'ada', keys: ['Enter'] });
+    expect(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).toEqual(
+      taskResult(taskId, 'name? ada\nhello ada\n[screen: 30x4, cursor at row 3, column 1]'),
+    );
+  });
+
   it('refuses, as a JSON-RPC error with the tool line, a task-augmented call the tool refuses', async () => {
     const { client } = await connectStdio(session());
     await expect(startTask(client, '   ')).rejects.toMatchObject({

@@ -39,7 +39,14 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
         if (grew || ended || Date.now() >= deadline) {
           const mode = request.terminal ?? 'screen';
           if (mode !== 'raw' && (await TerminalLogs.isTerminal(files))) {
-            const read = await terminalRead(files, request, mode, ended, attached.terminals);
+            const read = await terminalRead(
+              files,
+              request,
+              mode,
+              ended,
+              attached.terminals,
+              config.outputLimitBytes,
+            );
             if (grew) attached.get(request.taskId)?.afterRead();
             hostMetrics.readServed();
             return read;
@@ -80,11 +87,13 @@ async function terminalRead(
   mode: TerminalReadMode,
   ended: boolean,
   terminals: TerminalLogs,
+  limitBytes: number,
 ): Promise<HostRead> {
-  const render = await terminals.render(
-    files,
-    mode === 'scrollback' ? { scrolledFrom: request.from.stdout } : {},
-  );
+  const render = await terminals.render(files, {
+    read: true,
+    // What scrolled off is held to the output limit, as a stream's read is: the newest lines.
+    ...(mode === 'scrollback' ? { scrolledFrom: request.from.stdout, limitChars: limitBytes } : {}),
+  });
   const nothing = (file: string): StreamRead => ({ text: '', droppedBytes: 0, spillPath: file });
   return {
     upTo: { stdout: Math.max(request.from.stdout, render.fed), stderr: request.from.stderr },

@@ -34,6 +34,20 @@ import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
 import { TerminalLogs } from './terminal-logs.js';
 import { answerCursorQueries } from './terminal-queries.js';
 
+/**
+ * A foreground run's result holds all of its output unless it names a spill file: its files may
+ * go soon. Not now: this worker may die before the server has the result, and the attempt after it
+ * reads the output again from them. The mark lets the sweeper take them after the lost window.
+ */
+async function markForegroundDone(
+  spec: CommandSpec,
+  files: TaskFiles,
+  outcome: CommandOutcome,
+): Promise<void> {
+  if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath)
+    await fs.writeFile(files.foregroundDone, '', { mode: 0o600 });
+}
+
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
@@ -247,8 +261,17 @@ export function createRunCommand(
     const { record, end: recorded } = await startedRecord(files, claimed);
     const readers = await openReaders(files);
     try {
-      if (recorded)
-        return await outcomeOf(recorded, files, readers, config.outputLimitBytes, attached.terminals);
+      if (recorded) {
+        const outcome = await outcomeOf(
+          recorded,
+          files,
+          readers,
+          config.outputLimitBytes,
+          attached.terminals,
+        );
+        await markForegroundDone(spec, files, outcome);
+        return outcome;
+      }
 
       let cancelSigkill: (() => void) | undefined;
       let keepSigkill = false;
@@ -365,11 +388,7 @@ export function createRunCommand(
         if (end === undefined) throw new Error('attempt abandoned');
         clearTimeout(deadline);
         const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals);
-        // A foreground run's result holds all of its output unless it names a spill file: its files
-        // may go soon. Not now: this worker may die before the server has the result, and the
-        // attempt after it reads the output again from them (the sweeper takes them later).
-        if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath)
-          await fs.writeFile(files.foregroundDone, '', { mode: 0o600 });
+        await markForegroundDone(spec, files, outcome);
         return { ...outcome, ...(timedOut ? { timedOut } : {}) };
       } finally {
         abandon.abort();

@@ -10,7 +10,7 @@ import { isSameProcess, readRecord } from './supervisor-records.js';
  * left half-written), and the `.foreground-done` mark of a foreground run whose result holds all.
  */
 const TASK_FILE =
-  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen\.[\w.]+\.tmp|tty-size\.[\w.]+\.tmp|foreground-done)$/;
+  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen-marks|(?:screen|screen-marks|tty-size)\.[\w.]+\.tmp|foreground-done)$/;
 
 /** How long past the lost window a foreground run's files stay, for an attempt still on its way. */
 const FOREGROUND_KEEP_MARGIN_MS = 5 * 60_000;

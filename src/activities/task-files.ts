@@ -29,6 +29,8 @@ export interface TaskFiles {
   ttySize: string;
   /** A terminal task's screen as last rendered, to go on from (terminal-logs.ts). */
   screen: string;
+  /** How many lines had scrolled off a terminal task's screen at the end of each recent read. */
+  screenMarks: string;
   /**
    * Written when a foreground run ended and its result holds all of its output: the task's files
    * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
@@ -60,6 +62,7 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
     ttyEvents: `${base}.tty`,
     ttySize: `${base}.tty-size`,
     screen: `${base}.screen`,
+    screenMarks: `${base}.screen-marks`,
     foregroundDone: `${base}.foreground-done`,
   };
 }

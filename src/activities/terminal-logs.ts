@@ -29,12 +29,6 @@ const CHECKPOINT_EVERY_BYTES = 64 * 1024;
 /** Scroll counts kept per task for reads of what scrolled off: where each recent read ended. */
 const MARKS_KEPT = 32;
 
-/** What a checkpoint file holds: the emulator's state, and the scroll count at recent reads' ends. */
-interface CheckpointFile extends TerminalCheckpoint {
-  /** `[log offset, lines scrolled off by then]`, oldest first. */
-  marks: Array<[number, number]>;
-}
-
 /** A render of a terminal task's log up to some byte. */
 export interface TerminalRender {
   screen: TerminalScreen;
@@ -46,6 +40,7 @@ export interface TerminalRender {
 
 interface Held {
   emulator: TerminalEmulator;
+  /** `[log offset, lines scrolled off by then]` at recent reads' ends, oldest first. */
   marks: Array<[number, number]>;
   /** The byte the checkpoint file is at. */
   saved: number;
@@ -72,25 +67,34 @@ export class TerminalLogs {
   }
 
   /**
-   * The screen after the whole log as it stands (at least `upTo` bytes of it), saved as the
-   * task's checkpoint; with `scrolledFrom` (a read position in the log), also what scrolled off since.
+   * The screen after the whole log as it stands. A read (`read`) also records how many lines had
+   * scrolled off by the end of the log it showed, in `<task id>.screen-marks`, and with
+   * `scrolledFrom` (its read position in the log) gets the lines that scrolled off since, at most
+   * `limitChars` of them (the newest; the rest counted as missing).
    */
-  render(files: TaskFiles, options: { scrolledFrom?: number } = {}): Promise<TerminalRender> {
+  render(
+    files: TaskFiles,
+    options: { read?: boolean; scrolledFrom?: number; limitChars?: number } = {},
+  ): Promise<TerminalRender> {
     return this.withEmulator(files, async (held) => {
       const size = await this.feedAll(files, held);
       const { emulator } = held;
       const render: TerminalRender = { screen: emulator.screen(), fed: size };
       if (options.scrolledFrom !== undefined) {
-        render.scrolledOff = emulator.scrolledOff(scrolledAt(held.marks, options.scrolledFrom));
+        const scrolled = emulator.scrolledOff(scrolledAt(held.marks, options.scrolledFrom));
+        render.scrolledOff = newestWithin(scrolled.lines, scrolled.missing, options.limitChars);
       }
-      const marks = [
-        ...held.marks.filter(([at]) => at < size),
-        [size, emulator.scrolled] as [number, number],
-      ];
-      held.marks = marks.slice(-MARKS_KEPT);
+      if (options.read) {
+        const marks = [
+          ...held.marks.filter(([at]) => at < size),
+          [size, emulator.scrolled] as [number, number],
+        ];
+        held.marks = marks.slice(-MARKS_KEPT);
+        await writeAtomically(files.screenMarks, JSON.stringify(held.marks));
+      }
       // A checkpoint costs a serialization of the screen and scrollback: saved once the log has
       // grown a while past the last one, so a read costs what is new (a restart re-feeds the rest).
-      if (size - held.saved >= CHECKPOINT_EVERY_BYTES) await this.save(files, held, true);
+      if (size - held.saved >= CHECKPOINT_EVERY_BYTES) await this.save(files, held);
       return render;
     });
   }
@@ -104,14 +108,10 @@ export class TerminalLogs {
   end(files: TaskFiles, limitChars: number): Promise<TerminalEnd> {
     return this.withEmulator(files, async (held) => {
       await this.feedAll(files, held);
-      const { lines, missing } = held.emulator.scrolledOff(0);
-      let dropped = missing;
-      let text = lines.join('\n');
-      while (text.length > limitChars && lines.length > 0) {
-        lines.shift();
-        dropped++;
-        text = lines.join('\n');
-      }
+      const scrolled = held.emulator.scrolledOff(0);
+      const { lines, missing } = newestWithin(scrolled.lines, scrolled.missing, limitChars);
+      const text = lines.join('\n');
+      const dropped = missing;
       await this.save(files, held);
       return { screen: held.emulator.screen(), scrolledOff: text, scrolledOffDropped: dropped };
     });
@@ -189,33 +189,64 @@ export class TerminalLogs {
     }
   }
 
-  /** Saves the emulator as the task's checkpoint (`force`: its marks changed), unless it is mid-sequence. */
-  private async save(files: TaskFiles, held: Held, force = false): Promise<void> {
+  /**
+   * Saves the emulator as the task's checkpoint, unless it is there already, or mid-sequence, or
+   * in a state a checkpoint does not carry (a scroll region, origin mode, another character set):
+   * the checkpoint before it stays, and a new worker feeds more from there.
+   */
+  private async save(files: TaskFiles, held: Held): Promise<void> {
     const { emulator } = held;
-    if (!held.safe || (emulator.fed === held.saved && !force)) return;
-    const checkpoint: CheckpointFile = { ...emulator.checkpoint(), marks: held.marks };
-    // Unique: another worker process (or instance) may save the same task's screen at once.
-    const temporary = `${files.screen}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
-    await fs.writeFile(temporary, JSON.stringify(checkpoint), { mode: 0o600 });
-    await fs.rename(temporary, files.screen);
+    if (!held.safe || emulator.fed === held.saved || !emulator.restorable) return;
+    await writeAtomically(files.screen, JSON.stringify(emulator.checkpoint()));
     held.saved = emulator.fed;
   }
 }
 
-/** The task's emulator from its checkpoint file, else from the start of its log. */
+/** Writes a file whole: to a unique temporary name, then renamed over it (another worker may write it too). */
+async function writeAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  await fs.writeFile(temporary, text, { mode: 0o600 });
+  await fs.rename(temporary, file);
+}
+
+/** The newest `lines` within `limitChars` (all without a limit); those left out count as missing. */
+function newestWithin(
+  lines: string[],
+  missing: number,
+  limitChars = Number.POSITIVE_INFINITY,
+): { lines: string[]; missing: number } {
+  let kept = lines.length;
+  let chars = 0;
+  while (kept > 0) {
+    const next = (lines[kept - 1]?.length ?? 0) + (chars > 0 ? 1 : 0);
+    if (chars + next > limitChars) break;
+    chars += next;
+    kept--;
+  }
+  return { lines: lines.slice(kept), missing: missing + kept };
+}
+
+/** The task's emulator from its checkpoint file (else from the start of its log), and its read marks. */
 async function load(files: TaskFiles): Promise<Held> {
-  const checkpoint = await fs
-    .readFile(files.screen, 'utf8')
-    .then((text) => JSON.parse(text) as CheckpointFile)
-    .catch(() => undefined);
+  const [checkpoint, marks] = await Promise.all([
+    readJson<TerminalCheckpoint>(files.screen),
+    readJson<Array<[number, number]>>(files.screenMarks),
+  ]);
   if (checkpoint !== undefined) {
     const emulator = await TerminalEmulator.restore(checkpoint);
-    const marks = checkpoint.marks ?? [];
-    return { emulator, marks, saved: checkpoint.fed, safe: true };
+    return { emulator, marks: marks ?? [], saved: checkpoint.fed, safe: true };
   }
   const sizes = parseTerminalSizes(await fs.readFile(files.ttyEvents, 'utf8').catch(() => ''));
   const first: TerminalSize = sizes[0] ?? { cols: 120, rows: 40 };
-  return { emulator: new TerminalEmulator(first), marks: [], saved: -1, safe: true };
+  return { emulator: new TerminalEmulator(first), marks: marks ?? [], saved: -1, safe: true };
+}
+
+/** A JSON file's content, or undefined when it is missing or unreadable (it is then rebuilt). */
+function readJson<T>(file: string): Promise<T | undefined> {
+  return fs
+    .readFile(file, 'utf8')
+    .then((text) => JSON.parse(text) as T)
+    .catch(() => undefined);
 }
 
 /** The scroll count when the log was at `offset`: the latest mark at or before it (none: the start). */

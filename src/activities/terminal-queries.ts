@@ -17,6 +17,9 @@ const POLL_MS = 250;
 /** The longest query: a match may start this many bytes before the bytes read last. */
 const OVERLAP_BYTES = 4;
 
+/** The most of the log one look reads. */
+const MAX_SCAN_BYTES = 1 << 20;
+
 /** `CSI 6 n` and `CSI ? 6 n` (ESC joined in: a control character in a regex literal reads as a typo). */
 const QUERY = new RegExp(`${String.fromCharCode(0x1b)}\\[\\??6n`, 'g');
 
@@ -40,7 +43,8 @@ export async function answerCursorQueries(files: TaskFiles, terminals: TerminalL
         again = false;
         const { size } = await fs.stat(files.stdout);
         if (size <= scanned) continue;
-        const from = Math.max(0, scanned - OVERLAP_BYTES);
+        // A scan that fell far behind looks at the last of it only: a program waits for its answer.
+        const from = Math.max(0, scanned - OVERLAP_BYTES, size - MAX_SCAN_BYTES);
         const bytes = await readRange(files.stdout, from, size);
         // Only queries that end past what was scanned before: each is answered once.
         const asked = [...bytes.toString('latin1').matchAll(QUERY)].filter(

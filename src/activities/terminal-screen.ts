@@ -21,6 +21,8 @@ export interface TerminalCheckpoint {
   scrolled?: number;
   /** What replays the screen, scrollback, cursor and modes in a new emulator (@xterm/addon-serialize). */
   state: string;
+  /** Where DECSC (`ESC 7`) saved the cursor, which the serialized state leaves out (0-based). */
+  savedCursor?: { x: number; y: number };
 }
 
 /** The `--tty-events` record: one `<offset> <cols>x<rows>` a line; a line cut short is left out. */
@@ -55,6 +57,25 @@ export class TerminalEmulator {
     lines?.onTrim?.((count: number) => {
       this.dropped += count;
     });
+  }
+
+  /**
+   * Whether a checkpoint restores this state: @xterm/addon-serialize leaves out a scroll region,
+   * origin mode and a designated character set, so a checkpoint is not taken while one is in
+   * effect (the saved cursor it leaves out too is carried in the checkpoint). True when xterm's
+   * internals cannot say.
+   */
+  get restorable(): boolean {
+    const core = (this.terminal as unknown as TerminalInternals)._core;
+    const buffer = core?._bufferService?.buffer;
+    if (
+      buffer?.scrollTop !== undefined &&
+      (buffer.scrollTop !== 0 || buffer.scrollBottom !== this.terminal.rows - 1)
+    )
+      return false;
+    if (core?.coreService?.decPrivateModes?.origin === true) return false;
+    const charsets = core?._charsetService;
+    return !(charsets && (charsets.charset !== undefined || (charsets.glevel ?? 0) !== 0));
   }
 
   /** How many lines have scrolled off the screen into the scrollback since the log began. */
@@ -119,12 +140,22 @@ export class TerminalEmulator {
 
   /** The emulator's state as it stands (screen, scrollback, cursor, modes), with where it is in the log. */
   checkpoint(): TerminalCheckpoint {
+    const buffer = (this.terminal as unknown as TerminalInternals)._core?._bufferService?.buffer;
     return {
       fed: this.fed,
       cols: this.terminal.cols,
       rows: this.terminal.rows,
       scrolled: this.scrolled,
       state: this.serializer.serialize(),
+      ...(buffer?.savedX !== undefined && buffer.savedY !== undefined
+        ? // xterm keeps the saved row counted from the scrollback's top: the screen's row is what restores.
+          {
+            savedCursor: {
+              x: buffer.savedX,
+              y: Math.max(0, buffer.savedY - this.terminal.buffer.active.baseY),
+            },
+          }
+        : {}),
     };
   }
 
@@ -132,6 +163,14 @@ export class TerminalEmulator {
   static async restore(checkpoint: TerminalCheckpoint, scrollback = 1_000): Promise<TerminalEmulator> {
     const emulator = new TerminalEmulator(checkpoint, scrollback);
     await emulator.write(Buffer.from(checkpoint.state));
+    const saved = checkpoint.savedCursor;
+    if (saved !== undefined) {
+      // Save that cursor again (move there, DECSC), then go back to where the state left it.
+      const { cursorX, cursorY } = emulator.terminal.buffer.active;
+      await emulator.write(
+        Buffer.from(`\x1b[${saved.y + 1};${saved.x + 1}H\x1b7\x1b[${cursorY + 1};${cursorX + 1}H`),
+      );
+    }
     emulator.fed = checkpoint.fed;
     // The replayed scrollback holds the newest of the lines that had scrolled off.
     const scrolled = checkpoint.scrolled ?? emulator.terminal.buffer.normal.baseY;
@@ -155,7 +194,10 @@ interface TerminalInternals {
   _core?: {
     _bufferService?: {
       buffers?: { normal?: { lines?: { onTrim?: (listener: (count: number) => void) => void } } };
+      buffer?: { scrollTop?: number; scrollBottom?: number; savedX?: number; savedY?: number };
     };
+    coreService?: { decPrivateModes?: { origin?: boolean } };
+    _charsetService?: { charset?: unknown; glevel?: number };
   };
 }
 

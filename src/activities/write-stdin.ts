@@ -32,17 +32,16 @@ export function createWriteStdin(config: ExecutorConfig, terminals: TerminalLogs
     if (request.size && !terminal) return { kind: 'no-terminal' };
     const fifo = await openFifo(files, deadline);
     if (typeof fifo === 'string') return { kind: fifo };
-    if (request.size && !(await resize(files, request.size))) {
-      await fifo.close();
-      return { kind: 'ended' };
-    }
-    // Keys are typed as the terminal's modes ask (its program may have set application cursor keys).
-    const keys = request.keys?.length
-      ? keyBytes(request.keys, { applicationCursor: terminal && (await terminals.applicationCursor(files)) })
-      : '';
-    const text = Buffer.from(request.text + keys);
     let written = 0;
     try {
+      if (request.size && !(await resize(files, request.size))) return { kind: 'ended' };
+      // Keys are typed as the terminal's modes ask (its program may have set application cursor keys).
+      const keys = request.keys?.length
+        ? keyBytes(request.keys, {
+            applicationCursor: terminal && (await terminals.applicationCursor(files)),
+          })
+        : '';
+      const text = Buffer.from(request.text + keys);
       while (written < text.length) {
         const step = await fifo.write(text, written, text.length - written).then(
           ({ bytesWritten }) => bytesWritten,

@@ -6,7 +6,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { ReadAbortedError } from '../errors.js';
-import type { HostRead, ReadPosition, StreamRead, TerminalReadMode } from '../shared/read-position.js';
+import type {
+  HostRead,
+  ReadPosition,
+  StreamRead,
+  TerminalRead,
+  TerminalReadMode,
+} from '../shared/read-position.js';
 import { CONNECT_TIMEOUT_MS } from './connect.js';
 import {
   HostReadAborted,
@@ -137,7 +143,7 @@ export class TaskReads {
         grew &&
         (options.wanted === undefined ||
           read.stdout.droppedBytes + read.stderr.droppedBytes > 0 ||
-          options.wanted(read.stdout.text) ||
+          options.wanted(read.terminal ? terminalText(read.terminal) : read.stdout.text) ||
           options.wanted(read.stderr.text));
       if (wantedNow || Date.now() >= deadline || options.waitMs === undefined) return runningRead(shown);
     }
@@ -257,6 +263,12 @@ export class TaskReads {
     );
     if (outcome === 'aborted') throw new ReadAbortedError(taskId);
   }
+}
+
+/** What a terminal read shows as lines, for a filtered wait: the scrolled-off lines, or the screen's rows. */
+function terminalText(terminal: TerminalRead): string {
+  const lines = terminal.scrolledOff?.lines ?? terminal.screen.lines;
+  return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }
 
 /** How long a read of a terminal task waits for its command to be on a host (a worker restarting there). */

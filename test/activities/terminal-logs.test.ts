@@ -44,13 +44,33 @@ describe("a terminal task's screen on its host", () => {
   it('gives the lines that scrolled off since a read position, and what scrolled off by the end', async () => {
     const files = terminalTask(Array.from({ length: 6 }, (_, i) => `line ${i + 1}\r\n`).join(''));
     const logs = new TerminalLogs();
-    const first = await logs.render(files, { scrolledFrom: 0 });
+    const first = await logs.render(files, { read: true, scrolledFrom: 0 });
     expect(first.scrolledOff).toEqual({ lines: ['line 1', 'line 2', 'line 3', 'line 4'], missing: 0 });
     appendFileSync(files.stdout, 'line 7\r\nline 8\r\n');
-    const next = await logs.render(files, { scrolledFrom: first.fed });
-    expect(next.scrolledOff).toEqual({ lines: ['line 5', 'line 6'], missing: 0 });
+    // A new worker (its own instance) knows where the last read ended: the marks are on disk.
+    const next = await new TerminalLogs().render(files, {
+      read: true,
+      scrolledFrom: first.fed,
+      limitChars: 6,
+    });
+    expect(next.scrolledOff).toEqual({ lines: ['line 6'], missing: 1 });
     const end = await new TerminalLogs().end(files, 1_000);
     expect(end.scrolledOff).toBe('line 1\nline 2\nline 3\nline 4\nline 5\nline 6');
     expect(end.screen.lines).toEqual(['line 7', 'line 8', '']);
+  });
+
+  it('takes no checkpoint in a state it cannot restore, and restores the saved cursor', async () => {
+    const filler = 'x'.repeat(70 * 1024);
+    // A scroll region (rows 2-3, as a progress bar keeps its last row) and DEC line drawing.
+    const files = terminalTask(`${filler}\x1b[2J\x1b[H\x1b[2;3r\x1b(0qqq`, '0 20x4\n');
+    await new TerminalLogs().render(files);
+    expect(() => readFileSync(files.screen)).toThrow();
+    appendFileSync(files.stdout, '\x1b(B\x1b[r\x1b[3;5H\x1b7\x1b[1;1H');
+    const logs = new TerminalLogs();
+    await logs.end(files, 1_000);
+    // Saved now (the region and the character set are back to normal), with the saved cursor.
+    appendFileSync(files.stdout, '\x1b8Z');
+    const restored = await new TerminalLogs().end(files, 1_000);
+    expect(restored.screen.lines).toEqual(['───', '', '    Z', '']);
   });
 });

@@ -297,7 +297,9 @@ export function createRunCommand(
       });
       attempt.afterRead = () => void heartbeats.afterRead().catch(() => undefined);
       // While this worker follows a terminal task, its emulator answers the program's cursor queries.
-      const stopAnswering = spec.terminal ? await answerCursorQueries(files, attached.terminals) : undefined;
+      const stopAnswering = spec.terminal
+        ? await answerCursorQueries(files, attached.terminals, exited !== undefined)
+        : undefined;
       context.log.debug('command attempt following', { taskId: spec.taskId, pid: record.pid });
 
       const abandon = new AbortController();

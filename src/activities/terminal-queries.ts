@@ -23,9 +23,17 @@ const MAX_SCAN_BYTES = 1 << 20;
 /** `CSI 6 n` and `CSI ? 6 n` (ESC joined in: a control character in a regex literal reads as a typo). */
 const QUERY = new RegExp(`${String.fromCharCode(0x1b)}\\[\\??6n`, 'g');
 
-/** Follows the task's log from its end now; `stop` ends it. */
-export async function answerCursorQueries(files: TaskFiles, terminals: TerminalLogs): Promise<() => void> {
-  let scanned = (await fs.stat(files.stdout).catch(() => undefined))?.size ?? 0;
+/**
+ * Follows the task's log; `stop` ends it. From its start when this worker just started the command
+ * (it may have asked already); from its end now when re-attaching, since a query before it may
+ * have been answered by the worker before (a second answer would be typed into the program).
+ */
+export async function answerCursorQueries(
+  files: TaskFiles,
+  terminals: TerminalLogs,
+  fromStart: boolean,
+): Promise<() => void> {
+  let scanned = fromStart ? 0 : ((await fs.stat(files.stdout).catch(() => undefined))?.size ?? 0);
   let stopped = false;
   let busy = false;
   let again = false;

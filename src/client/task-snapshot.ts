@@ -94,7 +94,14 @@ async function runningSnapshot(
   const command = pending.find((activity) => activity.activityType?.name === ActivityName.runCommand);
   if (command === undefined && mayHaveRunCommand(description, pending)) {
     const ended = await endedCommand(client, description);
-    if (ended !== undefined) return closingSnapshot(client, description, ended);
+    if (ended === COMMAND_FAILED) {
+      // Its last attempt failed (the task lost, say) and none is pending: the run is most likely
+      // ending (its notice may be on its way already). Its end, if it comes within moments.
+      const closed = await closedSnapshot(client, description, AbortSignal.timeout(CLOSING_WAIT_MS)).catch(
+        () => undefined,
+      );
+      if (closed !== undefined) return closed;
+    } else if (ended !== undefined) return closingSnapshot(client, description, ended);
   }
   const progress = await progressOf(client, command);
   return {
@@ -167,19 +174,28 @@ function mayHaveRunCommand(
 async function endedCommand(
   client: Client,
   description: WorkflowExecutionDescription,
-): Promise<CommandOutcome | undefined> {
+): Promise<CommandOutcome | typeof COMMAND_FAILED | undefined> {
   const history = await client.workflow.getHandle(description.workflowId, description.runId).fetchHistory();
   const commandEvents = new Set<string>();
   let completion: Payload | undefined;
+  let lastFailed = false;
   for (const event of history.events ?? []) {
-    if (event.activityTaskScheduledEventAttributes?.activityType?.name === ActivityName.runCommand)
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === ActivityName.runCommand) {
       commandEvents.add(String(event.eventId));
+      lastFailed = false;
+    }
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && commandEvents.has(String(completed.scheduledEventId)))
       completion = completed.result?.payloads?.[0] ?? completion;
+    const failed = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
+    if (failed && commandEvents.has(String(failed.scheduledEventId))) lastFailed = true;
   }
-  return completion === undefined ? undefined : decodePayload<CommandOutcome>(client, completion);
+  if (completion !== undefined) return decodePayload<CommandOutcome>(client, completion);
+  return lastFailed ? COMMAND_FAILED : undefined;
 }
+
+/** `endedCommand` found no completed attempt, and the last one failed. */
+const COMMAND_FAILED = 'failed' as const;
 
 /**
  * A task whose command ended and whose workflow is closing: its result once it closes, which takes

@@ -3,11 +3,18 @@ import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { decodeText, unfinishedCharLength } from '../client/stream-text.js';
 import { HOST_READ_POLL_MS } from '../shared/limits.js';
-import type { HostRead, HostReadRequest, StreamRead, TerminalReadMode } from '../shared/read-position.js';
+import type {
+  HostRead,
+  HostReadRequest,
+  ReadPosition,
+  StreamRead,
+  TerminalReadMode,
+} from '../shared/read-position.js';
 import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { hostMetrics } from './host-metrics.js';
 import type { AttachedTasks } from './run-command.js';
+import { readRange } from './spill-files.js';
 import { readEnd } from './supervisor-records.js';
 import { type TaskFiles, taskFiles } from './task-files.js';
 import { TerminalLogs } from './terminal-logs.js';
@@ -38,34 +45,14 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
         const grew = STREAMS.some((stream) => upTo[stream] > request.from[stream]);
         if (grew || ended || Date.now() >= deadline) {
           const mode = request.terminal ?? 'screen';
-          if (mode !== 'raw' && (await TerminalLogs.isTerminal(files))) {
-            const read = await terminalRead(
-              files,
-              request,
-              mode,
-              ended,
-              attached.terminals,
-              config.outputLimitBytes,
-            );
-            if (grew) attached.get(request.taskId)?.afterRead();
-            hostMetrics.readServed();
-            return read;
-          }
-          const [stdout, stderr] = await Promise.all(
-            STREAMS.map((stream) =>
-              streamRead(readers[stream], files[stream], request.from[stream], upTo[stream], config),
-            ),
-          );
+          const read =
+            mode !== 'raw' && (await TerminalLogs.isTerminal(files))
+              ? await terminalRead(files, request, mode, ended, attached.terminals, config.outputLimitBytes)
+              : await bytesRead(readers, files, request.from, upTo, ended, config);
           // What this reader is given, the server learns too (one heartbeat, if the output changed).
           if (grew) attached.get(request.taskId)?.afterRead();
           hostMetrics.readServed();
-          return {
-            upTo,
-            stdout: stdout as StreamRead,
-            stderr: stderr as StreamRead,
-            host: os.hostname(),
-            ended,
-          };
+          return read;
         }
         await wake.next(Math.min(HOST_READ_POLL_MS, deadline - Date.now()));
       }
@@ -74,6 +61,21 @@ export function createReadOutput(config: ExecutorConfig, attached: AttachedTasks
       await closeReaders(readers);
     }
   };
+}
+
+/** A read of the streams' bytes `[from, upTo)`, at most the output limit of each. */
+async function bytesRead(
+  readers: SpillReaders,
+  files: TaskFiles,
+  from: ReadPosition,
+  upTo: ReadPosition,
+  ended: boolean,
+  config: ExecutorConfig,
+): Promise<HostRead> {
+  const [stdout, stderr] = await Promise.all(
+    STREAMS.map((stream) => streamRead(readers[stream], files[stream], from[stream], upTo[stream], config)),
+  );
+  return { upTo, stdout: stdout as StreamRead, stderr: stderr as StreamRead, host: os.hostname(), ended };
 }
 
 /**
@@ -161,12 +163,6 @@ async function streamRead(
   const start = Math.max(from, upTo - config.outputLimitBytes);
   const bytes = upTo > start ? await readRange(handle, start, upTo) : Buffer.alloc(0);
   return streamReadOf(bytes, start, from, file);
-}
-
-async function readRange(handle: FileHandle, start: number, end: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(end - start);
-  const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-  return buffer.subarray(0, bytesRead);
 }
 
 /**

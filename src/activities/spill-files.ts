@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -99,4 +100,21 @@ export function tailOf(bytes: number, tail: Buffer): StreamTail {
   return isUtf8(text)
     ? { bytes, tail: text.toString('utf8') }
     : { bytes, tailBase64: tail.toString('base64') };
+}
+
+/** The bytes `[start, end)` of an open file (fewer when it ends before `end`). */
+export async function readRange(handle: fs.FileHandle, start: number, end: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(end - start);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+  return buffer.subarray(0, bytesRead);
+}
+
+/**
+ * Writes a task's small file whole, private to this user: to a unique temporary name, then renamed
+ * over it (another worker process may write the same file at once).
+ */
+export async function writeAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  await fs.writeFile(temporary, text, { mode: 0o600 });
+  await fs.rename(temporary, file);
 }

@@ -5,10 +5,10 @@
  * files (`<task id>.screen`), from which a restarted worker goes on to the same screen. One task's
  * renders run one at a time.
  */
-import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
 import type { TerminalEnd } from '../shared/task.js';
 import type { TerminalScreen, TerminalSize } from '../shared/terminal.js';
+import { readRange, writeAtomically } from './spill-files.js';
 import type { TaskFiles } from './task-files.js';
 import {
   checkpointCut,
@@ -168,11 +168,8 @@ export class TerminalLogs {
       const { size } = await log.stat();
       const { emulator } = held;
       while (emulator.fed < size) {
-        const length = Math.min(FEED_CHUNK_BYTES, size - emulator.fed);
-        const chunk = Buffer.alloc(length);
-        const { bytesRead } = await log.read(chunk, 0, length, emulator.fed);
-        if (bytesRead === 0) break;
-        const bytes = chunk.subarray(0, bytesRead);
+        const bytes = await readRange(log, emulator.fed, Math.min(size, emulator.fed + FEED_CHUNK_BYTES));
+        if (bytes.length === 0) break;
         // The checkpoint goes where a restored emulator can go on from: before an unfinished sequence.
         const cut = checkpointCut(bytes);
         await emulator.feed(bytes.subarray(0, cut), sizes);
@@ -200,13 +197,6 @@ export class TerminalLogs {
     await writeAtomically(files.screen, JSON.stringify(emulator.checkpoint()));
     held.saved = emulator.fed;
   }
-}
-
-/** Writes a file whole: to a unique temporary name, then renamed over it (another worker may write it too). */
-async function writeAtomically(file: string, text: string): Promise<void> {
-  const temporary = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
-  await fs.writeFile(temporary, text, { mode: 0o600 });
-  await fs.rename(temporary, file);
 }
 
 /** The newest `lines` within `limitChars` (all without a limit); those left out count as missing. */

@@ -8,6 +8,7 @@
  */
 import { constants, type FSWatcher, watch } from 'node:fs';
 import fs from 'node:fs/promises';
+import { readRange } from './spill-files.js';
 import type { TaskFiles } from './task-files.js';
 import type { TerminalLogs } from './terminal-logs.js';
 
@@ -53,7 +54,7 @@ export async function answerCursorQueries(
         if (size <= scanned) continue;
         // A scan that fell far behind looks at the last of it only: a program waits for its answer.
         const from = Math.max(0, scanned - OVERLAP_BYTES, size - MAX_SCAN_BYTES);
-        const bytes = await readRange(files.stdout, from, size);
+        const bytes = await readLog(files.stdout, from, size);
         // Only queries that end past what was scanned before: each is answered once.
         const asked = [...bytes.toString('latin1').matchAll(QUERY)].filter(
           (match) => from + match.index + match[0].length > scanned,
@@ -99,12 +100,10 @@ export async function answerCursorQueries(
   };
 }
 
-async function readRange(file: string, start: number, end: number): Promise<Buffer> {
+async function readLog(file: string, start: number, end: number): Promise<Buffer> {
   const handle = await fs.open(file, 'r');
   try {
-    const buffer = Buffer.alloc(end - start);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
-    return buffer.subarray(0, bytesRead);
+    return await readRange(handle, start, end);
   } finally {
     await handle.close();
   }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,6 +6,7 @@ import type { TerminalSize } from '../shared/terminal.js';
 import { keyBytes } from '../tools/terminal-keys.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { signalSupervisor } from './process-groups.js';
+import { writeAtomically } from './spill-files.js';
 import { readRecord } from './supervisor-records.js';
 import { type TaskFiles, taskFiles } from './task-files.js';
 import { TerminalLogs } from './terminal-logs.js';
@@ -78,9 +78,7 @@ export function createWriteStdin(config: ExecutorConfig, terminals: TerminalLogs
 async function resize(files: TaskFiles, size: TerminalSize): Promise<boolean> {
   const record = await readRecord(files.state);
   if (record === undefined) return false;
-  const temporary = `${files.ttySize}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
-  await fs.writeFile(temporary, `${size.cols}x${size.rows}\n`, { mode: 0o600 });
-  await fs.rename(temporary, files.ttySize);
+  await writeAtomically(files.ttySize, `${size.cols}x${size.rows}\n`);
   return signalSupervisor(record, 'SIGWINCH');
 }
 

@@ -24,7 +24,12 @@ import {
   unclaimedRead,
 } from './output-reads.js';
 import { type WaitOptions, waitForNewOutput } from './output-wait.js';
-import { commandHostQueue, snapshotFromDescription, type TaskSnapshot } from './task-snapshot.js';
+import {
+  commandHostQueue,
+  isTerminalTask,
+  snapshotFromDescription,
+  type TaskSnapshot,
+} from './task-snapshot.js';
 import { asClientError } from './temporal-unreachable.js';
 
 /** How long a read whose command just ended waits for the task to close, to answer with its final status. */
@@ -273,11 +278,6 @@ function terminalText(terminal: TerminalRead): string {
 
 /** How long a read of a terminal task waits for its command to be on a host (a worker restarting there). */
 const TERMINAL_HOST_WAIT_MS = 10_000;
-
-/** Whether the task runs on a terminal (its memo says so from its start). */
-function isTerminalTask(description: WorkflowExecutionDescription): boolean {
-  return typeof description.memo?.terminal === 'object' && description.memo.terminal !== null;
-}
 
 /**
  * A running terminal task's read when no worker on its host answered: its screen is rendered

@@ -52,7 +52,7 @@ export function snapshotFromDescription(
   description: WorkflowExecutionDescription,
 ): Promise<TaskSnapshot> {
   const owner = description.typedSearchAttributes.get(ownerSearchAttribute);
-  const onTerminal = typeof description.memo?.terminal === 'object' && description.memo.terminal !== null;
+  const onTerminal = isTerminalTask(description);
   const base = { taskId: description.workflowId, owner, ...(onTerminal ? { onTerminal } : {}) };
   switch (description.status.name) {
     case 'RUNNING':
@@ -77,6 +77,11 @@ export function snapshotFromDescription(
         final: true,
       });
   }
+}
+
+/** Whether the task runs on a terminal (its memo says so from its start). */
+export function isTerminalTask(description: WorkflowExecutionDescription): boolean {
+  return typeof description.memo?.terminal === 'object' && description.memo.terminal !== null;
 }
 
 /** Whether a workflow description is one of a task's runs (not a reader, a notice or a stranger). */

@@ -40,7 +40,7 @@ function endSessionNetworks(dir) {
     [
       '--input-type=module',
       '-e',
-      `import { endSessionNetworksUnder } from ${JSON.stringify(path.join(root, 'dist/activities/session-isolation.js'))};
+      `import { endSessionNetworksUnder } from ${JSON.stringify(path.join(root, 'dist/command-host/containment/session-isolation.js'))};
        endSessionNetworksUnder(${JSON.stringify(dir)});`,
     ],
     { stdio: 'inherit' },

@@ -25,8 +25,8 @@ const asWorker = args.includes('--as-worker');
 /** The supervisor flags a worker with the default executor options passes for task `name`. */
 async function workerFlags() {
   if (!asWorker) return () => [];
-  const { compileExecutorOptions } = await import('../dist/activities/executor-config.js');
-  const { taskCgroups } = await import('../dist/activities/containment.js');
+  const { compileExecutorOptions } = await import('../dist/command-host/executor-config.js');
+  const { taskCgroups } = await import('../dist/command-host/containment/cgroups.js');
   const { containment } = compileExecutorOptions({}, 'bench');
   console.log(containment.summary);
   const { limits } = containment;

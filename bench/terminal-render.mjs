@@ -1,5 +1,5 @@
 // What rendering a terminal task's screen costs its host (docs/TERMINALS.md), the worker and
-// Temporal left out: the emulator (src/activities/terminal-logs.ts) fed a 10 MB log of a build's
+// Temporal left out: the emulator (src/command-host/terminal/terminal-logs.ts) fed a 10 MB log of a build's
 // coloured lines and progress bar at 120x40, and then
 //
 //   - first render: the whole log, from nothing (a task's first read);
@@ -15,8 +15,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { taskFiles } = await import(path.join(root, 'dist/activities/task-files.js'));
-const { TerminalLogs } = await import(path.join(root, 'dist/activities/terminal-logs.js'));
+const { taskFiles } = await import(path.join(root, 'dist/command-host/supervisor/task-files.js'));
+const { TerminalLogs } = await import(path.join(root, 'dist/command-host/terminal/terminal-logs.js'));
 
 const at = process.argv.indexOf('--samples');
 const samples = at >= 0 ? Number(process.argv[at + 1]) : 5;

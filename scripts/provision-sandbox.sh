@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what commands' containment needs from the host: bubblewrap (`bwrap`, for
 # `durable-bash worker --sandbox bwrap` and its tests) and slirp4netns (each session's own network,
-# src/activities/session-networks.ts). Idempotent: installs only what is missing. Installs through
+# src/command-host/containment/session-networks.ts). Idempotent: installs only what is missing. Installs through
 # apt-get (Debian, Ubuntu) as root; anywhere else it says what to install and fails.
 set -euo pipefail
 

@@ -6,16 +6,6 @@ export {
   type ForegroundOutcome,
   type StartRequest,
 } from './client/bash-tasks.js';
-export { connectClient, resolveTarget, type TemporalTarget } from './client/connect.js';
-export {
-  type ConfigDataSource,
-  type ConnectionConfig,
-  DEFAULT_ADDRESS,
-  DEFAULT_NAMESPACE,
-  resolveConnectionConfig,
-  type TemporalConnectionOptions,
-  type TemporalTlsOptions,
-} from './client/connection-config.js';
 export type { OutputRead, StreamRead } from './client/output-reads.js';
 export { registerSearchAttributes } from './client/register-search-attributes.js';
 export type { TaskSnapshot } from './client/task-snapshot.js';
@@ -28,7 +18,38 @@ export {
 } from './codec/codec-server.js';
 export { encryptingDataConverter } from './codec/data-converter.js';
 export { type CodecKey, CodecKeyring, loadKeyring, parseKeyring } from './codec/keyring.js';
+export { connectClient, resolveTarget, type TemporalTarget } from './connection/connect.js';
+export {
+  type ConfigDataSource,
+  type ConnectionConfig,
+  DEFAULT_ADDRESS,
+  DEFAULT_NAMESPACE,
+  resolveConnectionConfig,
+  type TemporalConnectionOptions,
+  type TemporalTlsOptions,
+} from './connection/connection-config.js';
+export { connectNativeConnection } from './connection/native-connection.js';
 export * from './defaults.js';
+export {
+  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
+  MCP_MAX_WAIT_MS,
+  type RunningMcpServer,
+  type McpServerOptions,
+  startMcpServer,
+} from './mcp/start-server.js';
+export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
+export type {
+  Approver,
+  CommandMatch,
+  CommandRule,
+  DenyRule,
+  PermissionDecision,
+  PermissionPolicy,
+  PermissionRequest,
+} from './policy/policy-types.js';
+export { RuleAction } from './policy/policy-types.js';
+export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
+export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
 export {
   BackgroundQuotaError,
   CodecKeyError,
@@ -46,28 +67,9 @@ export {
   TemporalUnreachableError,
   ToolCallError,
   UnknownTaskError,
-} from './errors.js';
-export {
-  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
-  MCP_MAX_WAIT_MS,
-  type McpHost,
-  type McpHostOptions,
-  startMcpHost,
-} from './mcp/host.js';
-export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
-export type {
-  Approver,
-  CommandMatch,
-  CommandRule,
-  DenyRule,
-  PermissionDecision,
-  PermissionPolicy,
-  PermissionRequest,
-} from './policy/policy-types.js';
-export { RuleAction } from './policy/policy-types.js';
-export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
-export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
+} from './shared/errors.js';
 export type { AgentSessions } from './shared/notice.js';
+export { renderRun } from './shared/render.js';
 export {
   noticeSearchAttribute,
   ownerSearchAttribute,
@@ -77,12 +79,17 @@ export {
 export type { StdinWrite, StdinWriteResult } from './shared/stdin.js';
 export type { BashTaskInput, BashTaskResult, CommandOutcome, StreamTail, TaskId } from './shared/task.js';
 export { TaskStatus } from './shared/task.js';
+export type {
+  CallView,
+  ResultView,
+  TextBlock,
+  Tool,
+  ToolExecContext,
+  ToolResult,
+} from './shared/tool-types.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
-export { renderRun } from './tools/render.js';
-export type { CallView, ResultView, TextBlock, Tool, ToolExecContext, ToolResult } from './tools/types.js';
 export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
 export { type HiddenKeyMaterial, hideKeyMaterial } from './worker/hide-key-material.js';
-export { connectNativeConnection } from './worker/native-connection.js';
 export { prometheusMetrics } from './worker/prometheus-metrics.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

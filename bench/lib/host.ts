@@ -4,8 +4,12 @@ import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { isSameProcess, procStat, type SupervisorRecord } from '../../src/activities/supervisor-records.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
+import { procStat } from '../../src/command-host/supervisor/process-identity.js';
+import {
+  isSameProcess,
+  type SupervisorRecord,
+} from '../../src/command-host/supervisor/supervisor-records.js';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
 import type { BenchServer } from './server.js';
 

@@ -1,5 +1,5 @@
+import type { ExecutorConfig } from '../command-host/executor-config.js';
 import type { CommandHost } from '../shared/task.js';
-import type { ExecutorConfig } from './executor-config.js';
 
 /**
  * Picks this worker's host for a command whose workflow runs elsewhere (a worker with another

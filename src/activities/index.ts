@@ -1,15 +1,16 @@
+import type { ExecutorConfig } from '../command-host/executor-config.js';
+import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
+import { ActivityName } from '../shared/activity-names.js';
 import { createChooseHost } from './choose-host.js';
-import type { ExecutorConfig } from './executor-config.js';
 import { createReadOutput } from './read-output.js';
 import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
 import { type AttachedTasks, createRunCommand, exitWatchOf, type TaskRuns } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
-import type { SupervisorNursery } from './supervisor-nursery.js';
 import { createWriteStdin } from './write-stdin.js';
 
-export type { ExecutorConfig, ExecutorOptions } from './executor-config.js';
-export { compileExecutorOptions } from './executor-config.js';
+export type { ExecutorConfig, ExecutorOptions } from '../command-host/executor-config.js';
+export { compileExecutorOptions } from '../command-host/executor-config.js';
 export { type AttachedAttempt, AttachedTasks, type TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
@@ -31,3 +32,8 @@ export function createCommandActivities(
 }
 
 export type CommandActivities = ReturnType<typeof createCommandActivities>;
+
+// The names histories record live in shared/activity-names.ts, checked here both ways: adding,
+// removing or renaming an activity without them fails to compile.
+ActivityName satisfies { readonly [Name in keyof CommandActivities]: Name };
+({}) as CommandActivities satisfies { [Name in keyof typeof ActivityName]: unknown };

@@ -1,7 +1,13 @@
 import { type FSWatcher, watch } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
-import { decodeText, unfinishedCharLength } from '../client/stream-text.js';
+import type { ExecutorConfig } from '../command-host/executor-config.js';
+import { hostMetrics } from '../command-host/host-metrics.js';
+import { readRange } from '../command-host/spill/spill-files.js';
+import { closeReaders, openReaders, type SpillReaders } from '../command-host/supervisor/command-end.js';
+import { readEnd } from '../command-host/supervisor/supervisor-records.js';
+import { type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
+import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
 import { HOST_READ_POLL_MS } from '../shared/limits.js';
 import type {
   HostRead,
@@ -10,14 +16,8 @@ import type {
   StreamRead,
   TerminalReadMode,
 } from '../shared/read-position.js';
-import { closeReaders, openReaders, type SpillReaders } from './command-end.js';
-import type { ExecutorConfig } from './executor-config.js';
-import { hostMetrics } from './host-metrics.js';
+import { decodeText, unfinishedCharLength } from '../shared/stream-text.js';
 import type { AttachedTasks } from './run-command.js';
-import { readRange } from './spill-files.js';
-import { readEnd } from './supervisor-records.js';
-import { type TaskFiles, taskFiles } from './task-files.js';
-import { TerminalLogs } from './terminal-logs.js';
 
 type StreamName = 'stdout' | 'stderr';
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];

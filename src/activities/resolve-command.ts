@@ -1,6 +1,6 @@
 import path from 'node:path';
+import type { ExecutorConfig } from '../command-host/executor-config.js';
 import type { BashTaskInput, CommandSpec } from '../shared/task.js';
-import type { ExecutorConfig } from './executor-config.js';
 
 /**
  * Applies the worker's executor config to a request: the workdir default and the timeout's default

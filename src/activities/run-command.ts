@@ -2,9 +2,16 @@ import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { loadBashGrammar } from '../policy/bash-grammar.js';
-import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../shared/limits.js';
-import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
+import { taskCgroups } from '../command-host/containment/cgroups.js';
+import { taskEnv } from '../command-host/containment/command-env.js';
+import { assertCommandAllowed } from '../command-host/containment/deny-commands.js';
+import { type Sandbox, SandboxWorkdirError } from '../command-host/containment/sandbox.js';
+import type { SessionIsolation, SessionLaunch } from '../command-host/containment/session-isolation.js';
+import type { ExecutorConfig } from '../command-host/executor-config.js';
+import { hostMetrics } from '../command-host/host-metrics.js';
+import { startProgressHeartbeats } from '../command-host/progress-heartbeats.js';
+import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
+import { SpillSweeper } from '../command-host/spill/spill-sweeper.js';
 import {
   closeReaders,
   commandLost,
@@ -15,24 +22,18 @@ import {
   startedRecord,
   waitForEnd,
   withLastOutput,
-} from './command-end.js';
-import { taskEnv } from './command-env.js';
-import { taskCgroups } from './containment.js';
-import { assertCommandAllowed } from './deny-commands.js';
-import type { ExecutorConfig } from './executor-config.js';
-import { hostMetrics } from './host-metrics.js';
-import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
-import { startProgressHeartbeats } from './progress-heartbeats.js';
-import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
-import type { SessionIsolation, SessionLaunch } from './session-isolation.js';
-import { ensurePrivateDir } from './spill-files.js';
-import { SpillSweeper } from './spill-sweeper.js';
-import { type SpawnReport, spawnSupervisor } from './supervisor.js';
-import type { SupervisorNursery } from './supervisor-nursery.js';
-import { readRecord, type SupervisorRecord, thisProcess } from './supervisor-records.js';
-import { rememberAttempt, type TaskFiles, taskFiles } from './task-files.js';
-import { TerminalLogs } from './terminal-logs.js';
-import { answerCursorQueries } from './terminal-queries.js';
+} from '../command-host/supervisor/command-end.js';
+import { endGroup, signalSupervisor, warnForcedEnd } from '../command-host/supervisor/process-groups.js';
+import { thisProcess } from '../command-host/supervisor/process-identity.js';
+import { type SpawnReport, spawnSupervisor } from '../command-host/supervisor/supervisor.js';
+import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
+import { readRecord, type SupervisorRecord } from '../command-host/supervisor/supervisor-records.js';
+import { rememberAttempt, type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
+import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
+import { answerCursorQueries } from '../command-host/terminal/terminal-queries.js';
+import { loadBashGrammar } from '../policy/bash-grammar.js';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../shared/limits.js';
+import { AttemptFailureType, type CommandOutcome, type CommandSpec, RunFailureType } from '../shared/task.js';
 
 /**
  * A foreground run's result holds all of its output unless it names a spill file: its files may

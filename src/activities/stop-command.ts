@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { KILL_GRACE_MS } from '../shared/limits.js';
-import type { CommandSpec, StopResult } from '../shared/task.js';
+import type { ExecutorConfig } from '../command-host/executor-config.js';
+import { hostMetrics } from '../command-host/host-metrics.js';
+import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
 import {
   closeReaders,
   type ExitWatch,
@@ -9,14 +10,18 @@ import {
   startedRecord,
   waitForEnd,
   withLastOutput,
-} from './command-end.js';
-import type { ExecutorConfig } from './executor-config.js';
-import { hostMetrics } from './host-metrics.js';
-import { endGroup, warnForcedEnd } from './process-groups.js';
+} from '../command-host/supervisor/command-end.js';
+import { endGroup, warnForcedEnd } from '../command-host/supervisor/process-groups.js';
+import { isThisProcess } from '../command-host/supervisor/process-identity.js';
+import {
+  readRecord,
+  type SupervisorRecord,
+  writeTombstone,
+} from '../command-host/supervisor/supervisor-records.js';
+import { readAttempt, type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
+import { KILL_GRACE_MS } from '../shared/limits.js';
+import type { CommandSpec, StopResult } from '../shared/task.js';
 import type { AttachedTasks } from './run-command.js';
-import { ensurePrivateDir } from './spill-files.js';
-import { isThisProcess, readRecord, type SupervisorRecord, writeTombstone } from './supervisor-records.js';
-import { readAttempt, type TaskFiles, taskFiles } from './task-files.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;

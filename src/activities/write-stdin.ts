@@ -1,15 +1,15 @@
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { ExecutorConfig } from '../command-host/executor-config.js';
+import { writeAtomically } from '../command-host/spill/spill-files.js';
+import { signalSupervisor } from '../command-host/supervisor/process-groups.js';
+import { readRecord } from '../command-host/supervisor/supervisor-records.js';
+import { type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
+import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
 import type { TerminalSize } from '../shared/terminal.js';
-import { keyBytes } from '../tools/terminal-keys.js';
-import type { ExecutorConfig } from './executor-config.js';
-import { signalSupervisor } from './process-groups.js';
-import { writeAtomically } from './spill-files.js';
-import { readRecord } from './supervisor-records.js';
-import { type TaskFiles, taskFiles } from './task-files.js';
-import { TerminalLogs } from './terminal-logs.js';
+import { keyBytes } from '../shared/terminal-keys.js';
 
 /** How long a write waits for room in a full stdin, or for a command that is being spawned. */
 const STDIN_WAIT_MS = 3_000;

@@ -7,8 +7,8 @@
 import type { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { AgentSessions } from '../shared/notice.js';
+import type { Tool } from '../shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
-import type { Tool } from '../tools/types.js';
 import { createAgentWorker } from '../worker/agent-worker.js';
 import { dropRepeatedNotices } from './repeated-notices.js';
 

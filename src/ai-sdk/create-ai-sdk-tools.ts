@@ -3,9 +3,9 @@
  * A thin mapping; schemas, texts and every Temporal concern stay in `src/tools`.
  */
 import { type Tool as AiSdkTool, type JSONSchema7, jsonSchema, tool } from 'ai';
+import { resultText, type Tool, type ToolExecContext, type ToolResult } from '../shared/tool-types.js';
 import { describeValue } from '../tools/arguments.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
-import { resultText, type Tool, type ToolExecContext, type ToolResult } from '../tools/types.js';
 
 /** The agent session the tools act for, when the call's `experimental_context` names none. */
 export interface AiSdkSession {

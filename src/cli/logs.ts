@@ -1,12 +1,12 @@
 import os from 'node:os';
 import type { BashTasks } from '../client/bash-tasks.js';
-import { heldBytes, tailBytes } from '../client/stream-text.js';
 import type { TaskSnapshot } from '../client/task-snapshot.js';
 import type { ReadPosition, StreamRead } from '../shared/read-position.js';
+import { nameSpillFile } from '../shared/render.js';
+import { renderScreen, SCREEN_UNAVAILABLE } from '../shared/render-screen.js';
 import { statusLine } from '../shared/status-line.js';
+import { heldBytes, tailBytes } from '../shared/stream-text.js';
 import type { StreamTail } from '../shared/task.js';
-import { nameSpillFile } from '../tools/render.js';
-import { renderScreen, SCREEN_UNAVAILABLE } from '../tools/render-screen.js';
 import type { ServerOptions } from './options.js';
 import { withTasks } from './with-client.js';
 

@@ -2,12 +2,12 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { type Command, Option } from 'commander';
-import { connectClient } from '../client/connect.js';
-import { resolveConnectionConfig } from '../client/connection-config.js';
-import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, startMcpHost } from '../mcp/host.js';
+import { connectClient } from '../connection/connect.js';
+import { resolveConnectionConfig } from '../connection/connection-config.js';
+import { connectNativeConnection } from '../connection/native-connection.js';
+import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, startMcpServer } from '../mcp/start-server.js';
 import type { HttpListen } from '../mcp/http.js';
 import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
-import { connectNativeConnection } from '../worker/native-connection.js';
 import { type CodecFlags, codecDataConverter } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
 import type { MetricsFlags } from './metrics-option.js';
@@ -70,7 +70,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
   const client = await connectClient(config, dataConverter);
   const connection = await connectNativeConnection(config);
   try {
-    const host = await startMcpHost({
+    const host = await startMcpServer({
       client,
       connection,
       sessionId,

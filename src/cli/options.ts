@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { TemporalTarget } from '../client/connection-config.js';
+import type { TemporalTarget } from '../connection/connection-config.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { localSessionId } from './identity.js';
 

@@ -1,4 +1,4 @@
-import { resultText, type ToolResult } from '../tools/types.js';
+import { resultText, type ToolResult } from '../shared/tool-types.js';
 
 /** Prints a tool result as the model would read it (errors to stderr); resolves to the exit code. */
 export function printResult(result: ToolResult): number {

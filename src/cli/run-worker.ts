@@ -4,10 +4,10 @@ import {
   type ConnectionConfig,
   resolveConnectionConfig,
   type TemporalTarget,
-} from '../client/connection-config.js';
+} from '../connection/connection-config.js';
+import { connectNativeConnection } from '../connection/native-connection.js';
 import type { HttpListen } from '../mcp/http.js';
 import { createBashWorker } from '../worker/bash-worker.js';
-import { connectNativeConnection } from '../worker/native-connection.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 export interface WorkerTarget extends TemporalTarget {

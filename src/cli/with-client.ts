@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { BashTasks } from '../client/bash-tasks.js';
-import { connectClient } from '../client/connect.js';
+import { connectClient } from '../connection/connect.js';
 import { type CodecFlags, codecDataConverter } from './codec-options.js';
 import { connectionTarget, type ServerOptions } from './options.js';
 

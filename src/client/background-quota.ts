@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { BackgroundQuotaError } from '../errors.js';
+import { BackgroundQuotaError } from '../shared/errors.js';
 import { QUOTA_RECENT_START_MS } from '../shared/limits.js';
 import type { TaskId } from '../shared/task.js';
 import type { BashTasks } from './bash-tasks.js';

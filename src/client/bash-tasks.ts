@@ -7,15 +7,15 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
-import { ForeignTaskError, UnknownTaskError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { positiveIntegerOption, positiveOption } from '../shared/checks.js';
+import { ForeignTaskError, UnknownTaskError } from '../shared/errors.js';
 import { DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.js';
 import type { HostRead, ReadPosition, TerminalReadMode } from '../shared/read-position.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';
 import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { type ForegroundOutcome, foregroundResult, moveToBackground, runResult } from './foreground.js';
 import { withNoticeMarks } from './notice-marks.js';
 import type { OutputRead, ReaderOptions } from './output-reads.js';

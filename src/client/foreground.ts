@@ -9,12 +9,12 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { RunAbortedError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { RunAbortedError } from '../shared/errors.js';
+import { runFailure } from '../shared/run-failure.js';
 import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { type bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
 import type { OutputRead } from './output-reads.js';
-import { runFailure } from './run-failure.js';
 import { serverNow } from './server-clock.js';
 import type { TaskReads } from './task-reads.js';
 import { asClientError } from './temporal-unreachable.js';

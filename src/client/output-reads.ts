@@ -15,6 +15,7 @@ import {
   type ClaimResult,
   type HostReadClaim,
   type HostReadResult,
+  type OutputRead,
   outputReaderId,
   type ReaderMemo,
   type ReadPosition,
@@ -23,12 +24,11 @@ import {
   type TerminalRead,
   type TerminalReadMode,
 } from '../shared/read-position.js';
-import type { TaskState } from '../shared/status-line.js';
-import type { LimitsReached, StreamTail, TerminalEnd } from '../shared/task.js';
+import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from '../shared/stream-text.js';
+import type { StreamTail, TerminalEnd } from '../shared/task.js';
 import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { abandonReadSignal } from '../workflows/reader-signals.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
-import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from './stream-text.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
@@ -40,24 +40,7 @@ export const CLAIM_EXPIRY_MS = 2_500;
 /** Time kept between a claim's expiry and the reader's giving up, for the workflow task in flight. */
 const CLAIM_MARGIN_MS = 1_000;
 
-export type { StreamRead } from '../shared/read-position.js';
-
-/** The answer to one `bash_output` call. */
-export interface OutputRead {
-  state: TaskState;
-  stdout: StreamRead;
-  stderr: StreamRead;
-  /** The host whose disk holds the spill files. */
-  host: string | undefined;
-  /** No worker took the claim in time: the read position did not move, so this output comes again. */
-  unclaimed: boolean;
-  /** The limits a finished task ran into (said with its final status). */
-  limits?: LimitsReached;
-  /** A terminal task's screen (and for a scrollback read, what scrolled off), in place of its bytes. */
-  terminal?: TerminalRead;
-  /** A running terminal task whose host did not answer: its screen could not be rendered. */
-  screenUnavailable?: true;
-}
+export type { OutputRead, StreamRead } from '../shared/read-position.js';
 
 export interface ReaderOptions {
   /** The queue whose workers run the reader workflow (the command workers' queue). */

@@ -6,8 +6,8 @@ import {
   type WorkflowUpdateHandle,
   WorkflowUpdateStage,
 } from '@temporalio/client';
-import { StdinWriteError } from '../errors.js';
 import { firstLine } from '../shared/checks.js';
+import { StdinWriteError } from '../shared/errors.js';
 import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';

@@ -6,7 +6,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { ActivityName } from '../activities/activity-names.js';
+import { ActivityName } from '../shared/activity-names.js';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { BashTaskResult } from '../shared/task.js';
 

@@ -1,5 +1,6 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { OwnerHasher } from '../codec/owner-hash.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import {
   NOTICE_UNDELIVERED,
   noticeSearchAttribute,
@@ -8,7 +9,6 @@ import {
 } from '../shared/search-attributes.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { completionNotice } from '../workflows/completion-notice.js';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';
 

@@ -5,7 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
-import { ReadAbortedError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { ReadAbortedError } from '../shared/errors.js';
 import type {
   HostRead,
   ReadPosition,
@@ -13,7 +14,6 @@ import type {
   TerminalRead,
   TerminalReadMode,
 } from '../shared/read-position.js';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
 import {
   HostReadAborted,
   type OutputRead,

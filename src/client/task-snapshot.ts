@@ -7,7 +7,7 @@ import {
   type WorkflowExecutionDescription,
   WorkflowFailedError,
 } from '@temporalio/client';
-import { ActivityName } from '../activities/activity-names.js';
+import { ActivityName } from '../shared/activity-names.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
 import type {

@@ -9,12 +9,12 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import type { TerminalSize } from '../shared/terminal.js';
 import { bashTask } from '../workflows/bash-task.js';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
 import { newTaskId } from './new-task-id.js';
 import { ownerToken, sessionKey } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';

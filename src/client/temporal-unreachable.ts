@@ -1,7 +1,7 @@
 import { type Client, isGrpcDeadlineError, ServiceError } from '@temporalio/client';
-import { TemporalUnreachableError } from '../errors.js';
+import { clientAddress } from '../connection/connect.js';
 import { firstLine } from '../shared/checks.js';
-import { clientAddress } from './connect.js';
+import { TemporalUnreachableError } from '../shared/errors.js';
 
 /**
  * The error a caller should see for `err`: `TemporalUnreachableError` (one line naming the server)

@@ -6,7 +6,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { CodecKeyError } from '../errors.js';
+import { CodecKeyError } from '../shared/errors.js';
 import type { CodecKeyring } from './keyring.js';
 
 /** The `encoding` metadata of an encrypted payload. */

@@ -4,7 +4,7 @@
  * newlines or commas; the first entry is the current key; blank lines and `#` comments are ignored.
  */
 import { readFileSync } from 'node:fs';
-import { CodecKeyError } from '../errors.js';
+import { CodecKeyError } from '../shared/errors.js';
 
 /** AES-256: every key is 32 bytes. */
 export const CODEC_KEY_BYTES = 32;

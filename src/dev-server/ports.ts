@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { procStat } from '../activities/supervisor-records.js';
+import { procStat } from '../command-host/supervisor/process-identity.js';
 
 /** The host the dev server binds (its gRPC port and its Web UI). */
 export const DEV_SERVER_HOST = '127.0.0.1';

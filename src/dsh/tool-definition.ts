@@ -11,7 +11,7 @@ import type {
   ToolDefinition,
 } from '@deepseek-ai/dsh-tools';
 import { TOOL_ABORTED } from '@deepseek-ai/dsh-tools';
-import { type CallView, resultText, type Tool, type ToolExecContext } from '../tools/types.js';
+import { type CallView, resultText, type Tool, type ToolExecContext } from '../shared/tool-types.js';
 
 /**
  * The canonical value of every durable-bash tool call in the harness: the exact text the model

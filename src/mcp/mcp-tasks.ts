@@ -14,16 +14,16 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { isGrpcServiceError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { BashTasks } from '../client/bash-tasks.js';
-import { CONNECT_TIMEOUT_MS } from '../client/connect.js';
 import { snapshotFromDescription } from '../client/task-snapshot.js';
 import { asClientError } from '../client/temporal-unreachable.js';
-import { ForeignTaskError, RunFailedError, ToolCallError, UnknownTaskError } from '../errors.js';
+import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { errorResult } from '../shared/error-result.js';
+import { ForeignTaskError, RunFailedError, ToolCallError, UnknownTaskError } from '../shared/errors.js';
+import { backgroundStarted, renderRun } from '../shared/render.js';
 import type { TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
+import { resultText, type Tool, type ToolResult, textResult } from '../shared/tool-types.js';
 import { describeValue } from '../tools/arguments.js';
-import { errorResult } from '../tools/error-result.js';
-import { backgroundStarted, renderRun } from '../tools/render.js';
-import { resultText, type Tool, type ToolResult, textResult } from '../tools/types.js';
 import { namespaceRetentionMs } from './namespace-retention.js';
 import { isTerminalStatus, mcpTask } from './task-status.js';
 

@@ -11,8 +11,8 @@ import {
   ListTasksRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { McpNotices } from './mcp-notices.js';
 import type { McpTasks } from './mcp-tasks.js';
-import type { McpNotices } from './server.js';
 
 /** `tasks/list`, `tasks/cancel`, and task-augmented `tools/call`. */
 export const TASKS_CAPABILITY: NonNullable<ServerCapabilities['tasks']> = {

@@ -13,9 +13,9 @@ import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
-import { ActivityName, ToolCallActivityName } from '../activities/activity-names.js';
 import type { ExecutorOptions } from '../activities/index.js';
 import { registerSearchAttributes } from '../client/register-search-attributes.js';
+import { ActivityName, ToolCallActivityName } from '../shared/activity-names.js';
 import {
   DEFAULT_MAX_CACHED_WORKFLOWS,
   HEARTBEAT_THROTTLE_MS,

@@ -12,7 +12,16 @@ import {
   PASS_THROUGH_KEYWORDS,
   type Word,
 } from './shell-words.js';
-import type { CommandUnit } from './split-commands.js';
+
+/** One simple command bash may run. */
+export interface CommandUnit {
+  /**
+   * The command's words, quotes removed (expansions stay as written, e.g. `$HOME`), once as
+   * written after its leading assignments, then once for each wrapper it runs through:
+   * `sudo nice rm x` gives `sudo nice rm x`, `nice rm x`, `rm x`.
+   */
+  layers: string[][];
+}
 
 /** Wrapper layers (`sudo nice env ...`) followed before the command counts as too complex. */
 const MAX_LAYERS = 16;

@@ -1,5 +1,5 @@
-import { CommandDeniedError, CommandNotApprovedError } from '../errors.js';
 import { messageOf, oneLine } from '../shared/checks.js';
+import { CommandDeniedError, CommandNotApprovedError } from '../shared/errors.js';
 import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest } from './policy-types.js';
 
 export interface PermissionOptions {

@@ -19,7 +19,10 @@
  */
 import type { Node } from 'web-tree-sitter';
 import { type BashGrammar, loadBashGrammar } from './bash-grammar.js';
-import { analyzeCommand } from './command-layers.js';
+import { analyzeCommand, type CommandUnit } from './command-layers.js';
+
+export type { CommandUnit } from './command-layers.js';
+
 import {
   escapedBlankBefore,
   heredocEndMisreads,
@@ -29,16 +32,6 @@ import {
 } from './grammar-misreads.js';
 import { COMPOUND_OPENERS, emptyWord, isKeyword, PASS_THROUGH_KEYWORDS, type Word } from './shell-words.js';
 import { arithmetic, backquoted, type Context, nested, WordReader, Words } from './tree-words.js';
-
-/** One simple command bash may run. */
-export interface CommandUnit {
-  /**
-   * The command's words, quotes removed (expansions stay as written, e.g. `$HOME`), once as
-   * written after its leading assignments, then once for each wrapper it runs through:
-   * `sudo nice rm x` gives `sudo nice rm x`, `nice rm x`, `rm x`.
-   */
-  layers: string[][];
-}
 
 export interface SplitCommands {
   commands: CommandUnit[];

@@ -50,6 +50,6 @@ export interface AgentSessions {
 
 /**
  * How many delivered notice ids an agent host remembers, to drop an inject repeated after its
- * answer was lost (the MCP host's notice file, the harness plugin's memory).
+ * answer was lost (the MCP server's notice file, the harness plugin's memory).
  */
 export const REMEMBERED_NOTICE_IDS = 1_000;

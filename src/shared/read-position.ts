@@ -1,3 +1,5 @@
+import type { TaskState } from './status-line.js';
+import type { LimitsReached } from './task.js';
 import type { TerminalScreen } from './terminal.js';
 
 /** The durable read position of `bash_output`: how many bytes of each stream readers have been given. */
@@ -144,3 +146,20 @@ export type HostReadResult = { serverTimeMs: number } & (
   /** The caller's time ran out (or it gave up) before an answer could reach it: nothing moved. */
   | { kind: 'late'; position: ReadPosition }
 );
+
+/** The answer to one `bash_output` call. */
+export interface OutputRead {
+  state: TaskState;
+  stdout: StreamRead;
+  stderr: StreamRead;
+  /** The host whose disk holds the spill files. */
+  host: string | undefined;
+  /** No worker took the claim in time: the read position did not move, so this output comes again. */
+  unclaimed: boolean;
+  /** The limits a finished task ran into (said with its final status). */
+  limits?: LimitsReached;
+  /** A terminal task's screen (and for a scrollback read, what scrolled off), in place of its bytes. */
+  terminal?: TerminalRead;
+  /** A running terminal task whose host did not answer: its screen could not be rendered. */
+  screenUnavailable?: true;
+}

@@ -1,6 +1,6 @@
 /** Argument schemas for the tools, and the one-line error a bad call gets. */
 import { z } from 'zod';
-import { InvalidArgumentsError } from '../errors.js';
+import { InvalidArgumentsError } from '../shared/errors.js';
 import {
   MAX_COMMAND_BYTES,
   MAX_DESCRIPTION_BYTES,
@@ -9,7 +9,7 @@ import {
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
 import { isTaskIdShape } from '../shared/task-id.js';
-import { keyProblem } from './terminal-keys.js';
+import { keyProblem } from '../shared/terminal-keys.js';
 
 /** The most keys one `bash_input` call presses. */
 const MAX_KEYS = 256;

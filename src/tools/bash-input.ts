@@ -1,13 +1,13 @@
 import type { BashTasks } from '../client/bash-tasks.js';
-import { StdinWriteError } from '../errors.js';
+import { StdinWriteError } from '../shared/errors.js';
 import { STDIN_HOST_WAIT_MS } from '../shared/limits.js';
 import { noTerminal, type StdinWriteResult } from '../shared/stdin.js';
 import type { TerminalSize } from '../shared/terminal.js';
+import type { Tool } from '../shared/tool-types.js';
 import { type BashInputArguments, bashInputArguments } from './arguments.js';
 import { bashInputDescription } from './descriptions.js';
 import { presentInputCall } from './present.js';
 import { createTaskTool } from './task-tool.js';
-import type { Tool } from './types.js';
 
 const INPUT_VERB = 'Send input to background task';
 

@@ -1,8 +1,8 @@
 import type { BashTasks } from '../client/bash-tasks.js';
+import type { Tool } from '../shared/tool-types.js';
 import type { TaskArguments } from './arguments.js';
 import { bashKillDescription } from './descriptions.js';
 import { createTaskTool } from './task-tool.js';
-import type { Tool } from './types.js';
 
 export const killedTask = (taskId: string) => `killed background task ${taskId}`;
 export const alreadyFinished = (taskId: string) => `task ${taskId} had already finished`;

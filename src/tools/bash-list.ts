@@ -1,12 +1,12 @@
 import type { BashTasks } from '../client/bash-tasks.js';
 import type { TaskFilter, TaskSummary } from '../client/task-list.js';
+import { errorResult } from '../shared/error-result.js';
 import { LIST_LIMIT, LIST_SCAN_LIMIT } from '../shared/limits.js';
+import { type Tool, type ToolExecContext, type ToolResult, textResult } from '../shared/tool-types.js';
 import { type BashListArguments, bashListArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashListDescription } from './descriptions.js';
-import { errorResult } from './error-result.js';
 import { presentListCall, presentTaskResult } from './present.js';
 import { taskTable } from './task-table.js';
-import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
 
 export const NO_BACKGROUND_TASKS = '(no background tasks)';
 

@@ -1,13 +1,13 @@
 import os from 'node:os';
 import type { BashTasks } from '../client/bash-tasks.js';
 import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
+import type { Tool } from '../shared/tool-types.js';
 import { type BashOutputArguments, bashOutputArguments } from './arguments.js';
 import { bashOutputDescription } from './descriptions.js';
 import { keepMatchingLines } from './line-filter.js';
 import { presentOutputCall } from './present.js';
 import { renderOutputRead } from './render-read.js';
 import { createTaskTool } from './task-tool.js';
-import type { Tool } from './types.js';
 
 const OUTPUT_VERB = 'Read output from background task';
 

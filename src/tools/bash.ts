@@ -5,6 +5,9 @@ import type { BashTasks } from '../client/bash-tasks.js';
 import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { positiveOption } from '../shared/checks.js';
+import { errorResult } from '../shared/error-result.js';
+import { backgroundStarted, renderMovedRun, renderRun } from '../shared/render.js';
+import { type Tool, type ToolExecContext, type ToolResult, textResult } from '../shared/tool-types.js';
 import {
   type BashArguments,
   bashArguments,
@@ -13,10 +16,7 @@ import {
   toInputSchema,
 } from './arguments.js';
 import { autoBackgroundDescription, bashDescription } from './descriptions.js';
-import { errorResult } from './error-result.js';
 import { presentBashCall, presentBashResult } from './present.js';
-import { backgroundStarted, renderMovedRun, renderRun } from './render.js';
-import { type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
 
 /** What may stop a `bash` call before it starts: the permission policy and the background quota. */
 export interface BashGuards extends PermissionOptions {

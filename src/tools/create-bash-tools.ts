@@ -4,13 +4,13 @@ import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
+import type { Tool } from '../shared/tool-types.js';
 import { createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
 import { createBashOutputTool } from './bash-output.js';
 import { withToolSpan } from './tool-span.js';
-import type { Tool } from './types.js';
 
 export interface BashToolsOptions {
   /**

@@ -2,6 +2,8 @@
  * How tool calls and results look in a UI. Pure and total: these run again on session replay, over
  * arguments logged by older versions, so an odd shape falls back to a generic view, never a throw.
  */
+
+import type { CallView, ResultView, ToolResult } from '../shared/tool-types.js';
 import {
   type BashArguments,
   bashArguments,
@@ -10,7 +12,6 @@ import {
   bashOutputArguments,
   taskArguments,
 } from './arguments.js';
-import type { CallView, ResultView, ToolResult } from './types.js';
 
 const EXIT_CODE_LINE = /^\[exit code: (-?\d+)\]$/;
 const SIGNAL_LINE = /^\[killed by signal: ([A-Z0-9]+)\]$/;

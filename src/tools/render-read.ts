@@ -1,8 +1,5 @@
 /** The exact text of a `bash_output` answer (see render.ts for the markers it shares with runs). */
-import type { OutputRead, StreamRead } from '../client/output-reads.js';
-import type { TerminalRead } from '../shared/read-position.js';
-import { statusLine } from '../shared/status-line.js';
-import { keepMatchingLines } from './line-filter.js';
+import type { OutputRead, StreamRead, TerminalRead } from '../shared/read-position.js';
 import {
   joinLines,
   limitLines,
@@ -11,8 +8,10 @@ import {
   nameSpillFile,
   STDERR_HEADER,
   WORKER_UNAVAILABLE,
-} from './render.js';
-import { renderScrolledOff, SCREEN_UNAVAILABLE, screenLine, screenRows } from './render-screen.js';
+} from '../shared/render.js';
+import { renderScrolledOff, SCREEN_UNAVAILABLE, screenLine, screenRows } from '../shared/render-screen.js';
+import { statusLine } from '../shared/status-line.js';
+import { keepMatchingLines } from './line-filter.js';
 
 /**
  * Renders a `bash_output` answer: the new stdout, a `[stderr]` section, or `(no new output)`; a line

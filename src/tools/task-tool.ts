@@ -1,8 +1,14 @@
 import type { z } from 'zod';
+import { errorResult } from '../shared/error-result.js';
+import {
+  type CallView,
+  type Tool,
+  type ToolExecContext,
+  type ToolResult,
+  textResult,
+} from '../shared/tool-types.js';
 import { parseArguments, type TaskArguments, taskArguments, toInputSchema } from './arguments.js';
-import { errorResult } from './error-result.js';
 import { presentTaskCall, presentTaskResult } from './present.js';
-import { type CallView, type Tool, type ToolExecContext, type ToolResult, textResult } from './types.js';
 
 export interface TaskToolSpec<Args extends TaskArguments = TaskArguments> {
   name: string;

@@ -6,7 +6,7 @@
  * provider (docs/OPERATIONS.md, tracing).
  */
 import { SpanStatusCode, trace } from '@opentelemetry/api';
-import { resultText, type Tool, type ToolResult } from './types.js';
+import { resultText, type Tool, type ToolResult } from '../shared/tool-types.js';
 
 const tracer = trace.getTracer('durable-bash');
 

@@ -16,10 +16,9 @@ import {
   type ExecutorConfig,
   type ExecutorOptions,
 } from '../activities/index.js';
-import { ensurePrivateDir } from '../activities/spill-files.js';
-import { assertSupervisorBinary, supervisorPath } from '../activities/supervisor.js';
-import { SupervisorNursery } from '../activities/supervisor-nursery.js';
-import { createToolCallActivities, type ToolCallActivities } from '../activities/tool-calls.js';
+import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
+import { assertSupervisorBinary, supervisorPath } from '../command-host/supervisor/supervisor.js';
+import { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
@@ -29,6 +28,7 @@ import {
   ORPHAN_SCAN_INTERVAL_MS,
 } from '../shared/limits.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
+import { createToolCallActivities, type ToolCallActivities } from '../tools/tool-call-activities.js';
 import { checkClosedRuns } from './closed-runs.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 

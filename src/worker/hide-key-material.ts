@@ -10,7 +10,7 @@
  * is Node's own copy and keeps the flags as given.
  */
 import { closeSync, openSync, readFileSync, readSync, writeSync } from 'node:fs';
-import { isWorkerCredential } from '../activities/command-env.js';
+import { isWorkerCredential } from '../command-host/containment/command-env.js';
 
 /** Flags whose value is a secret, as `--flag value` or `--flag=value`. */
 const SECRET_FLAGS = ['--api-key'];

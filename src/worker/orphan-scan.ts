@@ -7,18 +7,12 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { ActivityName } from '../activities/activity-names.js';
 import type { AttachedTasks, TaskRuns } from '../activities/index.js';
-import { endGroup, killOrphanedGroup } from '../activities/process-groups.js';
-import {
-  currentBootId,
-  isRunning,
-  isSameProcess,
-  isThisProcess,
-  readEnd,
-  readRecord,
-} from '../activities/supervisor-records.js';
-import { readAttempt, taskFiles } from '../activities/task-files.js';
+import { endGroup, killOrphanedGroup } from '../command-host/supervisor/process-groups.js';
+import { currentBootId, isRunning, isThisProcess } from '../command-host/supervisor/process-identity.js';
+import { isSameProcess, readEnd, readRecord } from '../command-host/supervisor/supervisor-records.js';
+import { readAttempt, taskFiles } from '../command-host/supervisor/task-files.js';
+import { ActivityName } from '../shared/activity-names.js';
 import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
 import { AttemptFailureType } from '../shared/task.js';
 

@@ -11,10 +11,10 @@ import {
 } from '@temporalio/workflow';
 import { NoticeOutcome, noticeText } from '../shared/notice.js';
 import { outputReaderId } from '../shared/read-position.js';
+import { renderNoticeOutput } from '../shared/render-notice.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
-import { renderNoticeOutput } from '../tools/render-notice.js';
 import { completionNotice } from './completion-notice.js';
 import { bashNoticeSignal } from './notice-signal.js';
 import { taskEndedSignal } from './reader-signals.js';

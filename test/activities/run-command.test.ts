@@ -1,7 +1,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import { tailText } from '../../src/client/stream-text.js';
+import { tailText } from '../../src/shared/stream-text.js';
 import type { TaskId } from '../../src/shared/task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 

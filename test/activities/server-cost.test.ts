@@ -6,8 +6,8 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pickFreePort } from '../../src/dev-server/ports.js';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 

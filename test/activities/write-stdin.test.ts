@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileExecutorOptions } from '../../src/activities/index.js';
-import { taskFiles } from '../../src/activities/task-files.js';
-import { TerminalLogs } from '../../src/activities/terminal-logs.js';
 import { createWriteStdin } from '../../src/activities/write-stdin.js';
+import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
+import { TerminalLogs } from '../../src/command-host/terminal/terminal-logs.js';
 
 // The stdin activity against a FIFO the test plays the supervisor for: the window between the
 // supervisor making the FIFO and opening it is microseconds in the real thing, too short to hit

@@ -15,8 +15,8 @@ import {
   noticeSearchAttribute,
   ownerSearchAttribute,
 } from '../../src/shared/search-attributes.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';

@@ -5,8 +5,8 @@ import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type AiSdkTools, createAiSdkTools, isBashToolError } from '../../src/ai-sdk/index.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 

@@ -316,7 +316,7 @@ async function leftoverProcesses() {
 /** Ends every session network the run's workers made (they outlive a worker by design). */
 async function endSessionNetworks(distDir, sessionsRunDir) {
   const { endSessionNetworksUnder } = await import(
-    pathToFileURL(path.join(distDir, 'activities/session-isolation.js')).href
+    pathToFileURL(path.join(distDir, 'command-host/containment/session-isolation.js')).href
   );
   endSessionNetworksUnder(sessionsRunDir);
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sliceStream } from '../../src/client/output-reads.js';
-import { decodeText, unfinishedCharLength } from '../../src/client/stream-text.js';
+import { decodeText, unfinishedCharLength } from '../../src/shared/stream-text.js';
 import type { StreamTail } from '../../src/shared/task.js';
 
 /** A stream of `total` bytes whose held tail is `tail`. */

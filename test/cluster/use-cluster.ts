@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
+import { isSameProcess, readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
 import { createBashTools, type Tool, type ToolExecContext, type ToolResult } from '../../src/index.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';

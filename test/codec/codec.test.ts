@@ -16,7 +16,7 @@ import {
   parseKeyring,
 } from '../../src/codec/keyring.js';
 import { OwnerHasher } from '../../src/codec/owner-hash.js';
-import { CodecKeyError } from '../../src/errors.js';
+import { CodecKeyError } from '../../src/shared/errors.js';
 
 const key = (id: string) => ({ id, secret: randomBytes(CODEC_KEY_BYTES) });
 const text = (value: string) => Buffer.from(value, 'utf8');

@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectionTarget } from '../../src/cli/options.js';
-import { resolveConnectionConfig } from '../../src/client/connection-config.js';
-import { ConnectionConfigError } from '../../src/errors.js';
+import { resolveConnectionConfig } from '../../src/connection/connection-config.js';
+import { ConnectionConfigError } from '../../src/shared/errors.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-config-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

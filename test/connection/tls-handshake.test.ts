@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { resolveConnectionConfig } from '../../src/client/connection-config.js';
-import { connectExplained } from '../../src/client/tls-handshake.js';
+import { resolveConnectionConfig } from '../../src/connection/connection-config.js';
+import { connectExplained } from '../../src/connection/tls-handshake.js';
 import { type Certificates, makeCertificates, SERVER_NAME } from './tls-fixture.js';
 
 let certs: Certificates;

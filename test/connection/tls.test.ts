@@ -11,13 +11,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { connectClient } from '../../src/client/connect.js';
-import { resolveConnectionConfig } from '../../src/client/connection-config.js';
-import { TemporalUnreachableError } from '../../src/errors.js';
+import { connectClient } from '../../src/connection/connect.js';
+import { resolveConnectionConfig } from '../../src/connection/connection-config.js';
+import { connectNativeConnection } from '../../src/connection/native-connection.js';
+import { TemporalUnreachableError } from '../../src/shared/errors.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool } from '../../src/tools/types.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
-import { connectNativeConnection } from '../../src/worker/native-connection.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import {

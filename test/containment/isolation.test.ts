@@ -11,17 +11,17 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
+import { sessionKey } from '../../src/client/ownership.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
   sessionNetworksDir,
-} from '../../src/activities/session-isolation.js';
-import { supervisorPath } from '../../src/activities/supervisor.js';
-import { taskFiles } from '../../src/activities/task-files.js';
-import { sessionKey } from '../../src/client/ownership.js';
+} from '../../src/command-host/containment/session-isolation.js';
+import { supervisorPath } from '../../src/command-host/supervisor/supervisor.js';
+import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import type { CommandSpec, TaskId } from '../../src/shared/task.js';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import type { BashWorker } from '../../src/worker/bash-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';

@@ -1,5 +1,5 @@
 /**
- * Each session's own network (src/activities/session-networks.ts), for real: namespaces, slirp4netns
+ * Each session's own network (src/command-host/containment/session-networks.ts), for real: namespaces, slirp4netns
  * and servers, on a worker host's network the test makes (test/helpers/test-networks.ts).
  */
 import { spawnSync } from 'node:child_process';
@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionNetworks } from '../../src/activities/session-networks.js';
-import { processStart } from '../../src/activities/supervisor-records.js';
+import { SessionNetworks } from '../../src/command-host/containment/session-networks.js';
+import { processStart } from '../../src/command-host/supervisor/process-identity.js';
 import { makeTestNetworks, type TestNetworks } from '../helpers/test-networks.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sessions-net-'));

@@ -12,9 +12,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endSessionNetworks } from '../../src/activities/session-isolation.js';
+import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 

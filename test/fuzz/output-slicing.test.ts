@@ -8,10 +8,10 @@
 import { fc, it } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
 import { sliceStream } from '../../src/client/output-reads.js';
-import { heldBytes, tailBytes, tailText, unfinishedCharLength } from '../../src/client/stream-text.js';
 import { HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
+import { renderRun } from '../../src/shared/render.js';
+import { heldBytes, tailBytes, tailText, unfinishedCharLength } from '../../src/shared/stream-text.js';
 import type { StreamTail } from '../../src/shared/task.js';
-import { renderRun } from '../../src/tools/render.js';
 import { renderOutputRead } from '../../src/tools/render-read.js';
 import { runs } from './arbitraries.js';
 

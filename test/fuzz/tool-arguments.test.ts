@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fc, it } from '@fast-check/vitest';
 import { beforeAll, describe, expect } from 'vitest';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { bashArguments, taskArguments } from '../../src/tools/arguments.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { fieldValue, hostileString, jsonish, runs } from './arbitraries.js';
 

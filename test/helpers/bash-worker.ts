@@ -7,8 +7,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { ExecutorOptions } from '../../src/activities/index.js';
-import { endSessionNetworks } from '../../src/activities/session-isolation.js';
-import { isSameProcess, readRecord } from '../../src/activities/supervisor-records.js';
+import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
+import { isSameProcess, readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { createDevServerEnv } from './temporal-env.js';
 

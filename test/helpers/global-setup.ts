@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { endSessionNetworksUnder } from '../../src/activities/session-isolation.js';
+import { endSessionNetworksUnder } from '../../src/command-host/containment/session-isolation.js';
 import { bundleWorkflows } from '../../src/worker/workflow-bundle.js';
 import { ensureRunDir } from './run-dir.js';
 

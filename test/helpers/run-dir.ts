@@ -1,6 +1,6 @@
 /**
  * The test run's own directory for sessions' networks (DURABLE_BASH_RUN_DIR, see
- * src/activities/session-isolation.ts): set when a vitest config loads, before any test process
+ * src/command-host/containment/session-isolation.ts): set when a vitest config loads, before any test process
  * starts, so every worker a test starts (in-process or not) inherits it; the global teardown
  * (global-setup.ts) ends every network in it. Networks outlive a worker by design; a test run
  * leaves nothing running.

@@ -15,7 +15,7 @@ describe('the built package', () => {
 
   it('bundles durable-bash/workflow into a workflow of the user, with no Node module in it', async () => {
     const { code } = await bundleWorkflowCode({
-      workflowsPath: fileURLToPath(new URL('../workflow/package-agent.mjs', import.meta.url)),
+      workflowsPath: fileURLToPath(new URL('../workflow-tools/package-agent.mjs', import.meta.url)),
       logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
     });
     expect(code).toContain('workflowBashTools');

@@ -16,8 +16,8 @@ import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
 import { durableBashPlugin } from '../../src/plugin/index.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool } from '../../src/tools/types.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { CommandDeniedError, CommandNotApprovedError } from '../../src/errors.js';
 import { checkPermission } from '../../src/policy/permission-gate.js';
 import type { PermissionDecision, PermissionRequest } from '../../src/policy/policy-types.js';
+import { CommandDeniedError, CommandNotApprovedError } from '../../src/shared/errors.js';
 
 const request: PermissionRequest = { command: 'git push', workdir: '/w', background: false, sessionId: 's' };
 const ask: PermissionDecision = { action: 'ask', reason: 'pushes need a person' };

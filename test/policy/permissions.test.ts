@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskListQuery } from '../../src/client/task-list.js';
 import type { Approver, PermissionPolicy, PermissionRequest } from '../../src/policy/policy-types.js';
 import { createRulePolicy } from '../../src/policy/rules.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 

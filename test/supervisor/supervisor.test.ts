@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { EndRecord, SupervisorRecord } from '../../src/activities/supervisor-records.js';
+import type { EndRecord, SupervisorRecord } from '../../src/command-host/supervisor/supervisor-records.js';
 import { waitFor } from '../helpers/processes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -30,7 +30,7 @@ const bin = path.join(root, 'dist/bin/durable-bash-supervisor');
 /** Blocks until the test creates the file `gate` in the command's cwd. */
 const gateWait = 'while [ ! -e gate ]; do sleep 0.02; done';
 
-/** The records as the supervisor writes them: the worker's shapes (src/activities/supervisor.ts) plus a version. */
+/** The records as the supervisor writes them: the worker's shapes (src/command-host/supervisor/supervisor.ts) plus a version. */
 type StateRecord = SupervisorRecord & { v: number };
 type ExitRecord = EndRecord & { v: number };
 

@@ -3,7 +3,7 @@
  * through `durable-bash/workflow`, waits for its completion notice, and reads its output.
  */
 import { condition } from '@temporalio/workflow';
-import { type BashNotice, onBashNotice, workflowBashTools } from '../../src/workflow/index.js';
+import { type BashNotice, onBashNotice, workflowBashTools } from '../../src/workflow-tools/index.js';
 
 /** Starts `command` in the background, waits for its notice, reads its output: every text it saw. */
 export async function awaitBackgroundTask(input: {

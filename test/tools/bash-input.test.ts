@@ -1,8 +1,8 @@
 /** `bash_input` and `keep_stdin_open`: stdin through the command's supervisor, against a real dev server and worker. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { learnServerTime, serverNow } from '../../src/client/server-clock.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const suite = useDevServerWithWorker();

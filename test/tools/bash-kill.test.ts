@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { endedBy } from '../../src/client/task-kill.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 

@@ -5,8 +5,8 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reads.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching } from '../helpers/processes.js';
 

@@ -4,8 +4,8 @@
  */
 import { Client } from '@temporalio/client';
 import { beforeAll, expect, it } from 'vitest';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const suite = useDevServerWithWorker();

@@ -7,8 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reads.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from '../../src/shared/limits.js';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const OUTPUT_BYTES = 200 * 1024 * 1024;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { BashTasks } from '../../src/client/bash-tasks.js';
+import { renderMovedRun, WORKER_UNAVAILABLE } from '../../src/shared/render.js';
 import { createBashTool } from '../../src/tools/bash.js';
 import { bashDescription } from '../../src/tools/descriptions.js';
 import { presentBashResult } from '../../src/tools/present.js';
-import { renderMovedRun, WORKER_UNAVAILABLE } from '../../src/tools/render.js';
 import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
 
 const TASK = 'bash-00000000-0000-4000-8000-000000000000';

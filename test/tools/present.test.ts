@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { presentBashCall, presentBashResult, presentTaskCall } from '../../src/tools/present.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 
 const text = (value: string, isError = false): ToolResult =>
   isError

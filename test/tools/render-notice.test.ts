@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { noticeText } from '../../src/shared/notice.js';
+import { renderNoticeOutput } from '../../src/shared/render-notice.js';
 import type { BashTaskResult, StreamTail } from '../../src/shared/task.js';
-import { renderNoticeOutput } from '../../src/tools/render-notice.js';
 
 const stream = (tail: string, spillPath?: string): StreamTail => ({
   bytes: Buffer.byteLength(tail),

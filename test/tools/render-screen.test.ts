@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderTerminal } from '../../src/activities/terminal-screen.js';
-import { renderScreen } from '../../src/tools/render-screen.js';
+import { renderTerminal } from '../../src/command-host/terminal/terminal-screen.js';
+import { renderScreen } from '../../src/shared/render-screen.js';
 
 describe("a terminal task's screen as the model reads it", () => {
   it('gives the rows as they appear, trailing blank rows dropped, then the size and the cursor', async () => {

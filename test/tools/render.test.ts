@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { renderRun } from '../../src/shared/render.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
 import { keepMatchingLines } from '../../src/tools/line-filter.js';
 import { parseRunText } from '../../src/tools/present.js';
-import { renderRun } from '../../src/tools/render.js';
 import { renderOutputRead } from '../../src/tools/render-read.js';
 import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyBytes } from '../../src/tools/terminal-keys.js';
+import { keyBytes } from '../../src/shared/terminal-keys.js';
 
 describe("bash_input's keys", () => {
   it('sends the bytes an xterm sends for each named key, in order', () => {

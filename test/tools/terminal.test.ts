@@ -1,7 +1,7 @@
 /** `tty: true`: a command on a pseudo-terminal its supervisor holds, read as a screen, typed into with keys. */
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { Tool, ToolResult } from '../../src/tools/types.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const suite = useDevServerWithWorker();

@@ -1,7 +1,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import { RunFailedError } from '../../src/errors.js';
+import { RunFailedError } from '../../src/shared/errors.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import type { TaskId } from '../../src/shared/task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';

@@ -24,7 +24,6 @@ import proto from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import { tailText } from '../../src/client/stream-text.js';
 import { NoticeOutcome } from '../../src/shared/notice.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import {
@@ -33,6 +32,7 @@ import {
   statusSearchAttribute,
 } from '../../src/shared/search-attributes.js';
 import { failedState, statusLine } from '../../src/shared/status-line.js';
+import { tailText } from '../../src/shared/stream-text.js';
 import {
   AttemptFailureType,
   type CommandOutcome,

@@ -1,0 +1,223 @@
+/**
+ * The optional bubblewrap sandbox: commands see a read-only root, their workdir (and any configured
+ * paths) writable, a private /tmp, no network unless allowed, no capabilities and their own PID
+ * namespace. Chosen on the worker, never by a tool argument; and it fails closed: a worker whose
+ * sandbox cannot start refuses to start at all, so nothing ever runs unsandboxed by accident.
+ */
+import { spawnSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+} from 'node:fs';
+import path from 'node:path';
+import { executablePath } from '../supervisor/executable-path.js';
+
+export interface SandboxOptions {
+  /** Let commands use the host's network (the default is a namespace with only loopback). */
+  network?: boolean;
+  /** More paths commands may write besides their workdir (a cache, a home directory). */
+  writable?: readonly string[];
+  /**
+   * Paths commands must not even read (the worker's TLS key files, say): a directory is replaced by
+   * an empty one, a file by an empty file. The spill directory is always hidden.
+   */
+  hidden?: readonly string[];
+  /** The bubblewrap binary. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
+  bwrap?: string;
+}
+
+export interface Sandbox {
+  /**
+   * The launcher's argv for a command in `workdir`, up to (not including) the inner supervisor.
+   * Throws `SandboxWorkdirError` for a workdir that would open the sandbox up.
+   */
+  launcher(workdir: string): string[];
+  /**
+   * The supervisor binary every sandboxed task runs, outside and inside: a private copy in the
+   * spill directory, which no sandboxed command can see or write (the one in the package may lie
+   * under a workdir, and the worker runs it outside the sandbox).
+   */
+  supervisor: string;
+  /** One line for the worker's start. */
+  summary: string;
+}
+
+/** A workdir (or writable path) that would make part of the host writable inside the sandbox. */
+export class SandboxWorkdirError extends Error {
+  override readonly name = 'SandboxWorkdirError';
+}
+
+/** System directories a sandboxed command may never write, nor write above. */
+export const SYSTEM_DIRS = [
+  '/bin',
+  '/boot',
+  '/dev',
+  '/etc',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/proc',
+  '/run',
+  '/sbin',
+  '/sys',
+  '/usr',
+  '/var/run',
+];
+
+/**
+ * Checks that bubblewrap runs a command here with every restriction in place (a write in the
+ * workdir works, one outside it fails), and returns how to launch commands in it; throws one line
+ * saying why it cannot.
+ */
+export function createSandbox(options: SandboxOptions, supervisor: string, spillDir: string): Sandbox {
+  const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
+  const privateSupervisor = copySupervisor(supervisor, spillDir);
+  // What no writable path may be or contain (nor, for system directories, lie in). The package
+  // itself is not among them: a workdir may hold the project that installed it, and the binary
+  // the worker runs outside the sandbox is the private copy in the spill directory.
+  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
+  const check = (dir: string, what: string): string => writablePath(dir, what, guarded);
+  const writable = (options.writable ?? []).map((dir) => {
+    try {
+      return check(dir, 'sandbox writable path');
+    } catch (err) {
+      throw new Error(`the bwrap sandbox cannot start on this host: ${(err as Error).message}`);
+    }
+  });
+  const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
+  const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
+  const argv = (workdir: string): string[] => [
+    bwrap,
+    '--die-with-parent',
+    '--new-session',
+    '--unshare-all',
+    // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
+    '--as-pid-1',
+    ...(options.network ? ['--share-net'] : []),
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
+    // Sockets are reachable through a read-only mount (docker.sock, dbus, databases): none are.
+    '--tmpfs',
+    '/run',
+    ...hidden.flatMap(hide),
+    // After the private /tmp and the hidden spill directory, so the supervisor is still there.
+    '--ro-bind',
+    privateSupervisor,
+    privateSupervisor,
+    ...[...writable, workdir].flatMap((dir) => ['--bind', dir, dir]),
+    // Last, once the binds inside them have their mount points: hidden directories stay empty.
+    ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
+    '--chdir',
+    workdir,
+  ];
+  const failure = probe(argv, privateSupervisor, spillDir);
+  if (failure !== undefined) throw new Error(`the bwrap sandbox cannot start on this host: ${failure}`);
+  return {
+    launcher: (workdir) => argv(check(workdir, 'workdir')),
+    supervisor: privateSupervisor,
+    summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, ${options.network ? 'host network' : 'no network'}, no capabilities, own PID namespace)`,
+  };
+}
+
+/**
+ * The real path of a directory a command may write, or a `SandboxWorkdirError`: it must not be,
+ * or hold, a guarded path (`/` holds them all; `/tmp` holds the spill directory), nor lie inside a
+ * system directory. Links are resolved first, as bwrap would.
+ */
+export function writablePath(dir: string, what: string, guarded: readonly string[]): string {
+  let real: string;
+  try {
+    real = realpathSync(dir);
+  } catch {
+    return dir; // Missing: the workdir check reports it.
+  }
+  const within = (inner: string, outer: string) =>
+    inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`);
+  for (const guard of guarded) {
+    const target = path.resolve(guard);
+    if (within(target, real)) {
+      throw new SandboxWorkdirError(
+        `${what} ${dir} cannot be used in the sandbox: it would make ${target} writable`,
+      );
+    }
+  }
+  const system = SYSTEM_DIRS.find((systemDir) => within(real, systemDir));
+  if (system !== undefined) {
+    throw new SandboxWorkdirError(`${what} ${dir} cannot be used in the sandbox: it lies in ${system}`);
+  }
+  return real;
+}
+
+/** Hides a path: an empty (later read-only) directory over a directory, an empty file over a file. */
+export function hide(file: string): string[] {
+  try {
+    return lstatSync(file).isDirectory() ? ['--tmpfs', file] : ['--ro-bind', '/dev/null', file];
+  } catch {
+    return []; // Not there: nothing to hide.
+  }
+}
+
+/** Copies the supervisor into `<spill dir>/.bin/` (private, 0700), where no sandbox reaches it. */
+export function copySupervisor(supervisor: string, spillDir: string): string {
+  const dir = path.join(spillDir, '.bin');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const copy = path.join(dir, 'durable-bash-supervisor');
+  const tmp = `${copy}.tmp.${process.pid}`;
+  copyFileSync(supervisor, tmp);
+  chmodSync(tmp, 0o700);
+  // Renamed into place: a running supervisor keeps its own (now unlinked) copy.
+  renameSync(tmp, copy);
+  return copy;
+}
+
+export function findBwrap(name: string): string {
+  const found = executablePath(name);
+  if (found !== undefined) return found;
+  const where = name.includes('/') ? `no bwrap at ${name}` : `no ${name} on PATH`;
+  throw new Error(`the bwrap sandbox cannot start on this host: ${where} (install bubblewrap)`);
+}
+
+/**
+ * Runs a command in the sandbox exactly as a task would run (the inner supervisor reporting on fd
+ * 3): it must write its workdir and fail to write outside it. Undefined when it did, else the first
+ * line of why not.
+ */
+function probe(
+  argv: (workdir: string) => string[],
+  supervisor: string,
+  spillDir: string,
+): string | undefined {
+  const workdir = mkdtempSync(path.join(spillDir, '.probe-'));
+  try {
+    const [program, ...args] = argv(workdir) as [string, ...string[]];
+    const check = `touch probe && ! (: > ${JSON.stringify(path.join(spillDir, '.escaped'))}) 2>/dev/null && ! (: > /.durable-bash-escaped) 2>/dev/null`;
+    const run = spawnSync(program, [...args, supervisor, '--inner', '--', 'bash', '-c', check], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
+    });
+    if (run.error) return run.error.message;
+    if (run.status === 0) return undefined;
+    const said = run.stderr.trim().split('\n')[0];
+    return said || `a probe command exited with ${run.status ?? run.signal} (its writes were not confined)`;
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+    rmSync(path.join(spillDir, '.escaped'), { force: true });
+  }
+}

@@ -1,0 +1,549 @@
+/**
+ * Sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs under bubblewrap in its
+ * own PID namespace, in its session's network (no host loopback), with the session's own /tmp,
+ * /var/tmp and home, the spill directory and the worker's credential files hidden. A worker with
+ * root runs it as its session's own uid, its workdir shown as the session's by an idmapped mount
+ * (the inner supervisor's `--as` and `--idmap`); one without runs it as its own uid, in a user
+ * namespace. Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions decide
+ * what a command may read and write there.
+ */
+
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DEFAULT_SPILL_RETENTION_MS } from '../../shared/limits.js';
+import type { CommandSpec } from '../../shared/task.js';
+import { taskFiles } from '../supervisor/task-files.js';
+import {
+  copySupervisor,
+  findBwrap,
+  hide,
+  SandboxWorkdirError,
+  SYSTEM_DIRS,
+  writablePath,
+} from './sandbox.js';
+import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
+import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
+
+export interface SessionIsolationOptions {
+  /** Files and directories no command may read (the worker's key files, TLS keys). The spill directory always. */
+  hidden?: readonly string[];
+  /** The uids sessions get. @default 1879048192 + 1,000,000 */
+  uids?: UidRange;
+  /** The bubblewrap binary. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
+  bwrap?: string;
+  /** The slirp4netns binary. @default `slirp4netns` on PATH */
+  slirp4netns?: string;
+  /** Whether commands reach out beyond their session's localhost. @default true */
+  egress?: boolean;
+  /** Ports of the host's loopback commands may reach at 127.0.0.1:<port>. @default none */
+  allowedPorts?: readonly number[];
+  /** The network namespace sessions' traffic leaves from. @default the worker's own */
+  egressNetns?: string;
+  /**
+   * How long a session's /tmp, /var/tmp and home stay after its last task here ended, as its
+   * output does (then they go, and its uid is given back). @default the spill retention, 7 days
+   */
+  retentionMs?: number;
+}
+
+/** How one command is launched in its session: the launcher's argv, and the inner supervisor's options. */
+export interface SessionLaunch {
+  launcher: string[];
+  inner: string[];
+}
+
+export interface SessionIsolation {
+  /** Makes what the command's session needs on this host (its uid, directories, network) and says how to launch it. */
+  launch(spec: CommandSpec): Promise<SessionLaunch>;
+  /** The supervisor binary every isolated task runs, outside and inside (a private copy, as the sandbox's). */
+  supervisor: string;
+  /** One line for the worker's start. */
+  summary: string;
+  /**
+   * Ends the networks of sessions with nothing running on this host (each launched task is marked
+   * in its session's directory until its end is recorded); returns how many it ended. A session
+   * idle here for the retention loses its directories and its uid too.
+   */
+  sweep(): Promise<number>;
+}
+
+/**
+ * Where a spill directory's sessions keep their networks: for a worker with root, under /run (or $DURABLE_BASH_RUN_DIR),
+ * which a reboot empties as it ends every namespace, and outside the spill directory, which someone
+ * may `rm -rf` (a namespace file is a mount point, which would refuse it).
+ */
+export function sessionNetworksDir(spillDir: string): string {
+  // A worker without root keeps no namespace in a file (its processes hold them): its records may
+  // live in the spill directory, where it can write.
+  if (process.getuid?.() !== 0) return path.join(spillDir, '.session-networks');
+  const runDir = process.env.DURABLE_BASH_RUN_DIR || '/run/durable-bash';
+  return path.join(runDir, createHash('sha256').update(spillDir).digest('hex').slice(0, 16), 'net');
+}
+
+/**
+ * Ends every session network a spill directory's workers made on this host (they outlive a worker
+ * by design): for tests and tools that clean up after themselves.
+ */
+export function endSessionNetworks(spillDir: string): void {
+  endNetworksIn(sessionNetworksDir(spillDir));
+  // A worker without root's, when this process has root (a test that ran one).
+  endNetworksIn(path.join(spillDir, '.session-networks'));
+}
+
+/** `endSessionNetworks` for every spill directory of a run directory (`DURABLE_BASH_RUN_DIR`). */
+export function endSessionNetworksUnder(runDir: string): void {
+  if (!existsSync(runDir)) return;
+  for (const spill of readdirSync(runDir)) endNetworksIn(path.join(runDir, spill, 'net'));
+}
+
+function endNetworksIn(dir: string): void {
+  if (!existsSync(dir)) return;
+  const networks = new SessionNetworks({ dir });
+  for (const session of networks.sessions()) networks.release(session);
+}
+
+/** The key of commands that have no owner (and of tasks from clients before session keys). */
+const UNOWNED_SESSION = '0'.repeat(32);
+
+/** The only capabilities inside: the inner supervisor's, for the idmapped mount and the uid switch. */
+const INNER_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SETUID', 'CAP_SETGID'];
+
+/**
+ * What every session's bubblewrap runs with, the launcher's and the start probe's alike (so the probe
+ * tries what commands get): the host's root as it is, a fresh /dev and /proc, its own PID, IPC and
+ * UTS namespaces, a new session, and no capability but the inner supervisor's.
+ */
+const SESSION_BWRAP = [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-pid',
+  // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
+  '--as-pid-1',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--cap-drop',
+  'ALL',
+  ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
+  '--bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+];
+
+/**
+ * What a worker without root gives each command instead (SESSION_BWRAP's namespaces, in a user
+ * namespace of its own): the capabilities of none, the worker's uid.
+ */
+const UNPRIVILEGED_BWRAP = [
+  '--die-with-parent',
+  '--new-session',
+  '--unshare-user',
+  '--unshare-pid',
+  '--as-pid-1',
+  '--unshare-ipc',
+  '--unshare-uts',
+  '--unshare-cgroup-try',
+  '--cap-drop',
+  'ALL',
+  '--bind',
+  '/',
+  '/',
+  '--dev',
+  '/dev',
+  '--proc',
+  '/proc',
+];
+
+/**
+ * Sessions apart on this host; throws one line saying why not (no bwrap or slirp4netns, no user
+ * namespaces for a worker without root). The worker says what it does instead. A worker with root
+ * gives each session a uid of its own; one without keeps sessions apart by namespaces alone, all
+ * of them as its own uid.
+ */
+export function createSessionIsolation(
+  options: SessionIsolationOptions,
+  supervisor: string,
+  spillDir: string,
+): SessionIsolation {
+  const root = process.getuid?.() === 0;
+  const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
+  const privateSupervisor = copySupervisor(supervisor, spillDir);
+  const base = path.join(spillDir, '.sessions');
+  const identities = root
+    ? new SessionIdentities(path.join(base, 'uids'), options.uids ?? DEFAULT_SESSION_UIDS)
+    : undefined;
+  const ownUid = process.getuid?.() ?? 0;
+  const ownGid = process.getgid?.() ?? 0;
+  const uidOf = (session: string) => identities?.uidOf(session) ?? ownUid;
+  const networks = new SessionNetworks({
+    ...(root ? {} : { held: true }),
+    dir: sessionNetworksDir(spillDir),
+    ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
+    ...(options.egress === false ? { egress: false } : {}),
+    ...(options.allowedPorts ? { allowedPorts: options.allowedPorts } : {}),
+    ...(options.egressNetns ? { egressNetns: options.egressNetns } : {}),
+  });
+  const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
+  const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
+  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
+  const home = homeOf();
+  const failure = root
+    ? probe(bwrap, privateSupervisor, uidOf(UNOWNED_SESSION))
+    : probeUnprivileged(bwrap, privateSupervisor, options.egress !== false);
+  if (failure !== undefined) throw new Error(failure);
+  // A session's launches and its sweep, one at a time: a network is never ended under a launch.
+  const queues = new Map<string, Promise<unknown>>();
+  const serially = <T>(session: string, step: () => Promise<T>): Promise<T> => {
+    const next = (queues.get(session) ?? Promise.resolve()).then(step, step);
+    const settled = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    queues.set(session, settled);
+    void settled.then(() => {
+      if (queues.get(session) === settled) queues.delete(session);
+    });
+    return next;
+  };
+  const tasksDir = (session: string) => path.join(base, session, 'tasks');
+  const retentionMs = options.retentionMs ?? DEFAULT_SPILL_RETENTION_MS;
+  // Sessions whose directories this worker made (or found) since their last sweep.
+  const prepared = new Map<string, ReturnType<typeof sessionDirs>>();
+  return {
+    supervisor: privateSupervisor,
+    summary: root
+      ? `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`
+      : `isolation: sessions apart without root (own user and PID namespaces, ${networkSummary(options)}, private /tmp and home; every session runs as the worker's uid ${ownUid}, so one can change another's workdir by its path)`,
+    async launch(spec) {
+      const session = spec.session ?? UNOWNED_SESSION;
+      const { uid, dirs, netns, userns } = await serially(session, async () => {
+        // Marked first: the sweep keeps the network and directories of a session with a task marked.
+        mkdirSync(tasksDir(session), { recursive: true, mode: 0o700 });
+        writeFileSync(path.join(tasksDir(session), spec.taskId), '');
+        const uid = uidOf(session);
+        let dirs = prepared.get(session);
+        // Checked: another worker on this spill directory may have swept them.
+        if (dirs === undefined || !existsSync(dirs.home)) {
+          dirs = sessionDirs(path.join(base, session), uid);
+          prepared.set(session, dirs);
+        }
+        return { uid, dirs, ...(await networks.ensure(session)) };
+      });
+      const workdir = ownWorkdir(spec.workdir, guarded);
+      // What a session's bubblewrap gets, with root or without: its directories, its workdir bound
+      // (over its own /tmp or home when it lies there), then, after the workdir so a hidden path
+      // inside it stays hidden, the hidden paths, the supervisor and the session's resolv.conf.
+      const sessionView = [
+        ...sessionBinds(dirs, home),
+        ...(workdir.mapped
+          ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
+          : []),
+        ...hidden.flatMap(hide),
+        '--ro-bind',
+        privateSupervisor,
+        privateSupervisor,
+        '--ro-bind',
+        dirs.resolvConf,
+        '/etc/resolv.conf',
+        ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
+        '--chdir',
+        workdir.path,
+      ];
+      if (!root) {
+        const launcher = [
+          'nsenter',
+          '--preserve-credentials',
+          `--user=${userns}`,
+          `--net=${netns}`,
+          '--',
+          bwrap,
+          ...UNPRIVILEGED_BWRAP,
+          '--uid',
+          String(ownUid),
+          '--gid',
+          String(ownGid),
+          ...sessionView,
+        ];
+        return { launcher, inner: [] };
+      }
+      const launcher = ['nsenter', `--net=${netns}`, '--', bwrap, ...SESSION_BWRAP, ...sessionView];
+      return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
+    },
+    async sweep() {
+      let ended = 0;
+      const withNetwork = new Set(networks.sessions());
+      const withDirs = listDir(base).filter((name) => name !== 'uids');
+      for (const session of new Set([...withNetwork, ...withDirs])) {
+        await serially(session, async () => {
+          if (runsHere(tasksDir(session), spillDir)) return;
+          if (withNetwork.has(session)) {
+            networks.release(session);
+            ended += 1;
+          }
+          // Its files stay as long as its output does, from when its last task's mark went.
+          const idleSince = mtimeMs(tasksDir(session)) ?? mtimeMs(path.join(base, session)) ?? 0;
+          if (!withDirs.includes(session) || Date.now() - idleSince < retentionMs) return;
+          prepared.delete(session);
+          rmSync(path.join(base, session), { recursive: true, force: true });
+          identities?.release(session);
+        });
+      }
+      return ended;
+    },
+  };
+}
+
+/** The session's own /tmp, /var/tmp and home, and an empty /run. */
+function sessionBinds(dirs: ReturnType<typeof sessionDirs>, home: string | undefined): string[] {
+  return [
+    '--bind',
+    dirs.tmp,
+    '/tmp',
+    '--bind',
+    dirs.varTmp,
+    '/var/tmp',
+    // Sockets live there (databases, docker.sock, dbus): none are reachable.
+    '--tmpfs',
+    '/run',
+    ...(home !== undefined ? ['--bind', dirs.home, home] : []),
+  ];
+}
+
+/** The session's network, as the start line says it. */
+function networkSummary(options: SessionIsolationOptions): string {
+  const ports = [...new Set(options.allowedPorts ?? [])];
+  const loopback =
+    ports.length === 0
+      ? "without the host's loopback"
+      : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
+  return options.egress === false
+    ? `the session's own localhost and no way out, ${loopback}`
+    : `the session's own network ${loopback}`;
+}
+
+/**
+ * Whether a task of the session may still run here: a marked task whose end is not recorded, and
+ * which was claimed (or is still being launched: marked in the last minute). Ended ones lose their mark.
+ */
+function runsHere(marks: string, spillDir: string): boolean {
+  let names: string[];
+  try {
+    names = readdirSync(marks);
+  } catch {
+    return false;
+  }
+  let running = false;
+  for (const taskId of names) {
+    const files = taskFiles(spillDir, taskId);
+    const markedAtMs = mtimeMs(path.join(marks, taskId)) ?? 0;
+    const claimed = mtimeMs(files.state) !== undefined;
+    if (mtimeMs(files.exit) !== undefined || (!claimed && Date.now() - markedAtMs > LAUNCH_GRACE_MS)) {
+      rmSync(path.join(marks, taskId), { force: true });
+    } else running = true;
+  }
+  return running;
+}
+
+/** How long a marked task may take to be claimed by its supervisor before its mark counts for nothing. */
+const LAUNCH_GRACE_MS = 60_000;
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function mtimeMs(file: string): number | undefined {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The workdir as the session gets it. Mapped (bound, and shown as the session's by an idmapped
+ * mount) unless that would hand the session a system directory or the spill directory: `/`, `/usr`,
+ * a directory holding the spill directory. Those stay as they are, and the session writes there
+ * only what its uid may; `/tmp` and `/var/tmp` are then the session's own.
+ */
+function ownWorkdir(workdir: string, guarded: readonly string[]): { path: string; mapped: boolean } {
+  try {
+    return { path: writablePath(workdir, 'workdir', guarded), mapped: true };
+  } catch (err) {
+    if (!(err instanceof SandboxWorkdirError)) throw err;
+    return { path: workdir, mapped: false };
+  }
+}
+
+/**
+ * Runs `true` as a session would run it (bubblewrap, the inner supervisor's uid switch and idmapped
+ * workdir, its seccomp filter), in a scratch workdir of root's; undefined when it ran as the
+ * session and could write there, else the first line of why not.
+ */
+function probe(bwrap: string, supervisor: string, uid: number): string | undefined {
+  // Where a session's uid can pass to it (not the spill directory, which is closed to it).
+  const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
+  try {
+    const run = spawnSync(
+      bwrap,
+      [
+        ...SESSION_BWRAP,
+        '--chdir',
+        workdir,
+        supervisor,
+        '--inner',
+        '--as',
+        String(uid),
+        '--idmap',
+        workdir,
+        '--',
+        'bash',
+        '-c',
+        `touch probe && [ "$(id -u)" = ${uid} ]`,
+      ],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
+    if (run.error) return run.error.message;
+    if (run.status === 0) return undefined;
+    return run.stderr.trim().split('\n')[0] || `a probe command exited with ${run.status ?? run.signal}`;
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * For a worker without root: runs `true` as a session would run it (in a user and network namespace
+ * of its own, bubblewrap's namespaces in it, the inner supervisor), and checks that slirp4netns
+ * could make the session's way out (a tap device: /dev/net/tun open to this user). Undefined when
+ * all works, else the first line of why not.
+ */
+function probeUnprivileged(bwrap: string, supervisor: string, egress: boolean): string | undefined {
+  if (egress) {
+    try {
+      closeSync(openSync('/dev/net/tun', 'r+'));
+    } catch (err) {
+      return `a session's way out needs /dev/net/tun, closed to this user (${(err as NodeJS.ErrnoException).code}); --no-session-egress does without`;
+    }
+  }
+  const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
+  try {
+    const run = spawnSync(
+      'unshare',
+      [
+        '--user',
+        '--map-root-user',
+        '--net',
+        '--',
+        bwrap,
+        ...UNPRIVILEGED_BWRAP,
+        '--uid',
+        String(process.getuid?.() ?? 0),
+        '--chdir',
+        workdir,
+        supervisor,
+        '--inner',
+        '--',
+        'bash',
+        '-c',
+        'touch probe',
+      ],
+      { encoding: 'utf8', timeout: 10_000, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    );
+    if (run.error) return run.error.message;
+    if (run.status === 0) return undefined;
+    return run.stderr.trim().split('\n')[0] || `a probe command exited with ${run.status ?? run.signal}`;
+  } finally {
+    rmSync(workdir, { recursive: true, force: true });
+  }
+}
+
+/** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */
+function sessionDirs(dir: string, uid: number) {
+  const dirs = {
+    tmp: path.join(dir, 'tmp'),
+    varTmp: path.join(dir, 'var-tmp'),
+    home: path.join(dir, 'home'),
+    resolvConf: path.join(dir, 'resolv.conf'),
+  };
+  // /tmp's own mode for its /tmp and /var/tmp; a home others may pass but not list. The launcher,
+  // root without CAP_DAC_OVERRIDE, must pass through each to reach a workdir below it.
+  for (const [own, mode] of [
+    [dirs.tmp, 0o1777],
+    [dirs.varTmp, 0o1777],
+    [dirs.home, 0o711],
+  ] as const) {
+    mkdirSync(own, { recursive: true });
+    chownSync(own, uid, uid);
+    chmodSync(own, mode);
+  }
+  // Names go through slirp4netns's forwarder to the host's own resolver.
+  writeFileSync(dirs.resolvConf, `nameserver ${SESSION_DNS_ADDRESS}\n`, { mode: 0o644 });
+  return dirs;
+}
+
+/** The worker's home, which a session's own replaces; undefined for none (or `/`). */
+function homeOf(): string | undefined {
+  try {
+    const home = realpathSync(os.homedir());
+    return home === '/' ? undefined : home;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * bubblewrap's arguments for the way down to the workdir, as the session's uid can pass it. A
+ * directory above it that the uid could not pass (no search permission for others) is replaced by
+ * an empty passable one (what it held was closed to the session anyway); below a replaced one (or
+ * below the session's own /tmp, /var/tmp or home), each directory on the way is made passable (it
+ * would be made 0700 otherwise).
+ */
+function wayDown(workdir: string, uid: number, home: string | undefined): string[] {
+  const above: string[] = [];
+  for (let dir = path.dirname(workdir); dir !== path.dirname(dir); dir = path.dirname(dir))
+    above.unshift(dir);
+  const own = new Set(['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])]);
+  const args: string[] = [];
+  let replaced = false;
+  for (const dir of above) {
+    if (own.has(dir)) replaced = true;
+    else if (replaced) args.push('--perms', '0755', '--dir', dir);
+    else if (!passable(dir, uid)) {
+      args.push('--perms', '0755', '--tmpfs', dir);
+      replaced = true;
+    }
+  }
+  return args;
+}
+
+function passable(dir: string, uid: number): boolean {
+  try {
+    const { mode, uid: owner } = statSync(dir);
+    return owner === uid ? (mode & 0o100) !== 0 : (mode & 0o001) !== 0;
+  } catch {
+    return true; // Missing: the workdir check reports it.
+  }
+}

@@ -1,0 +1,302 @@
+/**
+ * Each session's own network (docs/CONTAINMENT.md, "Sessions apart"): a network namespace that the
+ * session's commands share, so a server one command starts on localhost is reachable from the
+ * session's next command, and no other session's is. Its way out is slirp4netns, a user-mode TCP/IP
+ * stack that opens connections from the worker host as any program there does, except to the
+ * host's loopback (`--disable-host-loopback`): the Temporal server and every other service that
+ * listens only on the host's 127.0.0.1 stay out of reach, while the internet does not. An operator
+ * may turn the way out off (`egress: false`: localhost only), and allow loopback services by port:
+ * the supervisor's `--session-net` relays 127.0.0.1:<port> inside to 127.0.0.1:<port> of the host.
+ *
+ * A namespace lives in a file (a bind mount of its nsfs entry, made by `unshare --net=<file>`), and
+ * its slirp4netns and relay each in their own session, so all outlive a worker that restarts; the
+ * next worker finds them through the session's record. Made on a session's first command on this
+ * host; `release` ends them once nothing of the session runs here.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { executablePath } from '../supervisor/executable-path.js';
+import { signalRecorded } from '../supervisor/process-groups.js';
+import { processStart } from '../supervisor/process-identity.js';
+import { supervisorPath } from '../supervisor/supervisor.js';
+
+export interface SessionNetworksOptions {
+  /** Where each session's namespace file and record live (inside the spill directory, hidden from commands). */
+  dir: string;
+  /** The slirp4netns binary. @default `slirp4netns` on PATH */
+  slirp4netns?: string;
+  /**
+   * The network namespace sessions' traffic leaves from (a file, as `ip netns` makes): slirp4netns
+   * runs there, and "the host's loopback" is that namespace's. @default the worker's own
+   */
+  egressNetns?: string;
+  /** Whether commands reach out (through slirp4netns); without, a session has its localhost only. @default true */
+  egress?: boolean;
+  /** Ports of the host's loopback a session may reach, as 127.0.0.1:<port> inside. @default none */
+  allowedPorts?: readonly number[];
+  /** The supervisor binary (its `--session-net` and `--session-holder`). @default the package's */
+  supervisor?: string;
+  /**
+   * For a worker without root: each session's namespaces are held by a process (the supervisor's
+   * `--session-holder`, a user namespace of the worker's user and a network namespace in it), not a
+   * file, and commands join its user namespace first. @default false
+   */
+  held?: boolean;
+}
+
+/** A session's network on this host: the namespace its commands join, and its owner to join first. */
+export interface SessionNetwork {
+  netns: string;
+  /** The user namespace that owns it (a worker without root's). */
+  userns?: string;
+  /** The process holding both (a worker without root's). */
+  holderPid?: number;
+}
+
+/** A process of a session's network, by pid and start time. */
+interface RecordedProcess {
+  pid: number;
+  start: number;
+}
+
+/** What a session's record holds: its slirp4netns and its relay of allowed ports, where it has them. */
+interface NetworkRecord {
+  /** The process holding the namespaces, for a worker without root. */
+  holder?: RecordedProcess;
+  slirp?: RecordedProcess;
+  relay?: RecordedProcess;
+}
+
+/** The address a command reaches the host's DNS through (slirp4netns's forwarder). */
+export const SESSION_DNS_ADDRESS = '10.0.2.3';
+
+export class SessionNetworks {
+  private readonly slirp: string | undefined;
+  private readonly supervisor: string;
+  private readonly ports: readonly number[];
+  /** Sessions whose network is being made now, so two commands of one session make one. */
+  private readonly making = new Map<string, Promise<SessionNetwork>>();
+
+  constructor(private readonly options: SessionNetworksOptions) {
+    this.supervisor = options.supervisor ?? supervisorPath();
+    this.ports = [...new Set(options.allowedPorts ?? [])];
+    for (const port of this.ports)
+      if (!Number.isInteger(port) || port < 1 || port > 65535) throw new TypeError(`not a port: ${port}`);
+    if (options.egress !== false) {
+      const name = options.slirp4netns ?? 'slirp4netns';
+      const found = executablePath(name);
+      if (found === undefined)
+        throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
+      this.slirp = found;
+    }
+    if (options.held && options.egressNetns !== undefined)
+      throw new Error('an egress namespace needs a worker with root');
+    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  }
+
+  /** The session's network, made now if it has none (or its slirp4netns is gone). */
+  ensure(key: string): Promise<SessionNetwork> {
+    const pending = this.making.get(key);
+    if (pending) return pending;
+    const made = this.make(key).finally(() => this.making.delete(key));
+    this.making.set(key, made);
+    return made;
+  }
+
+  /** The sessions with a network on this host (a record), as their keys. */
+  sessions(): string[] {
+    try {
+      return readdirSync(this.options.dir)
+        .filter((name) => name.endsWith('.net.json'))
+        .map((name) => name.slice(0, -'.net.json'.length));
+    } catch {
+      return [];
+    }
+  }
+
+  /** Ends the session's network: its slirp4netns, then the namespace (once no process is in it, it is gone). */
+  release(key: string): void {
+    const record = this.recordOf(key);
+    if (record?.slirp) signalRecorded('--signal', record.slirp.pid, record.slirp.start, 'SIGTERM');
+    if (record?.holder) signalRecorded('--signal', record.holder.pid, record.holder.start, 'SIGTERM');
+    // The relay's group: its relays of open connections go with it.
+    if (record?.relay) signalRecorded('--signal-group', record.relay.pid, record.relay.start, 'SIGTERM');
+    spawnSync('umount', [this.netnsFile(key)], { stdio: 'ignore' });
+    rmSync(this.netnsFile(key), { force: true });
+    rmSync(this.recordFile(key), { force: true });
+    rmSync(this.logFile(key, 'slirp'), { force: true });
+    rmSync(this.logFile(key, 'relay'), { force: true });
+    rmSync(this.logFile(key, 'holder'), { force: true });
+  }
+
+  private async make(key: string): Promise<SessionNetwork> {
+    const record = this.recordOf(key);
+    if (record !== undefined && this.complete(record)) return this.networkOf(key, record);
+    // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
+    this.release(key);
+    const started: NetworkRecord = {};
+    try {
+      if (this.options.held) {
+        started.holder = await this.startReady(
+          "the session's namespaces",
+          [this.supervisor, '--session-holder'],
+          this.logFile(key, 'holder'),
+        );
+      } else this.makeNetnsFile(key);
+      const network = this.networkOf(key, started);
+      if (this.slirp !== undefined)
+        started.slirp = await this.startSlirp(this.slirp, network, this.logFile(key, 'slirp'));
+      // Its loopback up (slirp4netns and the holder did that too), and the allowed ports relayed.
+      started.relay = await this.startRelay(network, this.logFile(key, 'relay'));
+      return network;
+    } finally {
+      // Written even when a part failed, so the next try ends what did start.
+      writeFileSync(this.recordFile(key), `${JSON.stringify(started)}\n`, { mode: 0o600 });
+    }
+  }
+
+  /** A network namespace in a file (a bind mount of its nsfs entry): outlives every process in it. */
+  private makeNetnsFile(key: string): void {
+    const netns = this.netnsFile(key);
+    writeFileSync(netns, '', { mode: 0o600 });
+    const made = spawnSync('unshare', [`--net=${netns}`, 'true'], { encoding: 'utf8' });
+    if (made.status !== 0) {
+      rmSync(netns, { force: true });
+      throw new Error(`cannot make a network namespace for a session: ${made.stderr.trim() || made.error}`);
+    }
+  }
+
+  private networkOf(key: string, record: NetworkRecord): SessionNetwork {
+    if (!this.options.held) return { netns: this.netnsFile(key) };
+    const pid = record.holder?.pid;
+    return {
+      netns: `/proc/${pid}/ns/net`,
+      userns: `/proc/${pid}/ns/user`,
+      ...(pid ? { holderPid: pid } : {}),
+    };
+  }
+
+  /** Whether every process the session's network needs still runs. */
+  private complete(record: NetworkRecord): boolean {
+    const alive = (p: RecordedProcess | undefined) => p !== undefined && processStart(p.pid) === p.start;
+    return (
+      (!this.options.held || alive(record.holder)) &&
+      (this.slirp === undefined || alive(record.slirp)) &&
+      (this.ports.length === 0 || alive(record.relay))
+    );
+  }
+
+  /**
+   * The supervisor's `--session-net`: brings the namespace's loopback up, and with allowed ports
+   * stays, relaying them (resolves once it listens); without, it is done once it exits.
+   */
+  private startRelay(network: SessionNetwork, log: string): Promise<RecordedProcess | undefined> {
+    const argv = [
+      this.supervisor,
+      '--session-net',
+      ...(network.userns ? ['--userns', network.userns] : []),
+      network.netns,
+      ...this.ports.map(String),
+    ];
+    if (this.ports.length === 0) {
+      const ran = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' });
+      if (ran.status !== 0)
+        return Promise.reject(
+          new Error(`cannot ready a session's network: ${ran.stderr.trim() || ran.error}`),
+        );
+      return Promise.resolve(undefined);
+    }
+    return this.startReady('the relay of allowed ports', this.outside(argv), log);
+  }
+
+  /** argv run in the namespace sessions' traffic leaves from (the worker's own unless told). */
+  private outside(argv: string[]): string[] {
+    const egress = this.options.egressNetns;
+    return egress === undefined ? argv : ['nsenter', `--net=${egress}`, '--', ...argv];
+  }
+
+  /** Starts slirp4netns for the namespace and resolves once it has configured it. */
+  private startSlirp(slirp: string, network: SessionNetwork, log: string): Promise<RecordedProcess> {
+    // A held network by its holder's pid: slirp4netns then joins its user namespace for its own
+    // sandbox too (1.2.0 ignores --userns-path there).
+    const argv = [
+      slirp,
+      ...(network.holderPid !== undefined ? [] : ['--netns-type=path']),
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--enable-sandbox',
+      '--enable-seccomp',
+      '--ready-fd=3',
+      network.holderPid !== undefined ? String(network.holderPid) : network.netns,
+      'tap0',
+    ];
+    return this.startReady('slirp4netns', this.outside(argv), log) as Promise<RecordedProcess>;
+  }
+
+  /**
+   * Starts a process of the network in its own session, so it outlives this worker, and resolves
+   * once it writes on its fd 3 that it is ready.
+   */
+  private startReady(name: string, argv: string[], log: string): Promise<RecordedProcess> {
+    // Its errors go to a file: a pipe would close with this worker, and a write then kill it.
+    const logFd = openSync(log, 'w', 0o600);
+    const child = spawn(argv[0] as string, argv.slice(1), {
+      detached: true,
+      stdio: ['ignore', 'ignore', logFd, 'pipe'],
+    });
+    closeSync(logFd);
+    return new Promise((resolve, reject) => {
+      const ready = child.stdio[3];
+      const failed = (why: string) => {
+        child.kill('SIGKILL');
+        let said = '';
+        try {
+          said = readFileSync(log, 'utf8').trim();
+        } catch {
+          // No log.
+        }
+        reject(new Error(`${name} did not start: ${why}${said ? `: ${said}` : ''}`));
+      };
+      child.once('error', (err) => failed(err.message));
+      child.once('exit', (code, signal) => failed(`it exited (${signal ?? code})`));
+      ready?.once('data', () => {
+        child.removeAllListeners('exit');
+        ready.destroy();
+        child.unref();
+        const pid = child.pid as number;
+        resolve({ pid, start: processStart(pid) ?? 0 });
+      });
+    });
+  }
+
+  private recordOf(key: string): NetworkRecord | undefined {
+    try {
+      const record = JSON.parse(readFileSync(this.recordFile(key), 'utf8')) as NetworkRecord & {
+        slirpPid?: number;
+        slirpStart?: number;
+      };
+      // Workers before allowed ports recorded their slirp4netns flat.
+      if (record.slirpPid !== undefined)
+        return { slirp: { pid: record.slirpPid, start: record.slirpStart ?? 0 } };
+      return record;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The namespace file of a session (its key is a file name: hex). */
+  netnsFile(key: string): string {
+    if (!/^[0-9a-f]{8,64}$/.test(key)) throw new TypeError(`not a session key: ${key}`);
+    return path.join(this.options.dir, `${key}.netns`);
+  }
+
+  private logFile(key: string, name: 'slirp' | 'relay' | 'holder'): string {
+    return path.join(this.options.dir, `${key}.${name}.log`);
+  }
+
+  private recordFile(key: string): string {
+    return path.join(this.options.dir, `${key}.net.json`);
+  }
+}

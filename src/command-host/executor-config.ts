@@ -1,0 +1,349 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { DenyRule } from '../policy/policy-types.js';
+import { type CompiledRules, compileDenyRules } from '../policy/rules.js';
+import { positiveOption } from '../shared/checks.js';
+import {
+  DEFAULT_LOST_AFTER_MS,
+  DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
+  DEFAULT_MAX_PROCESSES,
+  DEFAULT_MAX_TIMEOUT_MS,
+  DEFAULT_OUTPUT_LIMIT_BYTES,
+  DEFAULT_SPILL_QUOTA_BYTES,
+  DEFAULT_SPILL_RETENTION_MS,
+  DEFAULT_TIMEOUT_MS,
+  HEARTBEAT_TIMEOUT_MS,
+} from '../shared/limits.js';
+import { hostTaskQueue } from '../shared/task-queues.js';
+import { type Containment, detectContainment } from './containment/cgroups.js';
+import { createSandbox, type Sandbox } from './containment/sandbox.js';
+import type { UidRange } from './containment/session-identities.js';
+import { createSessionIsolation, type SessionIsolation } from './containment/session-isolation.js';
+import { defaultHostId } from './host-identity.js';
+import { supervisorPath } from './supervisor/supervisor.js';
+
+/** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
+export interface ExecutorOptions {
+  /**
+   * Foreground timeout when a call gives none.
+   * @default DEFAULT_TIMEOUT_MS (2 minutes)
+   */
+  defaultTimeoutMs?: number;
+  /**
+   * Cap on a foreground timeout; a larger request is clamped to it.
+   * @default DEFAULT_MAX_TIMEOUT_MS (10 minutes)
+   */
+  maxTimeoutMs?: number;
+  /**
+   * Workdir for a call whose session has no cwd and that names none.
+   * @default the worker process's cwd
+   */
+  defaultWorkdir?: string;
+  /**
+   * Bytes of each stream kept in a result; the complete stream stays in its spill file.
+   * @default DEFAULT_OUTPUT_LIMIT_BYTES (30 KiB)
+   */
+  outputLimitBytes?: number;
+  /**
+   * Private directory (0700) for the spill files that hold each run's complete output.
+   * @default `<os tmpdir>/durable-bash-<uid>`
+   */
+  spillDir?: string;
+  /**
+   * How long a spill file no command here still writes is kept after its last write; older ones
+   * are removed (checked at most every minute, when a command starts).
+   * @default DEFAULT_SPILL_RETENTION_MS (7 days)
+   */
+  spillRetentionMs?: number;
+  /**
+   * The task queue whose workers run this worker's commands, for commands that run on another host
+   * or in a sandbox; the workflow side stays here.
+   * @default the worker's own task queue
+   */
+  commandTaskQueue?: string;
+  /**
+   * Environment variables never passed to commands, on top of every `TEMPORAL_*` variable (the
+   * worker's own credentials).
+   * @default []
+   */
+  secretEnv?: string[];
+  /**
+   * This host's stable identity: it names the host's own task queue, where every attempt, kill and
+   * re-attach of a command started here goes. Must stay the same across restarts of the worker, and
+   * differ between hosts (and between workers with different spill directories on one host).
+   * @default `<hostname>-<hash of /etc/machine-id and the spill directory>`
+   */
+  hostId?: string;
+  /**
+   * How long a task waits for a worker on its host to come back before it ends lost.
+   * @default DEFAULT_LOST_AFTER_MS (10 minutes)
+   */
+  lostAfterMs?: number;
+  /**
+   * Without a heartbeat for this long, a command's worker counts as gone (its host died with it; a
+   * restarted worker says so at once). A running command heartbeats every 2/5 of this, at most once
+   * a minute: a shorter timeout notices a dead host sooner and costs the server more heartbeats.
+   * @default HEARTBEAT_TIMEOUT_MS (300 s: a heartbeat every 2 minutes)
+   */
+  heartbeatTimeoutMs?: number;
+  /**
+   * Bytes of each of a task's stdout and stderr kept in its spill file; past it the command's
+   * writes to that stream fail (a flood like `yes` then ends by SIGPIPE) and the result says so.
+   * @default DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM (1 GiB)
+   */
+  maxOutputBytesPerStream?: number;
+  /**
+   * Processes and threads one task may have at once (a fork bomb stops there). Needs a cgroup.
+   * @default DEFAULT_MAX_PROCESSES (4096)
+   */
+  maxProcesses?: number;
+  /**
+   * Memory one task may use; past it the kernel kills a process of the task. Needs a cgroup.
+   * @default half of the host's memory
+   */
+  maxMemoryBytes?: number;
+  /**
+   * How a task's processes are kept together: `auto` takes a cgroup per task where the host lets
+   * the worker make one, else the supervisor's process tree; `process-tree` never uses cgroups.
+   * @default 'auto'
+   */
+  containment?: 'auto' | 'process-tree';
+  /**
+   * Bytes of spill files kept on this host; past it the files of the tasks that ended longest ago
+   * are removed first (never a running task's).
+   * @default DEFAULT_SPILL_QUOTA_BYTES (20 GiB)
+   */
+  spillQuotaBytes?: number;
+  /**
+   * When set, commands get only these variables of the worker's environment (a name, or a prefix
+   * ending in `*`, like `LC_*`), instead of all but `TEMPORAL_*` and `secretEnv`. Those two are
+   * withheld in either mode.
+   * @default unset: the worker's environment less TEMPORAL_* and secretEnv
+   */
+  envAllowlist?: string[];
+  /**
+   * Commands get variables that keep them from waiting for a person (PAGER=cat,
+   * GIT_TERMINAL_PROMPT=0, DEBIAN_FRONTEND=noninteractive, ...: NON_INTERACTIVE_ENV), under the
+   * worker's own environment, which wins.
+   * @default true
+   */
+  nonInteractiveDefaults?: boolean;
+  /**
+   * Commands this worker refuses to run, whatever the client's policy: each simple command of a
+   * command line is checked before anything is spawned (see `createRulePolicy` for the rule
+   * format), and one that cannot be read with certainty is refused too. A refused task ends failed
+   * with `denied by the worker: <reason>`. Text rules, not a sandbox.
+   * @default []
+   */
+  denyCommands?: DenyRule[];
+  /**
+   * Run every command under bubblewrap (`bwrap`): read-only root, writable workdir (and
+   * `sandboxWritable`), private /tmp, no network unless `sandboxNetwork`, no capabilities, its own
+   * PID namespace. Fails closed: a worker whose sandbox cannot start refuses to start.
+   * @default 'none'
+   */
+  sandbox?: 'none' | 'bwrap';
+  /**
+   * `session`: keep sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs in its
+   * own PID namespace and its session's network (no host loopback), with private /tmp and home, the
+   * spill directory and `sandboxHidden` paths hidden; as its session's own uid when the worker has
+   * root, as the worker's uid in a user namespace when not. Needs bwrap and slirp4netns (and, without
+   * root, unprivileged user namespaces and /dev/net/tun); a worker that cannot refuses to start.
+   * `auto`: `session` where the host offers the means, else none, said plainly at start. Not with
+   * the sandbox (the stricter mode).
+   * @default 'auto'
+   */
+  isolation?: 'auto' | 'none' | 'session';
+  /** The uids sessions get with `isolation: 'session'`. @default { first: 1879048192, count: 1000000 } */
+  isolationUids?: UidRange;
+  /**
+   * With isolation: whether commands reach the network beyond their session's localhost (through
+   * slirp4netns, never the host's loopback). @default true
+   */
+  isolationEgress?: boolean;
+  /**
+   * With isolation: ports of the host's loopback that commands may reach, at 127.0.0.1:<port> in
+   * their session's network (a database, a package cache). Allowing the Temporal server's port gives
+   * commands what the worker has. @default []
+   */
+  isolationAllowedPorts?: number[];
+  /**
+   * With isolation: the network namespace sessions' traffic leaves from (a file, as `ip netns`
+   * makes), whose loopback is then "the host's". @default the worker's own
+   */
+  isolationEgressNetns?: string;
+  /** With the sandbox: let commands use the host's network. @default false */
+  sandboxNetwork?: boolean;
+  /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
+  sandboxWritable?: string[];
+  /**
+   * With the sandbox: paths commands may not even read (the worker's TLS key files, say). The spill
+   * directory is always hidden. @default []
+   */
+  sandboxHidden?: string[];
+  /**
+   * Supervisors kept ready for the next commands, their cgroups made and their process in them
+   * (docs/SUPERVISOR.md "The nursery"); 0 still starts supervisors through the nursery, one at a
+   * time as commands come. Not without an output cap: then the worker spawns each supervisor itself.
+   * @default 2
+   */
+  warmSupervisors?: number;
+}
+
+export interface ExecutorConfig {
+  defaultTimeoutMs: number;
+  maxTimeoutMs: number;
+  defaultWorkdir: string;
+  outputLimitBytes: number;
+  spillDir: string;
+  spillRetentionMs: number;
+  secretEnv: readonly string[];
+  commandTaskQueue: string;
+  /** The queue this worker serves (workflows, and commands unless `commandTaskQueue` differs). */
+  taskQueue: string;
+  hostId: string;
+  /** This worker's own queue on its host (see `hostTaskQueue`). */
+  hostQueue: string;
+  lostAfterMs: number;
+  heartbeatTimeoutMs: number;
+  /** How tasks are contained here, and the limits in force (what the host can enforce). */
+  containment: Containment;
+  spillQuotaBytes: number;
+  envAllowlist: readonly string[] | undefined;
+  nonInteractiveDefaults: boolean;
+  /** Set when commands run in the bwrap sandbox. */
+  sandbox: Sandbox | undefined;
+  /** Set when sessions are kept apart. */
+  isolation: SessionIsolation | undefined;
+  /** What the worker says at start about isolation: in force, or what is not isolated and why. */
+  isolationSummary: string;
+  /** The deny rules, when there are any. */
+  denyCommands?: CompiledRules;
+  warmSupervisors: number;
+}
+
+export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
+  const maxTimeoutMs = positiveOption('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
+  const defaultTimeoutMs = Math.min(
+    positiveOption('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
+    maxTimeoutMs,
+  );
+  const uid = process.getuid?.() ?? 'user';
+  const spillDir = path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`));
+  const commandTaskQueue = options.commandTaskQueue ?? taskQueue;
+  const hostId = options.hostId ?? defaultHostId(spillDir);
+  if (!/^[\w.@-]{1,100}$/.test(hostId)) {
+    throw new TypeError(
+      `invalid hostId: expected 1-100 letters, digits, '.', '@', '_' or '-', got ${hostId}`,
+    );
+  }
+  return {
+    defaultTimeoutMs,
+    maxTimeoutMs,
+    defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
+    outputLimitBytes: positiveOption(
+      'outputLimitBytes',
+      options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,
+    ),
+    spillDir,
+    spillRetentionMs: positiveOption(
+      'spillRetentionMs',
+      options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS,
+    ),
+    secretEnv: options.secretEnv ?? [],
+    commandTaskQueue,
+    taskQueue,
+    hostId,
+    hostQueue: hostTaskQueue(taskQueue, hostId),
+    lostAfterMs: positiveOption('lostAfterMs', options.lostAfterMs ?? DEFAULT_LOST_AFTER_MS),
+    heartbeatTimeoutMs: positiveOption(
+      'heartbeatTimeoutMs',
+      options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
+    ),
+    containment: detectContainment(
+      {
+        outputBytesPerStream: positiveOption(
+          'maxOutputBytesPerStream',
+          options.maxOutputBytesPerStream ?? DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
+        ),
+        processes: positiveOption('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
+        memoryBytes: positiveOption('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
+      },
+      options.containment === 'process-tree',
+    ),
+    spillQuotaBytes: positiveOption('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
+    envAllowlist: options.envAllowlist,
+    nonInteractiveDefaults: options.nonInteractiveDefaults ?? true,
+    sandbox:
+      options.sandbox === 'bwrap'
+        ? createSandbox(
+            {
+              network: options.sandboxNetwork ?? false,
+              writable: options.sandboxWritable ?? [],
+              hidden: options.sandboxHidden ?? [],
+            },
+            supervisorPath(),
+            spillDir,
+          )
+        : undefined,
+    ...isolationOf(options, spillDir),
+    ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
+    warmSupervisors: warmCount(options.warmSupervisors ?? DEFAULT_WARM_SUPERVISORS),
+  };
+}
+
+/** Half the host's memory, in whole MiB: one task can never take the worker's and the others'. */
+function defaultMaxMemoryBytes(): number {
+  const mib = 1024 * 1024;
+  return Math.floor(os.totalmem() / 2 / mib) * mib;
+}
+
+const DEFAULT_WARM_SUPERVISORS = 2;
+/** The nursery keeps at most this many warm. */
+const MAX_WARM_SUPERVISORS = 16;
+
+function warmCount(value: number): number {
+  if (!Number.isInteger(value) || value < 0 || value > MAX_WARM_SUPERVISORS) {
+    throw new TypeError(
+      `invalid warmSupervisors: expected a whole number from 0 to ${MAX_WARM_SUPERVISORS}, got ${value}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * Sessions apart when asked for (`session`: or the worker refuses to start) or when the host offers
+ * the means (`auto`); else none, with what that leaves open. The sandbox, stricter, stands alone.
+ */
+function isolationOf(
+  options: ExecutorOptions,
+  spillDir: string,
+): { isolation: SessionIsolation | undefined; isolationSummary: string } {
+  const mode = options.isolation ?? 'auto';
+  if (options.sandbox === 'bwrap') return { isolation: undefined, isolationSummary: '' };
+  const none = (why: string) => ({
+    isolation: undefined,
+    isolationSummary: `isolation: none (${why}): every command runs as the worker's user, sees its processes and reaches the host's loopback (the Temporal server)`,
+  });
+  if (mode === 'none') return none('--isolation none');
+  let isolation: SessionIsolation;
+  try {
+    isolation = createSessionIsolation(
+      {
+        hidden: options.sandboxHidden ?? [],
+        ...(options.isolationUids ? { uids: options.isolationUids } : {}),
+        ...(options.isolationEgress === false ? { egress: false } : {}),
+        ...(options.isolationAllowedPorts ? { allowedPorts: options.isolationAllowedPorts } : {}),
+        ...(options.isolationEgressNetns ? { egressNetns: options.isolationEgressNetns } : {}),
+        ...(options.spillRetentionMs !== undefined ? { retentionMs: options.spillRetentionMs } : {}),
+      },
+      supervisorPath(),
+      spillDir,
+    );
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    if (mode === 'session') throw new Error(`sessions cannot be kept apart on this host: ${why}`);
+    return none(why);
+  }
+  return { isolation, isolationSummary: isolation.summary };
+}

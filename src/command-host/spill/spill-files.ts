@@ -1,0 +1,120 @@
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import fs from 'node:fs/promises';
+import { ApplicationFailure } from '@temporalio/activity';
+import { RunFailureType, type StreamTail } from '../../shared/task.js';
+
+/**
+ * Creates (or checks) the private spill directory: a real directory, not a link, owned by this
+ * process's user, writable by no one else; one only readable by others is made 0700. Anything else
+ * is refused in one line, and not retried: another user could plant or read a task's files there.
+ */
+export async function ensurePrivateDir(dir: string): Promise<void> {
+  const mkdirFailure = await fs.mkdir(dir, { recursive: true, mode: 0o700 }).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const stat = await fs.lstat(dir).catch(() => undefined);
+  // A dangling link fails mkdir (ENOENT), and lstat shows what is there; otherwise mkdir's error stands.
+  if (stat === undefined) throw mkdirFailure;
+  const problem = unsafeDirProblem(stat);
+  if (problem !== undefined) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.unsafeSpillDirectory,
+      message: `spill directory ${dir} ${problem}; refusing to use it`,
+      nonRetryable: true,
+    });
+  }
+  if ((stat.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+}
+
+/** What makes a directory (as lstat saw it) unsafe for spill files, or undefined. */
+function unsafeDirProblem(stat: Stats): string | undefined {
+  if (stat.isSymbolicLink()) return 'is a symbolic link';
+  if (!stat.isDirectory()) return 'is not a directory';
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) return `belongs to another user (uid ${stat.uid})`;
+  if ((stat.mode & 0o022) !== 0)
+    return `is writable by its group or others (mode 0${(stat.mode & 0o777).toString(8)})`;
+  return undefined;
+}
+
+/** Opens a new spill file for writing: created here (never an existing file), no links followed, 0600. */
+export function createSpillFile(file: string): Promise<fs.FileHandle> {
+  return fs.open(
+    file,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_APPEND,
+    0o600,
+  );
+}
+
+/** Opens a spill file for reading. Readers keep the handle, so an unlinked file stays readable. */
+export function openSpillReader(file: string): Promise<fs.FileHandle> {
+  return fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/** The stream's size and its last `maxBytes` bytes, raw. */
+export async function readTail(
+  handle: fs.FileHandle,
+  maxBytes: number,
+): Promise<{ bytes: number; tail: Buffer }> {
+  const { size } = await handle.stat();
+  const length = Math.min(size, maxBytes);
+  const buffer = Buffer.alloc(length);
+  const { bytesRead } = await handle.read(buffer, 0, length, size - length);
+  return { bytes: size, tail: buffer.subarray(0, bytesRead) };
+}
+
+/**
+ * A stream's tail as results and progress carry it, read through `handle` and named by `file`.
+ * `namePath` says whether to name the spill file even when the tail holds all of the stream
+ * (progress does: the stream may grow past it).
+ */
+export async function streamTail(
+  handle: fs.FileHandle,
+  file: string,
+  limitBytes: number,
+  namePath = false,
+): Promise<StreamTail> {
+  const { bytes, tail } = await readTail(handle, limitBytes);
+  return namedTail(bytes, tail, file, namePath);
+}
+
+/** `tailOf`, naming the spill file `file` when the tail is not all of the stream, or always with `namePath`. */
+export function namedTail(bytes: number, tail: Buffer, file: string, namePath = false): StreamTail {
+  const held = tailOf(bytes, tail);
+  return namePath || bytes > tail.length ? { ...held, spillPath: file } : held;
+}
+
+/**
+ * A stream's last bytes as a tail carries them: as text when they are valid UTF-8 once the bytes of
+ * a character cut at the start are left out, else base64 (binary output).
+ */
+export function tailOf(bytes: number, tail: Buffer): StreamTail {
+  let start = 0;
+  // UTF-8 continuation bytes look like 0b10xxxxxx; at most three begin a tail cut inside a character.
+  if (tail.length < bytes)
+    while (start < 3 && start < tail.length && ((tail[start] ?? 0) & 0xc0) === 0x80) start++;
+  const text = tail.subarray(start);
+  return isUtf8(text)
+    ? { bytes, tail: text.toString('utf8') }
+    : { bytes, tailBase64: tail.toString('base64') };
+}
+
+/** The bytes `[start, end)` of an open file (fewer when it ends before `end`). */
+export async function readRange(handle: fs.FileHandle, start: number, end: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(end - start);
+  const { bytesRead } = await handle.read(buffer, 0, buffer.length, start);
+  return buffer.subarray(0, bytesRead);
+}
+
+/**
+ * Writes a task's small file whole, private to this user: to a unique temporary name, then renamed
+ * over it (another worker process may write the same file at once).
+ */
+export async function writeAtomically(file: string, text: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  await fs.writeFile(temporary, text, { mode: 0o600 });
+  await fs.rename(temporary, file);
+}

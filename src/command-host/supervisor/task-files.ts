@@ -1,0 +1,105 @@
+/**
+ * A task's files on its host, beside its spill files: the supervisor's state record (its claim and
+ * the command's identity), its end record, the stdin FIFO, and the attempt now attached. They are
+ * the truth a restarted worker goes by (docs/DURABILITY.md).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
+import { RunFailureType } from '../../shared/task.js';
+import { isTaskIdShape, MAX_TASK_ID_LENGTH } from '../../shared/task-id.js';
+import type { ProcessIdentity } from './process-identity.js';
+
+/** A task's files on its host, named from its id. */
+export interface TaskFiles {
+  taskId: string;
+  stdout: string;
+  stderr: string;
+  /** The supervisor's record: created exclusively (the claim), then completed with the command's pid. */
+  state: string;
+  /** The command's end, written once by the supervisor from a real wait status. */
+  exit: string;
+  /** The running attempt's activity task token, so a restarted worker can end a stale attempt at once. */
+  attempt: string;
+  /** The named pipe the supervisor feeds the command's stdin from, for a task that keeps it open. */
+  stdin: string;
+  /** A terminal task's sizes, each with the byte of the log (stdout) where it began (`--tty-events`). */
+  ttyEvents: string;
+  /** A terminal task's requested size, which its supervisor applies on SIGWINCH (`--tty-resize`). */
+  ttySize: string;
+  /** A terminal task's screen as last rendered, to go on from (terminal-logs.ts). */
+  screen: string;
+  /** How many lines had scrolled off a terminal task's screen at the end of each recent read. */
+  screenMarks: string;
+  /**
+   * Written when a foreground run ended and its result holds all of its output: the task's files
+   * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
+   */
+  foregroundDone: string;
+}
+
+/**
+ * A task's files, named from its id. An id that could name a path outside `spillDir` (any workflow
+ * input may carry one) is refused before any file, or cgroup named the same way, is touched.
+ */
+export function taskFiles(spillDir: string, taskId: string): TaskFiles {
+  if (!isTaskIdShape(taskId)) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.invalidTaskId,
+      message: `invalid task id ${JSON.stringify(taskId.slice(0, MAX_TASK_ID_LENGTH))}: expected bash- then letters, digits and dashes`,
+      nonRetryable: true,
+    });
+  }
+  const base = path.join(spillDir, taskId);
+  return {
+    taskId,
+    stdout: `${base}.stdout`,
+    stderr: `${base}.stderr`,
+    state: `${base}.state`,
+    exit: `${base}.exit`,
+    attempt: `${base}.attempt`,
+    stdin: `${base}.stdin`,
+    ttyEvents: `${base}.tty`,
+    ttySize: `${base}.tty-size`,
+    screen: `${base}.screen`,
+    screenMarks: `${base}.screen-marks`,
+    foregroundDone: `${base}.foreground-done`,
+  };
+}
+
+/** A record file's JSON, or undefined when there is no such file. */
+export async function readJson<T>(file: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  // Files are renamed into place whole, so a partial file means a foreign writer: report it.
+  return JSON.parse(text) as T;
+}
+
+export const readAttempt = (file: string) => readJson<AttemptRecord>(file);
+
+/** The attempt that is attached to a task's command now, as the task's `.attempt` file holds it. */
+export interface AttemptRecord {
+  /** The worker's namespace and host queue: a scan touches only its own tasks. */
+  namespace: string;
+  hostQueue: string;
+  /** The attempt's activity task token, base64. */
+  taskToken: string;
+  /** The worker process that ran it (files written before it lack it). */
+  worker?: ProcessIdentity;
+}
+
+/**
+ * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
+ * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
+ * timeout.
+ */
+export async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
+  const tmp = `${files.attempt}.tmp.${process.pid}`;
+  await fs.writeFile(tmp, JSON.stringify(attempt), { mode: 0o600 });
+  await fs.rename(tmp, files.attempt);
+}

@@ -1,0 +1,22 @@
+import { NativeConnection } from '@temporalio/worker';
+import { CONNECT_TIMEOUT_MS } from './connect.js';
+import { type ConnectionConfig, resolveConnectionConfig, type TemporalTarget } from './connection-config.js';
+import { connectExplained } from './tls-handshake.js';
+
+/**
+ * Connects a worker's native connection with the same settings `connectClient` reads (flags, the
+ * `TEMPORAL_*` variables, the `temporal.toml` profile); a failure is one `TemporalUnreachableError`
+ * line. Pass the connection and the config's namespace to `createBashWorker`.
+ */
+export async function connectNativeConnection(
+  target: TemporalTarget | ConnectionConfig = {},
+): Promise<NativeConnection> {
+  const config = 'connectionOptions' in target ? target : resolveConnectionConfig(target);
+  return connectExplained(
+    config,
+    CONNECT_TIMEOUT_MS,
+    () => NativeConnection.connect(config.connectionOptions),
+    undefined,
+    true,
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * A running MCP server (`durable-bash mcp`): the tools for one agent session, an agent worker that
+ * receives the session's completion notices, and the MCP transport (stdio, or Streamable HTTP).
+ */
+
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
+import { startAgentHost } from '../agent-host/agent-host.js';
+import { sessionAgentTaskQueue } from '../agent-host/names.js';
+import { BashTasks } from '../client/bash-tasks.js';
+import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
+import { McpNotices } from './mcp-notices.js';
+import { McpTasks } from './mcp-tasks.js';
+import { NoticeStore } from './notice-store.js';
+import { createMcpServer, type McpSession } from './server.js';
+
+/**
+ * How long a foreground `bash` call runs before it becomes a background task: below the 60 s
+ * request timeout of common MCP clients, with room for the round trips around it.
+ */
+export const DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS = 45_000;
+
+/** The longest `bash_output` wait_ms an MCP call may take, for the same reason. */
+export const MCP_MAX_WAIT_MS = 45_000;
+
+export interface McpServerOptions extends McpSession {
+  client: Client;
+  /** For the agent worker; the same server, namespace and data converter as `client`. */
+  connection: NativeConnection;
+  /** The task queue the command workers serve. */
+  taskQueue: string;
+  /** Where the session's notice file lives (`<stateDir>/mcp-notices/`). */
+  stateDir: string;
+  /** @default DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS; undefined turns it off */
+  autoBackgroundAfterMs: number | undefined;
+  /** Streamable HTTP on this address; absent: stdio. */
+  http?: HttpListen;
+  /** The version the server reports in the MCP handshake. */
+  version: string;
+}
+
+export interface RunningMcpServer {
+  /** The Streamable HTTP URL, when serving HTTP. */
+  url?: string;
+  /** Resolves when the host stops: stdin closed (stdio), or `close` called. */
+  done: Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts the agent host (tools and agent worker) and the transport; `close` (or stdin ending, on stdio) stops both. */
+export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
+  const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
+  // MCP tasks read and kill through a client of their own settings: the same server and queue.
+  const tasks = new McpTasks(
+    new BashTasks({ client: options.client, taskQueue: options.taskQueue }),
+    session,
+  );
+  const notices = new McpNotices(
+    options.sessionId,
+    new NoticeStore(options.stateDir, options.sessionId),
+    tasks,
+  );
+  const host = await startAgentHost({
+    client: options.client,
+    connection: options.connection,
+    taskQueue: options.taskQueue,
+    agentTaskQueue: sessionAgentTaskQueue(options.sessionId),
+    sessions: notices,
+    tools: {
+      maxWaitMs: MCP_MAX_WAIT_MS,
+      ...(options.autoBackgroundAfterMs !== undefined
+        ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
+        : {}),
+    },
+  });
+  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version);
+
+  let http: McpHttpServer | undefined;
+  let closeTransport: () => Promise<void>;
+  let ended: Promise<void>;
+  if (options.http !== undefined) {
+    http = await serveMcpHttp(options.http, newServer);
+    closeTransport = http.close;
+    ended = host.running;
+  } else {
+    const server = newServer();
+    await server.connect(new StdioServerTransport());
+    closeTransport = () => server.close();
+    ended = Promise.race([host.running, new Promise<void>((resolve) => process.stdin.once('end', resolve))]);
+  }
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      await closeTransport();
+      await host.close();
+      await host.running;
+    })();
+    return closing;
+  };
+  return { ...(http ? { url: http.url } : {}), done: ended.then(close), close };
+}

@@ -1,0 +1,145 @@
+/**
+ * The exact text the model sees for a run and for a read of a background task's output (the read's
+ * own rendering, which runs the filter, is in render-read.ts). Pure: no I/O, no clock, nothing
+ * workflow code cannot import (`durable-bash/workflow` renders runs with it); `present.ts` parses a
+ * run's text back, and a round-trip test keeps the two in step.
+ */
+
+import { FILTER_TIME_LIMIT_MS } from './limits.js';
+import type { OutputRead, StreamRead } from './read-position.js';
+import { renderScreen, renderScrolledOff } from './render-screen.js';
+import { tailText } from './stream-text.js';
+import type { BashTaskResult, LimitsReached, StreamTail, TerminalEnd } from './task.js';
+
+export const NO_OUTPUT = '(no output)';
+export const STDERR_HEADER = '[stderr]';
+export const UNAVAILABLE = '(unavailable)';
+export const NO_NEW_OUTPUT = '(no new output)';
+export const WORKER_UNAVAILABLE =
+  '[task worker unavailable: this is the output the server holds; the read position did not move, so it will be shown again]';
+
+export const markers = {
+  timedOut: (ms: number) => `[timed out after ${ms}ms]`,
+  killedBySignal: (signal: string) => `[killed by signal: ${signal}]`,
+  exitCode: (code: number) => `[exit code: ${code}]`,
+  truncated: (path: string) => `[output truncated; full output: ${path}]`,
+  dropped: (paths: string) => `[some output was dropped from memory; full output: ${paths}]`,
+  movedToBackground: (ms: number, taskId: string) =>
+    `[still running after ${ms}ms; moved to background task ${taskId}. Read its output with bash_output.]`,
+  filterFailed: (source: string, message: string) =>
+    `[the filter /${source}/ failed (${message}) and was not applied: every line is shown]`,
+  filterTimedOut: (source: string) =>
+    `[the filter /${source}/ took over ${FILTER_TIME_LIMIT_MS}ms and was not applied: every line is shown]`,
+  leftOut: (lines: number, paths: string) =>
+    `[${lines} ${lines === 1 ? 'line' : 'lines'} not matching the filter ${lines === 1 ? 'was' : 'were'} left out; full output: ${paths}]`,
+  outputCapped: (stream: string, bytes: number) =>
+    `[${stream} stopped at the task's limit of ${bytes} bytes; later writes to it failed]`,
+  outputFailed: (stream: string, error: string) =>
+    `[${stream} could not be saved: its spill file refused a write (${error}); later writes to it failed]`,
+  outOfMemory: (bytes: number) =>
+    `[out of memory: the kernel killed a process of the task at its limit of ${bytes} bytes]`,
+  processLimit: (limit: number) => `[process limit reached: forks failed at the task's limit of ${limit}]`,
+} as const;
+
+/** What `bash` with `run_in_background` answers at once. */
+export const backgroundStarted = (taskId: string) => `started background task ${taskId}`;
+
+/** One line for each limit the task ran into, in a fixed order. */
+export function limitLines(limits: LimitsReached | undefined): string[] {
+  if (!limits) return [];
+  return [
+    ...(limits.output?.streams ?? []).map((stream) =>
+      markers.outputCapped(stream, limits.output?.bytes ?? 0),
+    ),
+    ...(['stdout', 'stderr'] as const).flatMap((stream) => {
+      const error = limits.outputFailed?.[stream];
+      return error === undefined ? [] : [markers.outputFailed(stream, error)];
+    }),
+    ...(limits.memory ? [markers.outOfMemory(limits.memory.bytes)] : []),
+    ...(limits.processes ? [markers.processLimit(limits.processes.limit)] : []),
+  ];
+}
+
+/**
+ * Renders a finished run: stdout, a `[stderr]` section, or `(no output)`, then the status markers.
+ * `readerHost` decides whether a spill path can be named: a file on another host is `(unavailable)`.
+ */
+export function renderRun(result: BashTaskResult, readerHost: string): string {
+  const spillName = (stream: StreamTail): string | undefined =>
+    stream.spillPath === undefined ? undefined : nameSpillFile(stream.spillPath, result.host, readerHost);
+  let text: string;
+  if (result.terminal) {
+    text = renderTerminalRun(result.terminal, spillName(result.stdout) ?? UNAVAILABLE);
+  } else {
+    text = section(tailText(result.stdout), spillName(result.stdout));
+    if (result.stderr.bytes > 0) {
+      text = joinLines(
+        text,
+        `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`,
+      );
+    }
+  }
+  if (text === '') text = NO_OUTPUT;
+  for (const line of limitLines(result.limits)) text = joinLines(text, line);
+  if (result.timedOutAfterMs !== undefined) text = joinLines(text, markers.timedOut(result.timedOutAfterMs));
+  if (result.signal !== null) text = joinLines(text, markers.killedBySignal(result.signal));
+  else if (result.exitCode !== null && result.exitCode !== 0)
+    text = joinLines(text, markers.exitCode(result.exitCode));
+  return text;
+}
+
+/**
+ * A terminal run's output: what scrolled by (a line first when its start is no longer held), then
+ * the last screen.
+ */
+function renderTerminalRun(terminal: TerminalEnd, logName: string): string {
+  const { scrolledOff, scrolledOffDropped, screen } = terminal;
+  const scrolled = scrolledOff === '' ? [] : scrolledOff.split('\n');
+  const before =
+    scrolled.length > 0 || scrolledOffDropped > 0
+      ? renderScrolledOff(scrolled, scrolledOffDropped, logName)
+      : '';
+  return joinLines(before, renderScreen(screen));
+}
+
+/**
+ * Renders a foreground call whose run moved to the background: the output so far as a run shows it
+ * (stdout, a `[stderr]` section, or `(no output)`), a line naming the complete files when bytes were
+ * dropped, the move's line, and, when no worker took the read, a line saying the position did not move.
+ */
+export function renderMovedRun(
+  read: OutputRead,
+  taskId: string,
+  afterMs: number,
+  readerHost: string,
+): string {
+  let text = read.terminal ? renderScreen(read.terminal.screen) : read.stdout.text;
+  if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
+  if (text === '') text = NO_OUTPUT;
+  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
+  if (dropped.length > 0) {
+    const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
+    text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
+  }
+  text = joinLines(text, markers.movedToBackground(afterMs, taskId));
+  return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+}
+
+/** A spill file as a reader may name it: its path when the reader is on the task's host, else (unavailable). */
+export function nameSpillFile(
+  spillPath: string | undefined,
+  taskHost: string | undefined,
+  readerHost: string,
+): string {
+  return spillPath !== undefined && taskHost === readerHost ? spillPath : UNAVAILABLE;
+}
+
+function section(tail: string, spillName: string | undefined): string {
+  return spillName === undefined ? tail : joinLines(tail, markers.truncated(spillName));
+}
+
+/** Appends `line` on a line of its own: exactly one newline separates it from what came before. */
+export function joinLines(text: string, line: string): string {
+  if (text === '') return line;
+  return text.endsWith('\n') ? text + line : `${text}\n${line}`;
+}

@@ -1,0 +1,28 @@
+// From common, not client: workflow code (`durable-bash/workflow`) reports a child's failure with it.
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { firstLine } from './checks.js';
+import { RunFailedError } from './errors.js';
+import { RunFailureType, TaskStatus } from './task.js';
+
+/**
+ * Why a run's workflow failed, as one line: its worker was lost, or the command could not run.
+ * `err` is the client's `WorkflowFailedError` or a parent's `ChildWorkflowFailure`: its cause is
+ * the run's failure.
+ */
+export function runFailure(taskId: string, err: Error): RunFailedError {
+  const activity = err.cause instanceof ActivityFailure ? err.cause : undefined;
+  if (activity?.cause instanceof TimeoutFailure) {
+    return new RunFailedError(
+      taskId,
+      TaskStatus.lost,
+      `task ${taskId} was lost: its worker stopped answering`,
+    );
+  }
+  if (activity?.cause instanceof ApplicationFailure) {
+    return new RunFailedError(taskId, TaskStatus.failed, activity.cause.message);
+  }
+  if (err.cause instanceof ApplicationFailure && err.cause.type === RunFailureType.neverStarted) {
+    return new RunFailedError(taskId, TaskStatus.lost, err.cause.message);
+  }
+  return new RunFailedError(taskId, TaskStatus.failed, firstLine(err.cause ?? err));
+}

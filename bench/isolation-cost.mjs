@@ -19,7 +19,9 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (file) => path.join(root, 'dist', file);
-const { createSessionIsolation, endSessionNetworks } = await import(dist('command-host/containment/session-isolation.js'));
+const { createSessionIsolation, endSessionNetworks } = await import(
+  dist('command-host/containment/session-isolation.js')
+);
 const { createSandbox } = await import(dist('command-host/containment/sandbox.js'));
 const { supervisorPath, launcherProgram } = await import(dist('command-host/supervisor/supervisor.js'));
 const { sessionKey } = await import(dist('client/ownership.js'));

@@ -30,14 +30,14 @@ export {
 } from './connection/connection-config.js';
 export { connectNativeConnection } from './connection/native-connection.js';
 export * from './defaults.js';
+export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
 export {
   DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
   MCP_MAX_WAIT_MS,
-  type RunningMcpServer,
   type McpServerOptions,
+  type RunningMcpServer,
   startMcpServer,
 } from './mcp/start-server.js';
-export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
 export type {
   Approver,
   CommandMatch,

@@ -61,7 +61,9 @@ describe('session uids', () => {
 
   it('never gives one uid to two sessions when processes take uids at once', async () => {
     const dir = scratch();
-    const module = fileURLToPath(new URL('../../../dist/command-host/containment/session-identities.js', import.meta.url));
+    const module = fileURLToPath(
+      new URL('../../../dist/command-host/containment/session-identities.js', import.meta.url),
+    );
     // Eight processes, each taking uids for the same 20 sessions in its own order, from 25 uids.
     const keys = Array.from({ length: 20 }, (_, i) => sessionKey(`session-${i}`));
     const children = Array.from({ length: 8 }, (_, n) => {

@@ -47,10 +47,6 @@ _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int e
   _exit(127);
 }
 
-
-const int kill_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-#define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
-
 /* Kill signals and SIGCHLD stay blocked except while the loop waits in ppoll, so each one is
  * acted on in the loop, never lost between a check and the wait. */
 void block_signals(sigset_t *waiting_mask) {

@@ -52,6 +52,9 @@ static void release_stdio(int keep_output) {
   }
 }
 
+static int kill_requested;  /* a kill signal arrived */
+static int stopped_running; /* a kill signal reached the command before its leader ended */
+
 /* Follows the command to its end: acts on kills, relays output, and once the leader has ended,
  * ends whatever it left (SIGTERM, SIGKILL after the grace) and drains the pipes. Returns the
  * leader's wait status. */

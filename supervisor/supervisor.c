@@ -53,15 +53,6 @@
 #include "supervisor.h"
 
 struct options opt = {.grace_ms = 2000};
-int report_open;
-pid_t group;
-volatile sig_atomic_t got_chld;
-volatile sig_atomic_t got_sig[NSIG];
-int kill_requested;
-int stopped_running;
-int sent_kill;
-int inner_status_fd = -1;
-volatile sig_atomic_t got_close_stdin;
 
 long long number_arg(const char *name, const char *value) {
   char *end;

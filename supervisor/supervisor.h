@@ -77,22 +77,20 @@ struct options {
 };
 extern struct options opt;
 
-extern int report_open;                 /* fd 3 was given to us by the worker */
-extern pid_t group;                     /* the command's process group, 0 until it exists */
-extern volatile sig_atomic_t got_chld;  /* set by the SIGCHLD handler; the loop reaps */
-extern volatile sig_atomic_t got_sig[NSIG]; /* kill signals waiting for the loop */
-extern int kill_requested;              /* a kill signal arrived */
-extern int stopped_running;             /* a kill signal reached the command before its leader ended */
-extern int sent_kill;                   /* we SIGKILLed the command's processes */
-extern int inner_status_fd;             /* --sandboxed: where the inner supervisor reports */
+/* globals.c: the state more than one part uses */
+extern int report_open;                       /* fd 3 was given to us by the worker */
+extern pid_t group;                           /* the command's process group, 0 until it exists */
+extern volatile sig_atomic_t got_chld;        /* set by the SIGCHLD handler; the loop reaps */
+extern volatile sig_atomic_t got_sig[NSIG];   /* kill signals waiting for the loop */
 extern volatile sig_atomic_t got_close_stdin; /* SIGUSR2: close the command's stdin once drained */
 extern volatile sig_atomic_t got_winch;       /* SIGWINCH: resize the terminal (--tty-resize) */
-extern int cgroups_made;                /* how many of opt.cgroups exist: a setup error removes them */
-extern char path[PATH_MAX];             /* the one buffer every cgroup file path is built in */
-extern const int kill_sigs[4];          /* the signals a worker sends to end a command */
+extern int sent_kill;                         /* we SIGKILLed the command's processes */
+extern int inner_status_fd;                   /* --sandboxed: where the inner supervisor reports */
+extern const int kill_sigs[4];                /* the signals a worker sends to end a command */
 #define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
-extern struct stdin_pipe in;
-extern long long oom_kills, pids_max_hits; /* what the limits did, for the end record */
+extern struct stdin_pipe in;                  /* the command's stdin (--stdin) */
+extern char path[PATH_MAX];                   /* the one buffer every cgroup file path is built in */
+extern long long oom_kills, pids_max_hits;    /* what the limits did, for the end record */
 
 /* terminal.c: --tty */
 int parse_terminal_size(const char *text, int *cols, int *rows);

@@ -7,8 +7,6 @@ static char tty_slave[64];
 /* The master, kept for resizes (the relay's copy closes at the terminal's end). */
 static int tty_master = -1;
 
-volatile sig_atomic_t got_winch;
-
 /* Appends `<offset> <cols>x<rows>` to the --tty-events file: from byte `offset` of the stdout file
  * on, the screen had that size (a renderer replays the output with each size where it came). */
 static void record_size(long long offset) {

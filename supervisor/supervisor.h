@@ -63,6 +63,7 @@ struct identity {
   long long started_ms;
 };
 
+/* options.c: the command line */
 /* What the worker asked for on the command line. 0 = no limit. */
 struct options {
   const char *cgroups[MAX_CGROUPS];
@@ -76,6 +77,9 @@ struct options {
   const char *tty_resize; /* --tty-resize: the size a worker asks for, read on SIGWINCH */
 };
 extern struct options opt;
+long long number_arg(const char *name, const char *value);
+int parse_terminal_size(const char *text, int *cols, int *rows);
+int parse_options(int argc, char **argv);
 
 /* globals.c: the state more than one part uses */
 extern int report_open;                       /* fd 3 was given to us by the worker */
@@ -93,7 +97,6 @@ extern char path[PATH_MAX];                   /* the one buffer every cgroup fil
 extern long long oom_kills, pids_max_hits;    /* what the limits did, for the end record */
 
 /* terminal.c: --tty */
-int parse_terminal_size(const char *text, int *cols, int *rows);
 int open_terminal(void);
 int become_terminal_session(void);
 int lead_terminal_session(void);
@@ -152,9 +155,6 @@ pid_t start_command(char **argv, const char *state_file, const struct identity *
 /* supervise.c: following the command to its end, and the end record */
 void become_supervisor(sigset_t *waiting_mask, struct identity *id);
 int supervise(pid_t child, struct relay relays[2], int exec_errno, const char *exit_file, const sigset_t *waiting_mask);
-
-/* main.c: options */
-long long number_arg(const char *name, const char *value);
 
 /* inner.c, warm.c, nursery.c, session-net.c: the other modes */
 int inner_main(int argc, char **argv);

@@ -19,16 +19,6 @@ static void record_size(long long offset) {
   close(fd);
 }
 
-/* `<cols>x<rows>`, each from 2 to 1000, with an optional final newline; 0 when `text` is not one. */
-int parse_terminal_size(const char *text, int *cols, int *rows) {
-  char *x;
-  long c = strtol(text, &x, 10), r = *x == 'x' ? strtol(x + 1, &x, 10) : 0;
-  if ((*x != '\0' && *x != '\n') || c < 2 || c > 1000 || r < 2 || r > 1000) return 0;
-  *cols = (int)c;
-  *rows = (int)r;
-  return 1;
-}
-
 /* A pseudo-terminal of opt's size: returns the master, and records the first size (offset 0). */
 int open_terminal(void) {
   int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);

@@ -28,6 +28,7 @@ static void set_limit(const char *dir, const char *const *names, long long value
 void make_cgroups(void) {
   static const char *const pids[] = {"pids.max", NULL};
   static const char *const memory[] = {"memory.max", "memory.limit_in_bytes", NULL};
+  set_die_cleanup(remove_made_cgroups); /* a setup error from here on removes what was made */
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("cannot make cgroup %s: %s", dir, strerror(errno));

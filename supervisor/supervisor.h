@@ -105,6 +105,7 @@ void resize_terminal(struct relay *out);
 
 /* util.c: reports, errors, files and fds */
 void report(const char *fmt, ...);
+void set_die_cleanup(void (*cleanup)(void));
 _Noreturn void die(const char *fmt, ...);
 long long now_ms(void);
 int write_all(int fd, const char *buf, size_t len);

@@ -101,7 +101,8 @@ int open_terminal(void);
 int become_terminal_session(void);
 int lead_terminal_session(void);
 void answer_terminal_queries(const char *buf, size_t n);
-void resize_terminal(struct relay *out);
+int asked_terminal_size(int *cols, int *rows);
+void resize_terminal(int cols, int rows, long long offset);
 
 /* util.c: reports, errors, files and fds */
 void report(const char *fmt, ...);

@@ -51,23 +51,24 @@ int lead_terminal_session(void) {
   return 0;
 }
 
-/* SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker) becomes the
- * terminal's; the kernel tells the foreground process group (SIGWINCH). What the command wrote
- * before is relayed first, so the record's offset is where the new size begins. A file that says
- * nothing valid changes nothing. */
-void resize_terminal(struct relay *out) {
-  if (tty_master < 0 || !opt.tty_resize) return;
+/* On SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker), when it is
+ * one and not the terminal's size now; 0 when the file says nothing valid (nothing changes). */
+int asked_terminal_size(int *cols, int *rows) {
+  if (tty_master < 0 || !opt.tty_resize) return 0;
   char text[32];
   ssize_t n = read_small(opt.tty_resize, text, sizeof text);
-  if (n <= 0) return;
-  int cols, rows;
-  if (!parse_terminal_size(text, &cols, &rows) || (cols == opt.tty_cols && rows == opt.tty_rows)) return;
-  pump(out);
+  if (n <= 0) return 0;
+  return parse_terminal_size(text, cols, rows) && (*cols != opt.tty_cols || *rows != opt.tty_rows);
+}
+
+/* The terminal takes this size (the kernel tells the foreground process group: SIGWINCH), recorded
+ * from byte `offset` of the stdout file on. */
+void resize_terminal(int cols, int rows, long long offset) {
   struct winsize size = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
   if (ioctl(tty_master, TIOCSWINSZ, &size) < 0) return;
   opt.tty_cols = cols;
   opt.tty_rows = rows;
-  record_size(out->written);
+  record_size(offset);
 }
 
 /* A control sequence the command began in one read and may end in the next: the bytes after ESC. */

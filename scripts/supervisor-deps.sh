@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Shows which supervisor/*.c file uses which: for each file, the other files that define the
 # functions and data it refers to (read with nm from objects compiled as the build compiles them),
-# then the files that use each other in a cycle, and whether supervisor.h declares each function and
-# datum under the section of the file that defines it (`/* <file>.c: ... */`). Run by hand:
-# `bash scripts/supervisor-deps.sh`. Exit 0: no cycle and a true header; 1: otherwise.
+# then the files that use each other in a cycle, and whether supervisor.h is true to the files: each
+# function and datum under the section of the file that defines it (`/* <file>.c: ... */`), the
+# sections in the order of use. Run by hand: `bash scripts/supervisor-deps.sh`. Exit 0: no cycle
+# and a true header; 1: otherwise.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -57,12 +58,16 @@ awk '
   }
 ' "$objects/edges" || status=1
 
-# A function is declared as `name(`; data as `extern ... name;` (or `name[`, `name,`).
+# supervisor.h: each function and datum a file defines for the others is declared in that file's
+# section (a function as `name(`, data as `extern ... name;`), and each section comes after the
+# sections of the files it uses. What no other file uses belongs static in its file.
 (cd "$root/supervisor" && awk '
-  FNR == NR { if ($2 != "main") { file[$2] = $1; names[++n] = $2 }; next }
+  FILENAME ~ /defined$/ { if ($2 != "main") { file[$2] = $1; names[++n] = $2 }; next }
+  FILENAME ~ /edges$/ { used_elsewhere[$3] = 1; users[++e] = $1; definers[e] = $2; next }
   /^\/\* [a-z-]+\.c[:,]/ {
     section = $2
     sub(/[:,]$/, "", section)
+    place[section] = ++sections
     if (system("test -f " section) != 0) { print "supervisor.h: a section names " section ", which is no file"; bad = 1 }
     next
   }
@@ -80,15 +85,22 @@ awk '
   END {
     for (i = 1; i <= n; i++) {
       s = names[i]
-      if (!(s in declared)) { print "supervisor.h: " s " (" file[s] ") is not declared"; bad = 1 }
+      if (!(s in used_elsewhere)) { print "supervisor.h: " s " (" file[s] ") is used by no other file: static"; bad = 1 }
+      else if (!(s in declared)) { print "supervisor.h: " s " (" file[s] ") is not declared"; bad = 1 }
       else if (declared[s] != file[s]) {
         where = declared[s] == "" ? "no section" : declared[s]
         print "supervisor.h: " s " is under " where ", defined in " file[s]
         bad = 1
       }
     }
-    if (!bad) print "supervisor.h: each declaration under the file that defines it"
+    for (i = 1; i <= e; i++) {
+      u = users[i]; d = definers[i]
+      if (!(u in place) || !(d in place) || place[d] < place[u] || reported[u, d]++) continue
+      print "supervisor.h: " u " uses " d ", whose section comes after its own"
+      bad = 1
+    }
+    if (!bad) print "supervisor.h: each declaration under the file that defines it, each file after those it uses"
     exit bad
   }
-' "$objects/defined" supervisor.h) || status=1
+' "$objects/defined" "$objects/edges" supervisor.h) || status=1
 exit $status

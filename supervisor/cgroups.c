@@ -1,11 +1,7 @@
 /* The task's cgroups: made with their limits before the command runs, read for what the limits did, removed after the end is recorded. */
 #include "supervisor.h"
 
-/* The one buffer every cgroup file path is built in (we are single-threaded, and no caller holds a
- * path across another's call): each page a long-lived supervisor touches stays private to it. */
-char path[PATH_MAX];
-
-int cgroups_made; /* how many of opt.cgroups exist: a setup error removes them */
+static int cgroups_made; /* how many of opt.cgroups exist: a setup error removes them */
 
 int cgroup_file(char *out, size_t size, const char *dir, const char *name) {
   return snprintf(out, size, "%s/%s", dir, name) < (int)size ? 0 : -1;
@@ -32,6 +28,7 @@ static void set_limit(const char *dir, const char *const *names, long long value
 void make_cgroups(void) {
   static const char *const pids[] = {"pids.max", NULL};
   static const char *const memory[] = {"memory.max", "memory.limit_in_bytes", NULL};
+  set_die_cleanup(remove_made_cgroups); /* a setup error from here on removes what was made */
   for (int i = 0; i < opt.n_cgroups; i++) {
     const char *dir = opt.cgroups[i];
     if (mkdir(dir, 0755) < 0 && errno != EEXIST) die("cannot make cgroup %s: %s", dir, strerror(errno));
@@ -69,9 +66,6 @@ static long long cgroup_stat(const char *dir, const char *file, const char *key)
   }
   return 0;
 }
-
-/* What the limits did, for the end record. */
-long long oom_kills, pids_max_hits;
 
 /* Removes a cgroup and any the command made below it, deepest first. An exiting process can hold
  * a cgroup a moment after it left cgroup.procs: retried for up to a second. */

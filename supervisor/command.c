@@ -26,7 +26,7 @@ void become_command_process(int out_fd, int errout_fd) {
 
 /* The command's side of the fork: it waits for the go byte, which the supervisor writes only once
  * the state file names it (and the command is in its cgroups). EOF = the supervisor died. */
-_Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
+static _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int errout_fd,
                                    int status_fd, int stdin_fd) {
   if (opt.tty_cols) {
     int slave = become_terminal_session();
@@ -46,10 +46,6 @@ _Noreturn void run_command(char **argv, int go_fd, int err_fd, int out_fd, int e
   (void)!write(err_fd, &e, sizeof e);
   _exit(127);
 }
-
-
-const int kill_sigs[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
-#define N_KILL_SIGS (sizeof kill_sigs / sizeof *kill_sigs)
 
 /* Kill signals and SIGCHLD stay blocked except while the loop waits in ppoll, so each one is
  * acted on in the loop, never lost between a check and the wait. */

@@ -29,7 +29,7 @@ int signal_exact(pid_t pid, unsigned long long start, int sig) {
 /* Sends sig to the process group led by this process, while that leader is the process with this
  * start time: a group's id is not given to a new process while the leader lives (nor while any of
  * the group does), so the group signalled is the one the leader led. */
-int signal_group_of(pid_t leader, unsigned long long start, int sig) {
+static int signal_group_of(pid_t leader, unsigned long long start, int sig) {
   if (signal_exact(leader, start, 0) < 0) return -1;
   return kill(-leader, sig);
 }

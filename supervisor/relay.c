@@ -55,8 +55,6 @@ void close_stdin(void) {
   if (opt.stdin_fifo) unlink(opt.stdin_fifo);
 }
 
-struct stdin_pipe in = {-1, -1, 0};
-
 /* Moves what the FIFO holds into the command's stdin; returns 1 when the FIFO is empty now. */
 int pump_stdin(void) {
   in.blocked = 0;

@@ -52,6 +52,9 @@ static void release_stdio(int keep_output) {
   }
 }
 
+static int kill_requested;  /* a kill signal arrived */
+static int stopped_running; /* a kill signal reached the command before its leader ended */
+
 /* Follows the command to its end: acts on kills, relays output, and once the leader has ended,
  * ends whatever it left (SIGTERM, SIGKILL after the grace) and drains the pipes. Returns the
  * leader's wait status. */
@@ -63,7 +66,13 @@ static int follow(pid_t leader, struct relay relays[2], const sigset_t *waiting_
     if (in.fifo >= 0 && pump_stdin() && got_close_stdin) close_stdin();
     if (got_winch) {
       got_winch = 0;
-      resize_terminal(&relays[0]);
+      int cols, rows;
+      /* What the command wrote before is relayed first, so the new size is recorded where it
+       * begins in the output. */
+      if (asked_terminal_size(&cols, &rows)) {
+        pump(&relays[0]);
+        resize_terminal(cols, rows, relays[0].written);
+      }
     }
     /* Reaped before the kill signals are acted on: a command that ended on its own just before a
      * kill came counts as ended by itself, so the kill is not reported as its end. */

@@ -7,8 +7,6 @@ static char tty_slave[64];
 /* The master, kept for resizes (the relay's copy closes at the terminal's end). */
 static int tty_master = -1;
 
-volatile sig_atomic_t got_winch;
-
 /* Appends `<offset> <cols>x<rows>` to the --tty-events file: from byte `offset` of the stdout file
  * on, the screen had that size (a renderer replays the output with each size where it came). */
 static void record_size(long long offset) {
@@ -19,16 +17,6 @@ static void record_size(long long offset) {
   int len = snprintf(line, sizeof line, "%lld %dx%d\n", offset, opt.tty_cols, opt.tty_rows);
   (void)!write(fd, line, (size_t)len); /* one short O_APPEND write: whole or not at all */
   close(fd);
-}
-
-/* `<cols>x<rows>`, each from 2 to 1000, with an optional final newline; 0 when `text` is not one. */
-int parse_terminal_size(const char *text, int *cols, int *rows) {
-  char *x;
-  long c = strtol(text, &x, 10), r = *x == 'x' ? strtol(x + 1, &x, 10) : 0;
-  if ((*x != '\0' && *x != '\n') || c < 2 || c > 1000 || r < 2 || r > 1000) return 0;
-  *cols = (int)c;
-  *rows = (int)r;
-  return 1;
 }
 
 /* A pseudo-terminal of opt's size: returns the master, and records the first size (offset 0). */
@@ -63,23 +51,24 @@ int lead_terminal_session(void) {
   return 0;
 }
 
-/* SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker) becomes the
- * terminal's; the kernel tells the foreground process group (SIGWINCH). What the command wrote
- * before is relayed first, so the record's offset is where the new size begins. A file that says
- * nothing valid changes nothing. */
-void resize_terminal(struct relay *out) {
-  if (tty_master < 0 || !opt.tty_resize) return;
+/* On SIGWINCH: the size in the --tty-resize file (`<cols>x<rows>`, written by a worker), when it is
+ * one and not the terminal's size now; 0 when the file says nothing valid (nothing changes). */
+int asked_terminal_size(int *cols, int *rows) {
+  if (tty_master < 0 || !opt.tty_resize) return 0;
   char text[32];
   ssize_t n = read_small(opt.tty_resize, text, sizeof text);
-  if (n <= 0) return;
-  int cols, rows;
-  if (!parse_terminal_size(text, &cols, &rows) || (cols == opt.tty_cols && rows == opt.tty_rows)) return;
-  pump(out);
+  if (n <= 0) return 0;
+  return parse_terminal_size(text, cols, rows) && (*cols != opt.tty_cols || *rows != opt.tty_rows);
+}
+
+/* The terminal takes this size (the kernel tells the foreground process group: SIGWINCH), recorded
+ * from byte `offset` of the stdout file on. */
+void resize_terminal(int cols, int rows, long long offset) {
   struct winsize size = {.ws_row = (unsigned short)rows, .ws_col = (unsigned short)cols};
   if (ioctl(tty_master, TIOCSWINSZ, &size) < 0) return;
   opt.tty_cols = cols;
   opt.tty_rows = rows;
-  record_size(out->written);
+  record_size(offset);
 }
 
 /* A control sequence the command began in one read and may end in the next: the bytes after ESC. */

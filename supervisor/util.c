@@ -12,6 +12,14 @@ void report(const char *fmt, ...) {
   if (n > 0) (void)!write(REPORT_FD, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
+/* What a setup error undoes before it exits: set by the part that made it (cgroups.c), so this
+ * file never calls up into the parts that use it. */
+static void (*die_cleanup)(void);
+
+void set_die_cleanup(void (*cleanup)(void)) {
+  die_cleanup = cleanup;
+}
+
 /* A setup error: the worker learns why on fd 3; a human reading the spill file sees it on fd 2. */
 _Noreturn void die(const char *fmt, ...) {
   char msg[512];
@@ -21,7 +29,7 @@ _Noreturn void die(const char *fmt, ...) {
   va_end(ap);
   dprintf(2, "durable-bash-supervisor: %s\n", msg);
   report("error %s\n", msg);
-  remove_made_cgroups();
+  if (die_cleanup) die_cleanup();
   exit(EXIT_SETUP);
 }
 

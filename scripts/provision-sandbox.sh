@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs what commands' containment needs from the host: bubblewrap (`bwrap`, for
-# `durable-bash worker --sandbox bwrap` and its tests) and slirp4netns (each session's own network,
-# src/command-host/containment/session-networks.ts). Idempotent: installs only what is missing. Installs through
-# apt-get (Debian, Ubuntu) as root; anywhere else it says what to install and fails.
+# Installs what commands' containment needs from the host: bubblewrap (`bwrap`: sessions apart and
+# `durable-bash worker --sandbox bwrap`) and slirp4netns (each session's own network,
+# src/command-host/containment/session-networks.ts). Run by `npm test` (pretest, through `npm run provision`) and
+# by `durable-bash dev` when either is missing. Idempotent: installs only what is missing, through
+# apt-get (Debian, Ubuntu) as root. Where it cannot, it prints one line, what is missing and the
+# command that installs it, and exits 1.
 set -euo pipefail
 
 missing=()
@@ -17,7 +19,23 @@ if [ ${#missing[@]} -gt 0 ]; then
     }
     echo "provision-sandbox: installed ${missing[*]}"
   else
-    echo "provision-sandbox: missing ${missing[*]}; install them (Debian/Ubuntu: apt-get install ${missing[*]})" >&2
+    # The command that installs them here: apt-get, else the package manager this system has.
+    install="apt-get install -y"
+    for manager in apt-get dnf zypper pacman apk; do
+      if command -v "$manager" >/dev/null 2>&1; then
+        case $manager in
+          dnf | zypper) install="$manager install -y" ;;
+          pacman) install="pacman -S --noconfirm" ;;
+          apk) install="apk add" ;;
+        esac
+        break
+      fi
+    done
+    [ "$(id -u)" = 0 ] || install="sudo $install"
+    them=them
+    [ ${#missing[@]} -gt 1 ] || them=it
+    names=${missing[*]}
+    echo "provision-sandbox: sessions apart need ${names// / and }, missing here; install $them: $install ${missing[*]}" >&2
     exit 1
   fi
 fi

@@ -10,11 +10,11 @@ import {
   type DevServerOptions,
   DevServerStartError,
   describeExit,
-  ensureTemporalCli,
   resolveDevServerPlace,
   startDevServer,
   stopOrphanedDevServer,
 } from '../dev-server/dev-server.js';
+import { provisionDev } from '../dev-server/provision.js';
 import type { HttpListen } from '../mcp/http.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createBashWorker } from '../worker/bash-worker.js';
@@ -49,7 +49,7 @@ export async function runDev(
   dataConverter?: DataConverter,
 ): Promise<void> {
   const log = (line: string) => process.stderr.write(`durable-bash: ${line}\n`);
-  const cli = ensureTemporalCli(log);
+  const cli = provisionDev(executor, log);
   // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
   const place = await resolveDevServerPlace(flags);
   // A dev that was SIGKILLed left its server running on this file and port: stop it, and say so.

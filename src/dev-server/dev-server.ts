@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { searchAttributeNames } from '../shared/search-attributes.js';
-import { findTemporalBinary, provisionScript, TemporalBinary } from './binaries.js';
 import { dynamicConfigArgs, sqlitePragmaArgs } from './dynamic-config.js';
 import {
   DEV_SERVER_HOST,
@@ -62,21 +61,6 @@ export class DevServerStartError extends Error {
 
 /** How long the dev server may take to answer after it starts. */
 const DEV_SERVER_READY_MS = 60_000;
-
-/** The Temporal CLI, provisioned first (by the project's script) if no binary is found. */
-export function ensureTemporalCli(log: (line: string) => void): string {
-  let found = findTemporalBinary(TemporalBinary.cli);
-  if (found.kind === 'download') {
-    log(`no Temporal CLI found; provisioning with ${provisionScript}`);
-    const result = spawnSync('bash', [provisionScript], { stdio: 'inherit' });
-    if (result.status !== 0)
-      throw new Error(`provisioning failed (exit ${result.status}); run: bash ${provisionScript}`);
-    found = findTemporalBinary(TemporalBinary.cli);
-  }
-  if (found.kind === 'download')
-    throw new Error(`no Temporal CLI after provisioning; run: bash ${provisionScript}`);
-  return found.path;
-}
 
 /** The ports (free ones picked for 0) and the absolute database path a server will run with. */
 export async function resolveDevServerPlace(options: DevServerOptions = {}): Promise<DevServerPlace> {

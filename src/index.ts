@@ -6,7 +6,7 @@ export {
   type ForegroundOutcome,
   type StartRequest,
 } from './client/bash-tasks.js';
-export type { OutputRead, StreamRead } from './client/output-reads.js';
+export type { OutputRead, StreamRead } from './client/output-reader-client.js';
 export { registerSearchAttributes } from './client/register-search-attributes.js';
 export type { TaskSnapshot } from './client/task-snapshot.js';
 export { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from './codec/aes-gcm-codec.js';

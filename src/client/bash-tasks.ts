@@ -18,7 +18,7 @@ import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { type ForegroundOutcome, foregroundResult, moveToBackground, runResult } from './foreground.js';
 import { withNoticeMarks } from './notice-marks.js';
-import type { OutputRead, ReaderOptions } from './output-reads.js';
+import type { OutputRead, ReaderOptions } from './output-reader-client.js';
 import type { WaitOptions } from './output-wait.js';
 import { mayAccess } from './ownership.js';
 import { writeTaskStdin } from './stdin-write.js';

@@ -14,7 +14,7 @@ import { RunAbortedError } from '../shared/errors.js';
 import { runFailure } from '../shared/run-failure.js';
 import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { type bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';
-import type { OutputRead } from './output-reads.js';
+import type { OutputRead } from './output-reader-client.js';
 import { serverNow } from './server-clock.js';
 import type { TaskReads } from './task-reads.js';
 import { asClientError } from './temporal-unreachable.js';

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WAIT_POLL_INTERVAL_MS } from '../shared/limits.js';
 import type { ReadPosition } from '../shared/read-position.js';
 import { tailBytes } from '../shared/stream-text.js';
-import { readableUpTo, sliceStream } from './output-reads.js';
+import { readableUpTo, sliceStream } from './output-slices.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** Why a wait for output ended. */

@@ -21,8 +21,8 @@ import {
   readNewOutput,
   readOnHost,
   readPosition,
-  unclaimedRead,
-} from './output-reads.js';
+} from './output-reader-client.js';
+import { unclaimedRead } from './output-slices.js';
 import { type WaitOptions, waitForNewOutput } from './output-wait.js';
 import {
   commandHostQueue,

@@ -1,3 +1,17 @@
+/**
+ * The types of a `bash_output` read, and the read's whole path, top to bottom:
+ * - tools/bash-output.ts: the tool (arguments, `wait_ms`, `filter`); tools/render-read.ts its text.
+ * - client/task-reads.ts (`TaskReads`): behind the ownership fence, a read on the command's host
+ *   while a worker is there, else what the server holds; client/output-wait.ts waits on the latter.
+ * - client/output-reader-client.ts: claims and host reads through the task's reader workflow;
+ *   client/output-slices.ts slices the server's tails (a heartbeat's, or the result's).
+ * - workflows/output-reader.ts (`bashOutputReader`): owns the durable read position, so two reads
+ *   never show the same bytes and the position outlives every process.
+ * - activities/read-output.ts: on the command's host, reads the spill files (command-host/spill)
+ *   from the position, waiting for `wait_ms`; a terminal task's screen comes from
+ *   command-host/terminal.
+ * - shared/stream-text.ts: where a read may end (whole characters; whole lines for a filter).
+ */
 import type { TaskState } from './status-line.js';
 import type { LimitsReached } from './task.js';
 import type { TerminalScreen } from './terminal.js';

@@ -94,3 +94,18 @@ function base64Bytes(text: string): Uint8Array {
   }
   return out.subarray(0, at);
 }
+
+/**
+ * Where a read of a running command's stream may end, given the stream's last bytes (`tail`, from
+ * offset `start` to its end): not inside an unfinished character, and with `wholeLines` (a filtered
+ * read, which must see lines whole) not inside an unfinished line, unless the line began before
+ * `from` and so is longer than the tail: then it is taken as it is. Never before `from`.
+ */
+export function readableEnd(tail: Buffer, start: number, from: number, wholeLines: boolean): number {
+  if (wholeLines) {
+    const lastNewline = tail.lastIndexOf(0x0a);
+    if (lastNewline >= 0) return start + lastNewline + 1;
+    if (start === from) return from; // All of it is one unfinished line.
+  }
+  return start + tail.length - unfinishedCharLength(tail);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sliceStream } from '../../src/client/output-reads.js';
+import { sliceStream } from '../../src/client/output-slices.js';
 import { decodeText, unfinishedCharLength } from '../../src/shared/stream-text.js';
 import type { StreamTail } from '../../src/shared/task.js';
 

@@ -7,7 +7,7 @@
  */
 import { fc, it } from '@fast-check/vitest';
 import { describe, expect } from 'vitest';
-import { sliceStream } from '../../src/client/output-reads.js';
+import { sliceStream } from '../../src/client/output-slices.js';
 import { HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import { renderRun } from '../../src/shared/render.js';
 import { heldBytes, tailBytes, tailText, unfinishedCharLength } from '../../src/shared/stream-text.js';

@@ -1,4 +1,4 @@
-import type { OutputRead } from '../../src/client/output-reads.js';
+import type { OutputRead } from '../../src/client/output-reader-client.js';
 
 /** The host the render tests read from, and that their reads' spill files are on. */
 export const READ_HOST = 'host-a';

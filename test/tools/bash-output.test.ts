@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import type { OutputRead } from '../../src/client/output-reads.js';
+import type { OutputRead } from '../../src/client/output-reader-client.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';

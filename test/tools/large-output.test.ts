@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import type { OutputRead } from '../../src/client/output-reads.js';
+import type { OutputRead } from '../../src/client/output-reader-client.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from '../../src/shared/limits.js';
 import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';

@@ -1,3 +1,9 @@
+/**
+ * The client side of a task's output reader workflow (workflows/output-reader.ts), which owns the
+ * durable read position: claims that move the position past what a read shows (from the server's
+ * tails, output-slices.ts), reads on the command's host that the reader runs and applies
+ * (`readOnHost`), and the position as it stands.
+ */
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
@@ -20,14 +26,12 @@ import {
   type ReaderMemo,
   type ReadPosition,
   START_OF_OUTPUT,
-  type StreamRead,
-  type TerminalRead,
   type TerminalReadMode,
 } from '../shared/read-position.js';
-import { decodeText, heldBytes, tailBytes, unfinishedCharLength } from '../shared/stream-text.js';
-import type { StreamTail, TerminalEnd } from '../shared/task.js';
+import { tailBytes } from '../shared/stream-text.js';
 import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { abandonReadSignal } from '../workflows/reader-signals.js';
+import { endedTerminalRead, readableUpTo, sliceStream } from './output-slices.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -82,66 +86,6 @@ export async function readNewOutput(
     unclaimed: !claimed,
     ...(snapshot.limits ? { limits: snapshot.limits } : {}),
   };
-}
-
-/**
- * An ended terminal task's read, from its result: the last screen, and for a scrollback read the
- * lines that scrolled off (all its result holds, when the read position was short of the end).
- */
-function endedTerminalRead(end: TerminalEnd, mode: TerminalReadMode, unread: boolean): TerminalRead {
-  if (mode !== 'scrollback') return { screen: end.screen };
-  const lines = unread && end.scrolledOff !== '' ? end.scrolledOff.split('\n') : [];
-  return { screen: end.screen, scrolledOff: { lines, missing: unread ? end.scrolledOffDropped : 0 } };
-}
-
-/**
- * What a read shows when no worker on the task's host answered: the output past `from` that the
- * server holds (the command's last heartbeat), with the read position left where it is.
- */
-export function unclaimedRead(snapshot: TaskSnapshot, from: ReadPosition, wholeLines = false): OutputRead {
-  const stdout = tailBytes(snapshot.stdout);
-  const stderr = tailBytes(snapshot.stderr);
-  const upTo = readableUpTo(snapshot, wholeLines, { stdout, stderr });
-  return {
-    state: snapshot.state,
-    stdout: sliceStream(snapshot.stdout, stdout, from.stdout, Math.max(from.stdout, upTo.stdout)),
-    stderr: sliceStream(snapshot.stderr, stderr, from.stderr, Math.max(from.stderr, upTo.stderr)),
-    host: snapshot.host,
-    unclaimed: true,
-    ...(snapshot.limits ? { limits: snapshot.limits } : {}),
-  };
-}
-
-/**
- * How far a read of `snapshot` may take each stream: all of a finished task's output; of a running
- * one's, not the bytes of an unfinished character, and with `wholeLines` (a filtered read) not an
- * unfinished line either, which a later read then sees (and filters) whole. A line longer than the
- * tail held is taken as it is.
- */
-export function readableUpTo(
-  snapshot: TaskSnapshot,
-  wholeLines: boolean,
-  tails = { stdout: tailBytes(snapshot.stdout), stderr: tailBytes(snapshot.stderr) },
-): ReadPosition {
-  const readTo = (stream: StreamTail, tail: Buffer) => {
-    if (snapshot.final) return stream.bytes;
-    const tailStart = stream.bytes - tail.length;
-    if (wholeLines) {
-      const lastNewline = tail.lastIndexOf(0x0a);
-      if (lastNewline >= 0) return tailStart + lastNewline + 1;
-      // No line ends in what is held: all of it is one unfinished line, unless it began before.
-      if (tailStart === 0) return 0;
-    }
-    return stream.bytes - unfinishedCharLength(tail);
-  };
-  return { stdout: readTo(snapshot.stdout, tails.stdout), stderr: readTo(snapshot.stderr, tails.stderr) };
-}
-
-/** The bytes `[from, upTo)` of a stream whose tail holds its last `tail.length` bytes. */
-export function sliceStream(stream: StreamTail, tail: Buffer, from: number, upTo: number): StreamRead {
-  const { bytes, droppedBytes, cutAtStart } = heldBytes(stream, tail, from, upTo);
-  const text = decodeText(bytes, cutAtStart);
-  return { text, droppedBytes, ...(stream.spillPath !== undefined ? { spillPath: stream.spillPath } : {}) };
 }
 
 /**

@@ -121,7 +121,7 @@ withCodecOption(
         .option('--rows <n>', "with --tty: the terminal's height", positiveInt)
         .argument('<command...>', 'the command, after --'),
     ),
-    'the session a --background task belongs to',
+    'the session the command runs as, in the foreground as in the background',
   ),
 ).action(async (words: string[], flags: RunFlags) => {
   process.exitCode = await runCommand(words, flags);

@@ -10,7 +10,7 @@ export interface RunFlags extends ServerOptions {
   background?: boolean;
   /** With `background`: the command's stdin stays open for `durable-bash input`. */
   keepStdinOpen?: boolean;
-  /** The session a background run belongs to (see identity.ts). */
+  /** The session the command runs as, in the foreground as in the background (see identity.ts). */
   owner: string;
   /** Run on a terminal, of `cols` x `rows` when given. */
   tty?: boolean;
@@ -19,9 +19,10 @@ export interface RunFlags extends ServerOptions {
 }
 
 /**
- * Runs one command through the `bash` tool and prints exactly what the model would see: the run's
- * text, or for --background the task id (owned by `flags.owner`). Resolves to the process exit
- * code: 0 for a result, 1 for an error result.
+ * Runs one command through the `bash` tool as session `flags.owner` (its task, and with sessions
+ * apart its uid, network and /tmp, whether or not it runs in the background) and prints exactly
+ * what the model would see: the run's text, or for --background the task id. Resolves to the
+ * process exit code: 0 for a result, 1 for an error result.
  */
 export function runCommand(words: string[], flags: RunFlags): Promise<number> {
   return withTasks(flags, async (tasks) => {
@@ -40,7 +41,7 @@ export function runCommand(words: string[], flags: RunFlags): Promise<number> {
           ...(flags.cols !== undefined ? { cols: flags.cols } : {}),
           ...(flags.rows !== undefined ? { rows: flags.rows } : {}),
         },
-        { signal, ...(flags.background ? { agent: { sessionId: flags.owner } } : {}) },
+        { signal, agent: { sessionId: flags.owner } },
       ),
     );
     return printResult(result);

@@ -1,27 +1,34 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import type { BashWorker } from '../../src/worker/bash-worker.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 // The CLI as users run it: the built bin (npm test builds first), in a child process.
 const BIN = path.resolve('dist/cli/main.js');
 const execFileAsync = promisify(execFile);
 
-const suite = useDevServerWithWorker();
+// Sessions apart, as test/containment/isolation.test.ts has them (root, bwrap and slirp4netns:
+// scripts/provision-sandbox.sh): what `--owner` gives a command, its uid and network, shows then.
+const suite = useDevServerWithWorker({ executor: { isolation: 'session', sandbox: 'none' } });
 
 async function cli(...args: string[]) {
   const server = ['--address', suite.env.address, '--task-queue', suite.worker.taskQueue];
   try {
-    const { stdout, stderr } = await execFileAsync('node', [
-      BIN,
-      ...args.slice(0, 1),
-      ...server,
-      ...args.slice(1),
-    ]);
+    const { stdout, stderr } = await execFileAsync(
+      'node',
+      [BIN, ...args.slice(0, 1), ...server, ...args.slice(1)],
+      {
+        // No --owner means the CLI's own session (cli:<user>@<host>), not one from the environment.
+        env: { ...process.env, DURABLE_BASH_OWNER: undefined },
+      },
+    );
     return { code: 0, stdout, stderr };
   } catch (err) {
     const failed = err as { code: number; stdout: string; stderr: string };
@@ -189,5 +196,91 @@ describe('durable-bash run --background, ps, logs, kill', () => {
       stdout: '',
       stderr: `task ${taskId} has ended; nothing was written\n`,
     });
+  });
+});
+
+describe('durable-bash run --owner', () => {
+  it('runs a foreground command as the session, as a background one: its uid, its network, its task', async () => {
+    expect((suite.worker.worker as BashWorker).containment).toContain(
+      'isolation: sessions apart (a uid per session',
+    );
+    const owner = `owner-${randomUUID()}`;
+    const workdir = mkdtempSync(path.join(realpathSync(os.tmpdir()), 'durable-bash-owner-'));
+    writeFileSync(path.join(workdir, 'hello.txt'), `hello from ${owner}\n`);
+    // What a connection to the session's localhost gets: the file, or the error that ended it.
+    writeFileSync(
+      path.join(workdir, 'fetch.py'),
+      [
+        'import sys, urllib.request',
+        'try:',
+        "    print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/hello.txt', timeout=5).read().decode(), end='')",
+        'except OSError as err:',
+        '    print(err)',
+      ].join('\n'),
+    );
+    const serve = 'id -u; exec python3 -u -m http.server 0 --bind 127.0.0.1';
+    const server = await startBackground(owner, serve, '--workdir', workdir);
+    let served = '';
+    await expect
+      .poll(async () => {
+        served = (await cli('logs', '--owner', owner, server)).stdout;
+        return served;
+      })
+      .toMatch(/^\d+\nServing HTTP on 127\.0\.0\.1 port \d+ /);
+    const [, uid, port] = /^(\d+)\nServing HTTP on 127\.0\.0\.1 port (\d+) /.exec(served) ?? [];
+    const fetch = `python3 fetch.py ${port}`;
+    const refused = { code: 0, stdout: '<urlopen error [Errno 111] Connection refused>\n', stderr: '' };
+
+    // The same session in the foreground: it reaches the server on its localhost, as its uid.
+    expect(await cli('run', '--owner', owner, '--workdir', workdir, '--', fetch)).toEqual({
+      code: 0,
+      stdout: `hello from ${owner}\n`,
+      stderr: '',
+    });
+    expect(await cli('run', '--owner', owner, '--', 'id -u')).toEqual({
+      code: 0,
+      stdout: `${uid}\n`,
+      stderr: '',
+    });
+    // Another session, and the CLI's own (no --owner), have their own uid and network.
+    expect(await cli('run', '--owner', `other-${randomUUID()}`, '--workdir', workdir, '--', fetch)).toEqual(
+      refused,
+    );
+    expect(await cli('run', '--workdir', workdir, '--', fetch)).toEqual(refused);
+    for (const other of [['--owner', `other-${randomUUID()}`], []]) {
+      const { stdout } = await cli('run', ...other, '--', 'id -u');
+      expect(stdout).toMatch(/^\d+\n$/);
+      expect(stdout).not.toBe(`${uid}\n`);
+    }
+
+    // The foreground runs are the session's tasks: ps lists them, the latest to end first.
+    const row = (status: string, command: string) =>
+      new RegExp(`^bash-[0-9a-f-]{36} +${status} +\\d+s +${command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    let rows: string[] = [];
+    await expect
+      .poll(async () => {
+        rows = (await cli('ps', '--owner', owner)).stdout.trimEnd().split('\n').slice(1);
+        return rows.length;
+      })
+      .toBe(3);
+    expect(rows[0]).toMatch(row('running', serve));
+    expect(rows[1]).toMatch(row('completed', 'id -u'));
+    expect(rows[2]).toMatch(row('completed', fetch));
+    // Without --owner, run and ps are the CLI's own session, as run --background always was.
+    await expect
+      .poll(async () => (await cli('ps')).stdout.trimEnd().split('\n'))
+      .toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(row('completed', 'id -u')),
+          expect.stringMatching(row('completed', fetch)),
+        ]),
+      );
+
+    expect(await cli('kill', '--owner', owner, server)).toEqual({
+      code: 0,
+      stdout: `killed background task ${server}\n`,
+      stderr: '',
+    });
+    rmSync(workdir, { recursive: true, force: true });
   });
 });

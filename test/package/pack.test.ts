@@ -1,0 +1,73 @@
+/**
+ * The package as a user gets it: `npm pack`, installed into an empty project with
+ * `npm install ./durable-bash-<version>.tgz`, runs docs/LIBRARY.md's first example there, word for
+ * word but for the server's address and the session's working directory.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDevServerEnv } from '../helpers/temporal-env.js';
+
+const execFileAsync = promisify(execFile);
+const root = path.resolve('.');
+const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+
+/** The first TypeScript block of docs/LIBRARY.md: the worker and the tools, as the doc shows them. */
+function libraryExample(): string {
+  const doc = readFileSync(path.join(root, 'docs/LIBRARY.md'), 'utf8');
+  const block = doc.match(/```ts\n([\s\S]*?)```/)?.[1];
+  if (block === undefined) throw new Error('docs/LIBRARY.md has no ts block');
+  return block;
+}
+
+describe('the packed package', () => {
+  let env: TestWorkflowEnvironment;
+  const project = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-consumer-')));
+
+  beforeAll(async () => {
+    env = await createDevServerEnv();
+  });
+  afterAll(async () => {
+    await env?.teardown();
+    rmSync(project, { recursive: true, force: true });
+  });
+
+  it('installs into an empty project and runs the LIBRARY.md example there', async () => {
+    const packed = await execFileAsync('npm', ['pack', '--json', '--pack-destination', project], {
+      cwd: root,
+    });
+    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    expect(filename).toBe(`durable-bash-${version}.tgz`);
+
+    writeFileSync(
+      path.join(project, 'package.json'),
+      JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2),
+    );
+    await execFileAsync(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel', 'error', `./${filename}`],
+      { cwd: project },
+    );
+
+    // TypeScript's types aside, the example is plain JavaScript: run it as a module.
+    const example = libraryExample()
+      .replaceAll("'localhost:7233'", `'${env.address}'`)
+      .replace("cwd: '/work'", `cwd: '${project}'`);
+    writeFileSync(
+      path.join(project, 'example.mjs'),
+      `${example}
+console.log(result.content.map((block) => block.text).join(''));
+worker.shutdown();
+await client.connection.close();
+`,
+    );
+    writeFileSync(path.join(project, 'listed.txt'), '');
+    const run = await execFileAsync('node', ['example.mjs'], { cwd: project, timeout: 60_000 });
+    expect(run.stdout.split('\n')).toContain('listed.txt');
+    expect(run.stdout).toContain('package.json');
+  });
+});

@@ -31,13 +31,7 @@ export {
 export { connectNativeConnection } from './connection/native-connection.js';
 export * from './defaults.js';
 export { defaultSessionId, noticeTaskQueue, SESSION_ENV } from './mcp/session.js';
-export {
-  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
-  MCP_MAX_WAIT_MS,
-  type McpServerOptions,
-  type RunningMcpServer,
-  startMcpServer,
-} from './mcp/start-server.js';
+export { type McpServerOptions, type RunningMcpServer, startMcpServer } from './mcp/start-server.js';
 export type {
   Approver,
   CommandMatch,
@@ -68,6 +62,7 @@ export {
   ToolCallError,
   UnknownTaskError,
 } from './shared/errors.js';
+export { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from './shared/limits.js';
 export type { AgentSessions } from './shared/notice.js';
 export { renderRun } from './shared/render.js';
 export {

@@ -28,7 +28,8 @@ export interface DevFlags extends DevServerOptions {
 
 /** `dev` gives up when its server dies this many times within RESTART_WINDOW_MS. */
 export const MAX_EXITS_IN_WINDOW = 3;
-export const RESTART_WINDOW_MS = 60_000;
+/** The window those exits are counted in: a server that dies three times a minute will not recover by restarts. */
+const RESTART_WINDOW_MS = 60_000;
 
 /** A port flag: 0 (pick a free one) to 65535. */
 export function portNumber(value: string): number {

@@ -18,7 +18,7 @@ export interface LogsFlags extends ServerOptions {
 }
 
 /** How often `logs --follow` asks the server again when the task's host does not answer. */
-export const LOGS_POLL_MS = 250;
+const LOGS_POLL_MS = 250;
 
 /** How long one read of `logs --follow` waits on the task's host for new output. */
 const FOLLOW_WAIT_MS = 10_000;

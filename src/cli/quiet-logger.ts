@@ -10,7 +10,7 @@ const SEVERITIES: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERRO
 const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
 
 /** At most one "still cannot reach" line per this long. */
-export const OUTAGE_SUMMARY_INTERVAL_MS = 60_000;
+const OUTAGE_SUMMARY_INTERVAL_MS = 60_000;
 /** A connection failure after this long without one starts a new outage (the last one ended). */
 const OUTAGE_GAP_MS = 30_000;
 

@@ -7,10 +7,9 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { positiveIntegerOption, positiveOption } from '../shared/checks.js';
 import { ForeignTaskError, UnknownTaskError } from '../shared/errors.js';
-import { DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.js';
+import { CONNECT_TIMEOUT_MS, DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.js';
 import type { HostRead, ReadPosition, TerminalReadMode } from '../shared/read-position.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';

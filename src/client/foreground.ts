@@ -9,8 +9,8 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { RunAbortedError } from '../shared/errors.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { runFailure } from '../shared/run-failure.js';
 import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
 import { type bashTask, moveToBackgroundUpdate } from '../workflows/bash-task.js';

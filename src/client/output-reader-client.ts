@@ -36,10 +36,10 @@ import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.
 import type { TaskSnapshot } from './task-snapshot.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
-export const CLAIM_WAIT_MS = 4_000;
+const CLAIM_WAIT_MS = 4_000;
 
 /** How long a claim stays valid on the server's clock; never past the reader's own wait. */
-export const CLAIM_EXPIRY_MS = 2_500;
+const CLAIM_EXPIRY_MS = 2_500;
 
 /** Time kept between a claim's expiry and the reader's giving up, for the workflow task in flight. */
 const CLAIM_MARGIN_MS = 1_000;

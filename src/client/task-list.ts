@@ -1,6 +1,6 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { OwnerHasher } from '../codec/owner-hash.js';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import {
   NOTICE_UNDELIVERED,
   noticeSearchAttribute,

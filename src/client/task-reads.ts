@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { ReadAbortedError } from '../shared/errors.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import type {
   HostRead,
   ReadPosition,

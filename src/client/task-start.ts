@@ -9,7 +9,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';

@@ -15,7 +15,9 @@ export const ENCRYPTED_ENCODING = 'binary/encrypted';
 /** The metadata key naming the key a payload was encrypted with. */
 export const KEY_ID_METADATA = 'encryption-key-id';
 
+/** AES-GCM's recommended nonce: 96 bits, random per payload (NIST SP 800-38D). */
 const IV_BYTES = 12;
+/** The full 128-bit authentication tag: shorter tags weaken what a forged payload must guess. */
 const TAG_BYTES = 16;
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 
 /** The largest request body accepted: Temporal's gRPC message limit. */
-export const CODEC_SERVER_MAX_BODY_BYTES = 4 * 1024 * 1024;
+const CODEC_SERVER_MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 /** The Web UI origins of `temporal server start-dev` (it serves the UI on both names). */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;

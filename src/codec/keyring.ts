@@ -5,9 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { CodecKeyError } from '../shared/errors.js';
-
-/** AES-256: every key is 32 bytes. */
-export const CODEC_KEY_BYTES = 32;
+import { CODEC_KEY_BYTES } from '../shared/limits.js';
 
 /** The environment variable holding a keyring's text (an alternative to a key file). */
 export const CODEC_KEYS_ENV = 'DURABLE_BASH_CODEC_KEYS';

@@ -1,9 +1,7 @@
 import { Client, Connection, type DataConverter } from '@temporalio/client';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { type ConnectionConfig, resolveConnectionConfig, type TemporalTarget } from './connection-config.js';
 import { connectExplained } from './tls-handshake.js';
-
-/** How long a connection attempt or a start request may wait for the server. */
-export const CONNECT_TIMEOUT_MS = 5_000;
 
 export type { TemporalTarget };
 

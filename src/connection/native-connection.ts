@@ -1,5 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
-import { CONNECT_TIMEOUT_MS } from './connect.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { type ConnectionConfig, resolveConnectionConfig, type TemporalTarget } from './connection-config.js';
 import { connectExplained } from './tls-handshake.js';
 

@@ -16,9 +16,9 @@ import { isGrpcServiceError, type WorkflowExecutionDescription } from '@temporal
 import type { BashTasks } from '../client/bash-tasks.js';
 import { snapshotFromDescription } from '../client/task-snapshot.js';
 import { asClientError } from '../client/temporal-unreachable.js';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
 import { errorResult } from '../shared/error-result.js';
 import { ForeignTaskError, RunFailedError, ToolCallError, UnknownTaskError } from '../shared/errors.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { backgroundStarted, renderRun } from '../shared/render.js';
 import type { TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';

@@ -1,6 +1,6 @@
 /** How long Temporal keeps a closed workflow in a namespace: the ttl of an ended MCP task. */
 import type { Client } from '@temporalio/client';
-import { CONNECT_TIMEOUT_MS } from '../connection/connect.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 
 /** The client's namespace's retention in milliseconds; undefined when the server does not say (or refuses). */
 export async function namespaceRetentionMs(client: Client): Promise<number | undefined> {

@@ -9,20 +9,12 @@ import type { NativeConnection } from '@temporalio/worker';
 import { startAgentHost } from '../agent-host/agent-host.js';
 import { sessionAgentTaskQueue } from '../agent-host/names.js';
 import { BashTasks } from '../client/bash-tasks.js';
+import { MCP_MAX_WAIT_MS } from '../shared/limits.js';
 import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
 import { McpNotices } from './mcp-notices.js';
 import { McpTasks } from './mcp-tasks.js';
 import { NoticeStore } from './notice-store.js';
 import { createMcpServer, type McpSession } from './server.js';
-
-/**
- * How long a foreground `bash` call runs before it becomes a background task: below the 60 s
- * request timeout of common MCP clients, with room for the round trips around it.
- */
-export const DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS = 45_000;
-
-/** The longest `bash_output` wait_ms an MCP call may take, for the same reason. */
-export const MCP_MAX_WAIT_MS = 45_000;
 
 export interface McpServerOptions extends McpSession {
   client: Client;

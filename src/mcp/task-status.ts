@@ -4,13 +4,8 @@
  * from Temporal are in mcp-tasks.ts.
  */
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_TASK_POLL_INTERVAL_MS } from '../shared/limits.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
-
-/**
- * How often a client is asked to poll `tasks/get`. Each poll is one describe of the task's workflow
- * (and, once it has ended, one read of its result); `tasks/result` waits on the workflow, not by polling.
- */
-export const MCP_TASK_POLL_INTERVAL_MS = 2_000;
 
 /** What the server holds of a task, as the MCP task is made from it. */
 export interface TaskFacts {

@@ -236,6 +236,7 @@ export const STDIN_WRITE_MS = 5_000;
 
 /** A task takes stdin writes while its history is below both of these (Temporal's limits are 51,200 events and 50 MB). */
 export const STDIN_HISTORY_MAX_EVENTS = 20_000;
+/** Its size counterpart: well under the 50 MB limit and the 10 MB warning, so a task keeps room to end. */
 export const STDIN_HISTORY_MAX_BYTES = 20 * 1024 * 1024;
 
 /**
@@ -248,3 +249,24 @@ export const DEFAULT_MAX_CACHED_WORKFLOWS = 500;
 
 /** How long a `bash_output` filter may run over one read before it is given up (see tools/line-filter.ts). */
 export const FILTER_TIME_LIMIT_MS = 1_000;
+
+/** AES-256: every key is 32 bytes. */
+export const CODEC_KEY_BYTES = 32;
+
+/** How long a connection attempt or a start request may wait for the server. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * How long a foreground `bash` call runs before it becomes a background task: below the 60 s
+ * request timeout of common MCP clients, with room for the round trips around it.
+ */
+export const DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS = 45_000;
+
+/** The longest `bash_output` wait_ms an MCP call may take, for the same reason. */
+export const MCP_MAX_WAIT_MS = 45_000;
+
+/**
+ * How often a client is asked to poll `tasks/get`. Each poll is one describe of the task's workflow
+ * (and, once it has ended, one read of its result); `tasks/result` waits on the workflow, not by polling.
+ */
+export const MCP_TASK_POLL_INTERVAL_MS = 2_000;

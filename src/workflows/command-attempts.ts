@@ -92,6 +92,9 @@ export function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs
   };
 }
 
+/** How long a release may wait for the host: it is only a courtesy, the host lets go by itself when the run closes. */
+const RELEASE_TIMEOUT_MS = 10_000;
+
 /** Tells the command's host that the foreground attempt may let go; a host that does not answer has no attempt running. */
 export function releaseOnHost(taskId: TaskId, hostQueue: string): Promise<void> {
   const { releaseCommand } = proxyActivities<CommandActivities>({
@@ -102,8 +105,6 @@ export function releaseOnHost(taskId: TaskId, hostQueue: string): Promise<void> 
   });
   return CancellationScope.nonCancellable(() => releaseCommand(taskId)).catch(() => undefined);
 }
-
-const RELEASE_TIMEOUT_MS = 10_000;
 
 /** The command's first attempt, on the workflow's own queue (eager dispatch); never retried there. */
 export function eagerCommand(spec: CommandSpec) {

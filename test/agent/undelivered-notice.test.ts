@@ -8,7 +8,8 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
-import { CODEC_KEY_BYTES, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
+import { type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
+import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 import type { AgentSessions } from '../../src/shared/notice.js';
 import {
   NOTICE_UNDELIVERED,

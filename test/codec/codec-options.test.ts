@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codecDataConverter } from '../../src/cli/codec-options.js';
-import { CODEC_KEY_BYTES, CODEC_KEY_FILE_ENV, CODEC_KEYS_ENV } from '../../src/codec/keyring.js';
+import { CODEC_KEY_FILE_ENV, CODEC_KEYS_ENV } from '../../src/codec/keyring.js';
 import { commandEnv } from '../../src/command-host/containment/command-env.js';
+import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 
 describe('the CLI codec options', () => {
   const saved = { keys: process.env[CODEC_KEYS_ENV], file: process.env[CODEC_KEY_FILE_ENV] };

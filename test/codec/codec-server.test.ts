@@ -3,7 +3,8 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec.js';
 import { type RunningCodecServer, startCodecServer } from '../../src/codec/codec-server.js';
-import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
+import { CodecKeyring } from '../../src/codec/keyring.js';
+import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 
 const UI = 'http://localhost:8233';
 const token = randomBytes(24).toString('base64url');

@@ -8,7 +8,6 @@ import { mayAccess, ownerToken } from '../../src/client/ownership.js';
 import { taskListQuery } from '../../src/client/task-list.js';
 import { AesGcmPayloadCodec, ENCRYPTED_ENCODING, KEY_ID_METADATA } from '../../src/codec/aes-gcm-codec.js';
 import {
-  CODEC_KEY_BYTES,
   CODEC_KEY_FILE_ENV,
   CODEC_KEYS_ENV,
   CodecKeyring,
@@ -17,6 +16,7 @@ import {
 } from '../../src/codec/keyring.js';
 import { OwnerHasher } from '../../src/codec/owner-hash.js';
 import { CodecKeyError } from '../../src/shared/errors.js';
+import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 
 const key = (id: string) => ({ id, secret: randomBytes(CODEC_KEY_BYTES) });
 const text = (value: string) => Buffer.from(value, 'utf8');

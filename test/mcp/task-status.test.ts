@@ -8,12 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { NoticeStore, noticeIdOf, taskIdOfNotice } from '../../src/mcp/notice-store.js';
-import {
-  isTerminalStatus,
-  MCP_TASK_POLL_INTERVAL_MS,
-  mcpTask,
-  mcpTaskStatus,
-} from '../../src/mcp/task-status.js';
+import { isTerminalStatus, mcpTask, mcpTaskStatus } from '../../src/mcp/task-status.js';
+import { MCP_TASK_POLL_INTERVAL_MS } from '../../src/shared/limits.js';
 
 const taskId = 'bash-6cb64e0f-598e-4af4-ad3d-e32ce63ff505';
 const startedAt = new Date('2026-12-02T10:00:00.000Z');

@@ -24,7 +24,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { McpTasks, MODEL_IMMEDIATE_RESPONSE_KEY } from '../../src/mcp/mcp-tasks.js';
 import { TASKS_CAPABILITY } from '../../src/mcp/task-requests.js';
-import { MCP_TASK_POLL_INTERVAL_MS } from '../../src/mcp/task-status.js';
+import { MCP_TASK_POLL_INTERVAL_MS } from '../../src/shared/limits.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const suite = useDevServerWithWorker();

@@ -40,7 +40,7 @@ describe('the packed package', () => {
     const packed = await execFileAsync('npm', ['pack', '--json', '--pack-destination', project], {
       cwd: root,
     });
-    const [{ filename }] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
+    const [{ filename }] = JSON.parse(packed.stdout) as [{ filename: string }];
     expect(filename).toBe(`durable-bash-${version}.tgz`);
 
     writeFileSync(

@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
-import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
+import { CodecKeyring } from '../../src/codec/keyring.js';
+import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess } from '../helpers/worker-process.js';
 

@@ -62,3 +62,12 @@ export const PROBE_PATCH = 'reader-tells-and-probes-its-task';
  * worker that did not mark).
  */
 export const MARK_UNDELIVERED_PATCH = 'notice-marks-itself-undelivered';
+
+/**
+ * A task that reads have seen leaves its completion notice to its reader, which leaves out the
+ * output they showed (one signal, as before, now carrying the notice; the notice is the reader's
+ * child). Fixtures: notice-after-reads-task and notice-after-reads-reader (with it);
+ * moved-to-background* and host-reads-stdin-killed (before it: the task started the notice and
+ * signalled its reader).
+ */
+export const NOTICE_AFTER_READS_PATCH = 'notice-leaves-out-what-reads-showed';

@@ -1,40 +1,64 @@
 /**
- * The lines of a completion notice after its first: the task's last output, shaped as a finished
- * run shows it (stdout, a `[stderr]` section), at most NOTICE_TAIL_CHARS characters, so the model
- * can often act without a read. The read position does not move: `bash_output` still returns all
- * of it. Pure, for workflow code (the task's own workflow builds its notice).
+ * The lines of a completion notice after its first: the task's output that no read has shown yet
+ * (`bash_output`, or the foreground result of a run that moved to the background), shaped as a
+ * finished run shows it (stdout, a `[stderr]` section), at most NOTICE_TAIL_CHARS characters, so
+ * the model can often act without a read, and never sees a line twice. The read position does not
+ * move: `bash_output` still returns all of it. Pure, for workflow code (the task's run builds a
+ * notice of a task no read has seen, its reader workflow the notice of one it has).
  */
-
 import { NOTICE_TAIL_CHARS } from './limits.js';
+import { type ReadPosition, START_OF_OUTPUT } from './read-position.js';
 import { NO_OUTPUT, STDERR_HEADER } from './render.js';
 import { screenLine, screenRows } from './render-screen.js';
-import { tailText } from './stream-text.js';
+import { tailText, textFrom } from './stream-text.js';
 import type { BashTaskResult } from './task.js';
 import type { TerminalScreen } from './terminal.js';
 
 export const noticeMarkers = {
   whole: '[output]',
   cut: (chars: number) => `[output: the last ${chars} characters; bash_output returns all of it]`,
+  /** Reads showed some of the output: what they did not. */
+  sinceRead: '[output since the last read]',
+  sinceReadCut: (chars: number) =>
+    `[output since the last read: the last ${chars} characters; bash_output returns all of it]`,
+  /** Reads showed all of it (the notice says so in place of repeating it). */
+  allRead: '[output: all of it was already read]',
   screenCut: (rows: number) => `[the last ${rows} rows of the screen; bash_output shows all of it]`,
 } as const;
 
-/** The notice's output lines for a run that ended with `result`: a terminal run's, its last screen. */
-export function renderNoticeOutput(result: BashTaskResult, limit = NOTICE_TAIL_CHARS): string {
+/**
+ * The notice's output lines for a run that ended with `result`, whose readers have been given the
+ * bytes before `read`: a terminal run's, its last screen (whatever reads showed).
+ */
+export function renderNoticeOutput(
+  result: Pick<BashTaskResult, 'stdout' | 'stderr' | 'terminal'>,
+  limit = NOTICE_TAIL_CHARS,
+  read: ReadPosition = START_OF_OUTPUT,
+): string {
   if (result.terminal) return renderNoticeScreen(result.terminal.screen, limit);
-  const stdout = result.stdout.bytes > 0 ? tailText(result.stdout) : '';
-  const stderr = result.stderr.bytes > 0 ? tailText(result.stderr) : '';
-  if (stdout === '' && stderr === '') return NO_OUTPUT;
+  const unread = {
+    stdout: result.stdout.bytes > 0 ? textFrom(result.stdout, read.stdout) : { text: '', whole: true },
+    stderr: result.stderr.bytes > 0 ? textFrom(result.stderr, read.stderr) : { text: '', whole: true },
+  };
+  const stdout = unread.stdout.text;
+  const stderr = unread.stderr.text;
+  const readBefore = read.stdout > 0 || read.stderr > 0;
+  if (stdout === '' && stderr === '') return readBefore ? noticeMarkers.allRead : NO_OUTPUT;
   // Each stream gets half when both need more; what one leaves goes to the other.
   const stderrShare = stdout === '' ? limit : Math.max(Math.floor(limit / 2), limit - stdout.length);
   const shownStderr = lastChars(stderr, stderrShare);
   const shownStdout = lastChars(stdout, limit - shownStderr.length);
-  // Whole when the result's tails are the whole streams (no spill path named) and all of them shows.
+  // Whole when the result's tails hold every unread byte and all of them shows.
   const whole =
-    shownStdout === stdout &&
-    shownStderr === stderr &&
-    result.stdout.spillPath === undefined &&
-    result.stderr.spillPath === undefined;
-  let text = whole ? noticeMarkers.whole : noticeMarkers.cut(shownStdout.length + shownStderr.length);
+    shownStdout === stdout && shownStderr === stderr && unread.stdout.whole && unread.stderr.whole;
+  const chars = shownStdout.length + shownStderr.length;
+  let text = readBefore
+    ? whole
+      ? noticeMarkers.sinceRead
+      : noticeMarkers.sinceReadCut(chars)
+    : whole
+      ? noticeMarkers.whole
+      : noticeMarkers.cut(chars);
   if (shownStdout !== '') text += `\n${withoutFinalNewline(shownStdout)}`;
   if (stderr !== '') text += `\n${STDERR_HEADER}\n${withoutFinalNewline(shownStderr)}`;
   return text;

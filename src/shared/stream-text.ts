@@ -66,6 +66,25 @@ export function unfinishedCharLength(bytes: Buffer): number {
   return 0;
 }
 
+/**
+ * The text of a stream from byte `from` to its end, as far as its tail holds it; `whole` when the
+ * tail holds all of it. Without `Buffer`: a task's reader workflow renders its completion notice
+ * from the read position.
+ */
+export function textFrom(stream: StreamTail, from: number): { text: string; whole: boolean } {
+  const bytes =
+    typeof stream.tail === 'string'
+      ? new TextEncoder().encode(stream.tail)
+      : base64Bytes(stream.tailBase64 ?? '');
+  const tailStart = stream.bytes - bytes.length;
+  const first = Math.max(from, tailStart);
+  const held = bytes.subarray(Math.min(bytes.length, first - tailStart));
+  return {
+    text: new TextDecoder().decode(held.subarray(firstCharAt(held, first > 0))),
+    whole: from >= tailStart,
+  };
+}
+
 /** `tailText` of a base64 tail where there is no `Buffer`. */
 function decodeWithoutBuffer(stream: StreamTail): string {
   const bytes = base64Bytes(stream.tailBase64 ?? '');

@@ -22,6 +22,7 @@ import type { CommandActivities } from '../activities/index.js';
 import {
   EAGER_PATCH,
   MOVE_TO_BACKGROUND_PATCH,
+  NOTICE_AFTER_READS_PATCH,
   RELEASE_ON_HOST_PATCH,
   TELL_READER_PATCH,
 } from '../shared/patches.js';
@@ -51,7 +52,7 @@ import { showRunDetails } from './run-details.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
 import { type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
-import { startNotice, tellReader } from './task-end.js';
+import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
 import { countEnded, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
@@ -136,11 +137,18 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   if (standing.background) {
     const { notice } = standing;
-    await Promise.all([
-      notice ? startNotice(input.taskId, notice, state, run.ok ? run.result : undefined) : undefined,
-      // Runs recorded before readers were told are replayed without the signal.
-      hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
-    ]);
+    const result = run.ok ? run.result : undefined;
+    // Reads have seen the task: its reader sends the notice, with only the output they did not show
+    // (a terminal run's notice is its last screen, whatever reads showed).
+    if (notice && hasReader && result && !result.terminal && patched(NOTICE_AFTER_READS_PATCH)) {
+      await leaveNoticeToReader(input.taskId, notice, state, result);
+    } else {
+      await Promise.all([
+        notice ? startNotice(input.taskId, notice, state, result) : undefined,
+        // Runs recorded before readers were told are replayed without the signal.
+        hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
+      ]);
+    }
   }
   if (!run.ok) throw run.error;
   return run.result;

@@ -17,7 +17,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
-import { HOST_READ_START_MS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
+import { HOST_READ_START_MS, NOTICE_TAIL_CHARS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
+import { noticeText } from '../shared/notice.js';
 import { PROBE_PATCH } from '../shared/patches.js';
 import {
   CLAIM_EXPIRED,
@@ -31,8 +32,10 @@ import {
   type ReaderMemo,
   type ReadPosition,
 } from '../shared/read-position.js';
+import { renderNoticeOutput } from '../shared/render-notice.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
 import { abandonReadSignal, outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
+import { sendNotice } from './task-end.js';
 
 export { taskEndedSignal } from './reader-signals.js';
 
@@ -59,10 +62,11 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
  * pending). The memo mirrors the position and the latest claims, for readers with no worker to ask.
  *
  * While the task runs the reader never ends (its memo would be the only copy of the position, and
- * retention deletes closed runs). It tells the task it exists, so the task signals it at the end,
- * and signals the task again every READER_PROBE_INTERVAL_MS: a signal to a task that has closed
- * fails, which is how a reader learns of an end it was not told. Once the task ended, the reader
- * ends after `idleMs` without claims.
+ * retention deletes closed runs). It tells the task it exists, so the task signals it at the end
+ * (handing it the completion notice, which the reader sends without what reads showed), and signals
+ * the task again every READER_PROBE_INTERVAL_MS: a signal to a task that has closed fails, which is
+ * how a reader learns of an end it was not told. Once the task ended, the reader ends after
+ * `idleMs` without claims.
  */
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
   // Runs started by the first version (no `taskEnded` in their input) always ended when idle.
@@ -73,9 +77,6 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   let taskEnded = input.taskEnded ?? false;
   let claims = 0;
 
-  setHandler(taskEndedSignal, () => {
-    taskEnded = true;
-  });
   /** Moves the position up to `upTo` for claim `claimId` (one of the ended task: `ended`); returns where it stood. */
   const advance = (claimId: string, upTo: ReadPosition, ended = false): ReadPosition => {
     const before = memo.position;
@@ -104,6 +105,21 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     turns = turn.catch(() => undefined);
     return turn;
   };
+  // A task that reads have seen hands its notice over with its end. The notice takes its turn after
+  // every read already in flight (what those return is shown) and before any that comes later, and
+  // carries only the output no read has taken (`renderNoticeOutput`).
+  setHandler(taskEndedSignal, async (notice) => {
+    taskEnded = true;
+    if (notice === undefined) return;
+    const from = readsInFlight === 0 ? memo.position : await inTurn(() => memo.position);
+    const output = renderNoticeOutput(notice, NOTICE_TAIL_CHARS, from);
+    await sendNotice(
+      input.taskId,
+      notice.target,
+      noticeText(input.taskId, notice.statusLine, output),
+      notice.ownerAttribute,
+    );
+  });
   const abandoned = new Set<string>();
   const reading = new Map<string, CancellationScope>();
   setHandler(abandonReadSignal, (claimId) => {

@@ -1,4 +1,7 @@
-/** What an ended background task tells others: its output reader, and its owner's completion notice. */
+/**
+ * What an ended background task tells others: its output reader, and its owner's completion notice
+ * (sent by the reader when reads have seen the task, since only it knows what they showed).
+ */
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
   CancellationScope,
@@ -17,23 +20,48 @@ import { statusLine, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
 import { bashNoticeSignal } from './notice-signal.js';
-import { taskEndedSignal } from './reader-signals.js';
+import { type ReaderNotice, taskEndedSignal } from './reader-signals.js';
 import { countNotice } from './workflow-metrics.js';
 
-/** Tells the task's output reader that the task ended, so it can end once idle. */
-export async function tellReader(taskId: TaskId): Promise<void> {
-  await CancellationScope.nonCancellable(() =>
-    getExternalWorkflowHandle(outputReaderId(taskId))
-      .signal(taskEndedSignal)
-      .catch(() => undefined),
+/**
+ * Tells the task's output reader that the task ended, so it can end once idle, and hands it the
+ * completion notice when there is one; false when the reader could not take the signal (gone).
+ */
+export async function tellReader(taskId: TaskId, notice?: ReaderNotice): Promise<boolean> {
+  const reader = getExternalWorkflowHandle(outputReaderId(taskId));
+  return CancellationScope.nonCancellable(() =>
+    (notice === undefined ? reader.signal(taskEndedSignal) : reader.signal(taskEndedSignal, notice)).then(
+      () => true,
+      () => false,
+    ),
   );
 }
 
 /**
- * Starts the notice as an abandoned child and waits only for its start (a child not yet started
- * when its parent closes may never start). A run that ended with a result carries its last output.
- * It runs on this task queue; only its inject activity goes to the agent host. A notice that
- * cannot start is logged, never the task's failure.
+ * Hands the completion notice of a task that reads have seen to its reader, which sends it with only
+ * the output they did not show, in turn with them. A reader that cannot take it (gone) leaves the
+ * notice to the task, with all of its output.
+ */
+export async function leaveNoticeToReader(
+  taskId: TaskId,
+  target: NoticeTarget,
+  state: TaskState,
+  result: BashTaskResult,
+): Promise<void> {
+  const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
+  const notice: ReaderNotice = {
+    target,
+    statusLine: statusLine(state),
+    stdout: result.stdout,
+    stderr: result.stderr,
+    ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
+  };
+  if (!(await tellReader(taskId, notice))) await startNotice(taskId, target, state, result);
+}
+
+/**
+ * Sends the notice of a task no read has seen: a run that ended with a result carries its last
+ * output. A notice that cannot start is logged, never the task's failure.
  */
 export async function startNotice(
   taskId: TaskId,
@@ -42,9 +70,25 @@ export async function startNotice(
   result: BashTaskResult | undefined,
 ): Promise<void> {
   const text = noticeText(taskId, statusLine(state), result && renderNoticeOutput(result));
-  if ('workflowId' in target) return signalNotice(taskId, target, text);
   // The owner as this task holds it, for a notice that must mark itself undelivered.
-  const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
+  const ownerAttribute =
+    'workflowId' in target ? undefined : workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
+  await sendNotice(taskId, target, text, ownerAttribute);
+}
+
+/**
+ * Sends a task's notice, from its run or from its reader: to an agent workflow as a signal; to a
+ * session as an abandoned child, waiting only for its start (a child not yet started when its
+ * parent closes may never start). The child runs on this task queue; only its inject activity goes
+ * to the agent host.
+ */
+export async function sendNotice(
+  taskId: string,
+  target: NoticeTarget,
+  text: string,
+  ownerAttribute: string | undefined,
+): Promise<void> {
+  if ('workflowId' in target) return signalNotice(taskId, target, text);
   try {
     // A kill cancels this workflow; the notice must still start.
     await CancellationScope.nonCancellable(() =>
@@ -70,7 +114,7 @@ export async function startNotice(
  * Signals the notice to the agent workflow that started the task (no child, no activity: the
  * workflow is there or it is not). One that has closed is not told, as a disposed session is not.
  */
-async function signalNotice(taskId: TaskId, target: WorkflowNoticeTarget, text: string): Promise<void> {
+async function signalNotice(taskId: string, target: WorkflowNoticeTarget, text: string): Promise<void> {
   try {
     await CancellationScope.nonCancellable(() =>
       getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {

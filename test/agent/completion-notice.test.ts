@@ -76,6 +76,7 @@ function agentHost({
   });
   return {
     bash: tools.find((tool) => tool.name === 'bash') as Tool,
+    bashOutput: tools.find((tool) => tool.name === 'bash_output') as Tool,
     bashKill: tools.find((tool) => tool.name === 'bash_kill') as Tool,
     async startWorker(agents: AgentSessions): Promise<void> {
       const worker = await createAgentWorker({
@@ -121,6 +122,34 @@ async function taskEnd(taskId: string): Promise<void> {
 
 const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
 
+/**
+ * A notice's outcome once it has one. The notice of a task that was read is started by its reader,
+ * moments after the task closed: wait for it to exist.
+ */
+async function noticeOutcome(taskId: string): Promise<string> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await notice(taskId).result();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError) || attempt >= 100) throw err;
+      await sleep(50);
+    }
+  }
+}
+
+/** Reads the task with bash_output (waiting up to 10 s each time) until what it read matches `until`. */
+async function readUntil(
+  bashOutput: Tool,
+  taskId: string,
+  exec: ToolExecContext,
+  until: RegExp,
+): Promise<string> {
+  let read = '';
+  for (let attempt = 0; attempt < 20 && !until.test(read); attempt += 1)
+    read += text(await bashOutput.execute({ task_id: taskId, wait_ms: 10_000 }, exec));
+  return read;
+}
+
 /** The session's tasks, from the owner search attribute; waits for visibility to catch up. */
 async function tasksOwnedBy(sessionId: string): Promise<string[]> {
   const query = taskListQuery({ owner: sessionId });
@@ -162,6 +191,65 @@ describe('completion notice', () => {
     const description = await notice(taskId).describe();
     expect(description.typedSearchAttributes.get(ownerSearchAttribute)).toBeUndefined();
     expect(description.typedSearchAttributes.get(statusSearchAttribute)).toBeUndefined();
+  });
+
+  it('says in one line that bash_output already read all of the output, in place of repeating it', async () => {
+    // Issue 28: the session read n1, n2 and n3; the notice repeated them.
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'echo n1; echo n2; echo n3; sleep 2', agent('session-a'));
+    expect(await readUntil(host.bashOutput, taskId, agent('session-a'), /n3/)).toMatch(/^n1\nn2\nn3\n/);
+    await taskEnd(taskId);
+
+    expect(await noticeOutcome(taskId)).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output: all of it was already read]`,
+        options: { source, noticeId: `${taskId}-notice` },
+      },
+    ]);
+    // The notice moved no read position: the next read shows the end, and nothing again.
+    expect(text(await host.bashOutput.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      '(no new output)\n[status: completed, exit code: 0]',
+    );
+  });
+
+  it('carries only the output that no read has shown', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(
+      host.bash,
+      'echo n1; echo n2; echo n3; sleep 2; echo n4; echo oops >&2; exit 1',
+      agent('session-a'),
+    );
+    expect(await readUntil(host.bashOutput, taskId, agent('session-a'), /n3/)).toMatch(/^n1\nn2\nn3\n/);
+    await taskEnd(taskId);
+
+    expect(await noticeOutcome(taskId)).toBe('delivered');
+    expect(sessions.injections.map((injection) => injection.content)).toEqual([
+      `background bash task ${taskId} finished [status: completed, exit code: 1]. Read its output with bash_output.\n[output since the last read]\nn4\n[stderr]\noops`,
+    ]);
+  });
+
+  it('never carries a line that a read in flight when the task ended returned', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'echo first; sleep 1; echo last', agent('session-a'));
+    expect(await readUntil(host.bashOutput, taskId, agent('session-a'), /first/)).toMatch(/^first\n/);
+    // Waiting on the host when the command prints its last line and ends.
+    const read = await readUntil(host.bashOutput, taskId, agent('session-a'), /last/);
+    await taskEnd(taskId);
+
+    expect(await noticeOutcome(taskId)).toBe('delivered');
+    const notices = sessions.injections.map((injection) => injection.content);
+    expect(read).toMatch(/^last\n/);
+    expect(notices).toEqual([
+      `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output: all of it was already read]`,
+    ]);
   });
 
   it('reports a task killed with bash_kill by the signal its result records', async () => {

@@ -345,13 +345,15 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     await suite.env.client.workflow.getHandle(taskId).result();
 
     const second = await connect(id);
-    const notice = `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\none\ntwo`;
+    // It leaves out what the first server's read showed (one).
+    const notice = `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output since the last read]\ntwo`;
     // It fell due while no server ran: the logging notification comes with the first request.
     const read = texts(await call(second.client, 'bash_output', { task_id: taskId }));
     expect(second.logs).toEqual([notice]);
     expect(read[0]).toBe(notice);
     expect(read.slice(1).join('\n')).toContain('two');
-    // The read moved past what the first server's read showed; the notice, which moves nothing, shows all.
+    // The read moved past what the first server's read showed; the notice moved nothing, so this
+    // read, made after the notice was written, shows two again (docs/NOTICES.md).
     expect(read.slice(1).join('\n')).not.toContain('one');
     // It sees and kills what the old server started.
     expect(text(await call(second.client, 'bash_list', {}))).toContain(sleeper);

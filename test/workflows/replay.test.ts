@@ -35,6 +35,9 @@ import { describe, expect, inject, it } from 'vitest';
  * workflow in the next (made from `eager-patch-after-local-activity-wft`, a run recorded so in CI,
  * by dropping its patch marker and the patch's search attribute). The runs of `bashTask`
  * before per-host queues are retired with their path (src/shared/patches.ts).
+ * `notice-after-reads-task` is a background task that a read had seen, which handed its completion
+ * notice to its reader with its end (patch `notice-leaves-out-what-reads-showed`), and
+ * `notice-after-reads-reader` that reader: its host read, then the notice it started as its child.
  */
 const fixtures = [
   'completion-notice-delivered',
@@ -59,6 +62,8 @@ const fixtures = [
   'stop-ends-run-killed-while-down',
   'eager-first-attempt-by-spec',
   'eager-first-attempt-by-spec-result-next-wft',
+  'notice-after-reads-task',
+  'notice-after-reads-reader',
 ] as const;
 
 /**

@@ -1,6 +1,20 @@
 /**
  * The completion notice a background task's owning session receives. Pure, so workflow code may
- * build the text.
+ * build the text. Its whole path, from the task's end to the model (docs/NOTICES.md says it in prose):
+ * - workflows/task-end.ts: the task's run, at its end, starts the notice (`startNotice`), or, when
+ *   reads have seen the task, hands it to its reader (`leaveNoticeToReader`);
+ *   workflows/output-reader.ts then sends it in its turn among the reads.
+ * - shared/render-notice.ts: the lines after the first, only output no read has shown (or a
+ *   terminal task's last screen); `noticeText` below: the first line.
+ * - workflows/completion-notice.ts (`completionNotice`): one workflow per notice, retrying the
+ *   inject within the notice window; if the window runs out it marks itself undelivered, which
+ *   client/notice-marks.ts and tools/bash-list.ts show as `(notice not delivered)`.
+ * - activities/inject-notice.ts, served by worker/agent-worker.ts on the agent host's queue:
+ *   hands the text to `AgentSessions.inject` (below), once, dropping repeats
+ *   (agent-host/repeated-notices.ts).
+ * - Where it lands: agent-host/ (the library), mcp/mcp-notices.ts and notice-store.ts (the MCP
+ *   server), dsh/notices.ts (the harness plugin); for an agent that is a workflow, a signal
+ *   (workflows/notice-signal.ts, workflow-tools/bash-notices.ts).
  */
 
 /** Where a notice comes from, as the harness's `inject` receives it. */

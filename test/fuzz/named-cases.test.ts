@@ -25,6 +25,7 @@ import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
 import { bashTask } from '../../src/workflows/bash-task.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker, useDevServerWithWorker } from '../helpers/bash-worker.js';
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-named-')));
@@ -183,15 +184,7 @@ describe('workdirs the worker refuses', () => {
     expect(await live.bash.execute({ command: 'pwd', description: 'd', workdir: dangling })).toEqual(
       error(line),
     );
-    const started = text(
-      await live.bash.execute({
-        command: 'pwd',
-        description: 'd',
-        workdir: dangling,
-        run_in_background: true,
-      }),
-    );
-    const taskId = started.replace('started background task ', '');
+    const taskId = await startBackground(live.bash, 'pwd', {}, { description: 'd', workdir: dangling });
     await suite.env.client.workflow
       .getHandle(taskId)
       .result()

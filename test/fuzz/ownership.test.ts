@@ -13,6 +13,7 @@ import { mayAccess, ownerToken, sessionOfOwner } from '../../src/client/ownershi
 import { quoteQueryValue, taskListQuery } from '../../src/client/task-list.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { printedBytes } from '../helpers/printed.js';
 import { hostileString, loneSurrogate, runs } from './arbitraries.js';
@@ -163,9 +164,7 @@ class Start implements fc.AsyncCommand<Model, Real> {
       },
       as(caller),
     );
-    const id = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(result))?.[1];
-    expect(id, text(result)).toBeDefined();
-    const task = { id: id as string, owner: caller, marker, seen: false, killed: false };
+    const task = { id: startedTaskId(text(result)), owner: caller, marker, seen: false, killed: false };
     world.push(task);
     model.started.push(task);
     // Until the marker is on the server, a read or a kill would race the echo. A snapshot moves no

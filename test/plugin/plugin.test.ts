@@ -18,6 +18,7 @@ import { CODEC_KEY_BYTES, CodecKeyring } from '../../src/codec/keyring.js';
 import { durableBashPlugin } from '../../src/plugin/index.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 
@@ -66,14 +67,7 @@ describe('durableBashPlugin', () => {
         expect(text(await tools.bash.execute({ ...call, command: 'echo in the foreground' }))).toBe(
           'in the foreground\n',
         );
-        const started = text(
-          await tools.bash.execute({
-            ...call,
-            command: 'sleep 0.2; echo in the background',
-            run_in_background: true,
-          }),
-        );
-        const taskId = /started background task (\S+)/.exec(started)?.[1] as string;
+        const taskId = await startBackground(tools.bash, 'sleep 0.2; echo in the background', {}, call);
         const read = text(await tools.bash_output.execute({ task_id: taskId, wait_ms: 10_000 }));
         expect(read).toContain('in the background');
         // Stored encrypted: the task's input in its history is an encrypted payload.

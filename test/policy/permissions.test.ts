@@ -8,6 +8,7 @@ import type { Approver, PermissionPolicy, PermissionRequest } from '../../src/po
 import { createRulePolicy } from '../../src/policy/rules.js';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 
@@ -229,7 +230,7 @@ describe('the background task quota', () => {
   it('counts only running tasks', async () => {
     const limited = tools({ maxBackgroundTasksPerSession: 1 });
     const started = text(await bash(limited, 'true', agent('ended'), true));
-    await env.client.workflow.getHandle(started.replace('started background task ', '')).result();
+    await env.client.workflow.getHandle(startedTaskId(started)).result();
     expect(text(await bash(limited, 'true', agent('ended'), true))).toMatch(/^started background task /);
   });
 
@@ -250,10 +251,7 @@ describe('the background task quota', () => {
     expect(background).toMatch(/^started background task /);
     // At the limit: the run is not moved, and the call answers with its end.
     expect(text(await bash(limited, 'sleep 1.5; echo stayed', agent('at-limit')))).toBe('stayed\n');
-    await (limited.bash_kill as Tool).execute(
-      { task_id: background.replace('started background task ', '') },
-      agent('at-limit'),
-    );
+    await (limited.bash_kill as Tool).execute({ task_id: startedTaskId(background) }, agent('at-limit'));
     // Below it: moved, and then it counts, so a background start is refused.
     expect(text(await bash(limited, 'sleep 60', agent('at-limit')))).toMatch(
       /^\(no output\)\n\[still running after 300ms; moved to background task bash-[0-9a-f-]{36}\. Read its output with bash_output\.\]$/,
@@ -294,7 +292,7 @@ describe("the worker's deny rules", () => {
     const file = marker('worker-denied-background');
     const using = tools({}, denyingWorker);
     const started = text(await bash(using, `cat ~/.secret > ${file}`, agent('worker'), true));
-    const taskId = started.replace('started background task ', '');
+    const taskId = startedTaskId(started);
     await env.client.workflow
       .getHandle(taskId)
       .result()

@@ -11,12 +11,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
-import { sessionTools } from '../helpers/session-tools.js';
-import { measuredAttempts, sessionKeepsTogether } from '../helpers/sessions-apart.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { connectCommand, serveHello } from '../helpers/test-networks.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import { endSessionNetworks } from '../../../src/command-host/containment/session-isolation.js';
+import { sessionTools } from '../../helpers/session-tools.js';
+import { measuredAttempts, sessionKeepsTogether } from '../../helpers/sessions-apart.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { connectCommand, serveHello } from '../../helpers/test-networks.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const NOBODY = 65534;
 let env: TestWorkflowEnvironment;

@@ -8,10 +8,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import type { Tool, ToolResult } from '../../../src/shared/tool-types.js';
+import { createBashTools } from '../../../src/tools/create-bash-tools.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const LIMIT_KIB = 64;
 

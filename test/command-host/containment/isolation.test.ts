@@ -10,28 +10,28 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecutorOptions } from '../../src/activities/index.js';
-import { sessionKey } from '../../src/client/ownership.js';
+import type { ExecutorOptions } from '../../../src/activities/index.js';
+import { sessionKey } from '../../../src/client/ownership.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
   sessionNetworksDir,
-} from '../../src/command-host/containment/session-isolation.js';
-import { supervisorPath } from '../../src/command-host/supervisor/supervisor.js';
-import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
-import type { CommandSpec, TaskId } from '../../src/shared/task.js';
-import type { BashWorker } from '../../src/worker/bash-worker.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { type IsolatedWorker, startIsolatedWorker } from '../helpers/isolated-worker.js';
-import { sessionTools } from '../helpers/session-tools.js';
-import { measuredAttempts, sessionKeepsTogether } from '../helpers/sessions-apart.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+} from '../../../src/command-host/containment/session-isolation.js';
+import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
+import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
+import type { CommandSpec, TaskId } from '../../../src/shared/task.js';
+import type { BashWorker } from '../../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { type IsolatedWorker, startIsolatedWorker } from '../../helpers/isolated-worker.js';
+import { sessionTools } from '../../helpers/session-tools.js';
+import { measuredAttempts, sessionKeepsTogether } from '../../helpers/sessions-apart.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
 import {
   connectCommand,
   INTERNET_ADDRESS,
   makeTestNetworks,
   type TestNetworks,
-} from '../helpers/test-networks.js';
+} from '../../helpers/test-networks.js';
 
 let env: TestWorkflowEnvironment;
 let worker: IsolatedWorker;

@@ -9,13 +9,14 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEY_BYTES, CODEC_KEYS_ENV, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
 import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { startBackground } from '../helpers/background-task.js';
 import { cli } from '../helpers/cli.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { text } from '../helpers/tool-calls.js';
 
 const canary = `CANARY-${randomUUID()}`;
 const session = `session-${canary}`;
@@ -75,8 +76,6 @@ afterAll(async () => {
   await running;
   await env?.teardown();
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 function tool(name: string): Tool {
   const found = tools.find((candidate) => candidate.name === name);

@@ -6,11 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskListQuery } from '../../src/client/task-list.js';
 import type { Approver, PermissionPolicy, PermissionRequest } from '../../src/policy/policy-types.js';
 import { createRulePolicy } from '../../src/policy/rules.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -35,18 +36,16 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const agent = (sessionId: string, signal?: AbortSignal): ToolExecContext => ({
   agent: { sessionId, cwd: dir },
   ...(signal ? { signal } : {}),
 });
 
-function tools(options: Omit<BashToolsOptions, 'client'> = {}, on = worker): Record<string, Tool> {
-  const list = createBashTools({ client: env.client, taskQueue: on.taskQueue, ...options });
-  return Object.fromEntries(list.map((tool) => [tool.name, tool]));
+function tools(options: Omit<BashToolsOptions, 'client'> = {}, on = worker): Tools {
+  return toolsByName(createBashTools({ client: env.client, taskQueue: on.taskQueue, ...options }));
 }
 
-const bash = (using: Record<string, Tool>, command: string, exec: ToolExecContext, background = false) =>
+const bash = (using: Tools, command: string, exec: ToolExecContext, background = false) =>
   (using.bash as Tool).execute(
     { command, description: 'Permission test', ...(background ? { run_in_background: true } : {}) },
     exec,
@@ -177,7 +176,7 @@ describe('the background task quota', () => {
   const LIMIT = 2;
   const quotaLine = `too many background tasks: this session already runs ${LIMIT} (the limit is ${LIMIT}); wait for one to end or kill one with bash_kill`;
 
-  async function killAll(using: Record<string, Tool>, sessionId: string): Promise<void> {
+  async function killAll(using: Tools, sessionId: string): Promise<void> {
     for (const taskId of await workflowsOf(sessionId)) {
       await (using.bash_kill as Tool).execute({ task_id: taskId }, agent(sessionId));
     }

@@ -14,6 +14,7 @@ import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent
 import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 import { timed } from '../helpers/timed.js';
+import { text } from '../helpers/tool-calls.js';
 import type { awaitBackgroundTask } from './scripted-agents.js';
 
 const HOUR_MS = 60 * 60_000;
@@ -75,7 +76,6 @@ const tool = (name: string) =>
     taskQueue,
     maxBackgroundTasksPerSession: Number.POSITIVE_INFINITY,
   }).find((t) => t.name === name) as Tool;
-const text = (result: { content: { text: string }[] }) => result.content.map((block) => block.text).join('');
 
 /** Runs `body`, and says how much wall time it took. */
 async function logWallTime<T>(label: string, body: () => Promise<T>): Promise<T> {

@@ -1,4 +1,4 @@
-/** A command worker that keeps sessions apart (`isolation: 'session'`), as the containment tests start one. */
+/** A command worker keeping sessions apart (`isolation: 'session'`), as the containment tests start one. */
 import { mkdtempSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

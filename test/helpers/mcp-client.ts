@@ -1,4 +1,4 @@
-/** `durable-bash mcp` processes (the built bin) with the MCP SDK's own client connected, over stdio or Streamable HTTP. */
+/** `durable-bash mcp` processes (the built bin) and the MCP SDK's own client on them, over stdio or HTTP. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';

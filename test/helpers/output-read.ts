@@ -1,3 +1,4 @@
+/** The render tests' input: a read of a running task, changed as each test needs. */
 import type { OutputRead } from '../../src/client/output-reads.js';
 
 /** The host the render tests read from, and that their reads' spill files are on. */

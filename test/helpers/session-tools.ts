@@ -1,4 +1,4 @@
-/** One agent session's tools, every call in the same workdir, each answering its text: a session as the containment tests drive it. */
+/** A session's tools in its workdir, each answering its text: how the containment tests drive a session. */
 import type { Client } from '@temporalio/client';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startBackground } from './background-task.js';

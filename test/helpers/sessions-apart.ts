@@ -1,7 +1,4 @@
-/**
- * The checks every way of keeping sessions apart must pass (docs/CONTAINMENT.md, "Sessions apart"),
- * shared by the worker with root and the one without.
- */
+/** The checks every way of keeping sessions apart must pass (docs/CONTAINMENT.md), with root and without. */
 import { expect } from 'vitest';
 import type { SessionTools } from './session-tools.js';
 

@@ -1,4 +1,4 @@
-/** The tools called in-process, as an agent host calls them: found by name, called in a session, answering text. */
+/** The tools called in-process as an agent host calls them: by name, in a session, answering text. */
 import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 
 /** The tools `createBashTools` makes, by name. */

@@ -1,3 +1,4 @@
+/** `durable-bash worker` in a process of its own, as users run it (the built bin). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';

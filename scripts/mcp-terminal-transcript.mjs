@@ -13,12 +13,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { call, connectMcp, MAIN, resultText } from './mcp-transcript-client.mjs';
 
 const address = process.argv[2] ?? '127.0.0.1:7233';
-const main = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
 const id = randomUUID().slice(0, 8);
 const taskQueue = `terminal-transcript-${id}`;
 const hostId = `transcript-host-${id}`;
@@ -30,7 +27,7 @@ function startWorker() {
   const child = spawn(
     process.execPath,
     [
-      main,
+      MAIN,
       'worker',
       '--address',
       address,
@@ -55,14 +52,6 @@ function startWorker() {
   });
 }
 
-async function call(client, name, args) {
-  console.log(`-> tools/call ${name} ${JSON.stringify(args)}`);
-  const result = await client.callTool({ name, arguments: args });
-  const text = result.content.map((block) => block.text).join('\n---\n');
-  console.log(`<- ${result.isError ? '(isError) ' : ''}${text.replaceAll('\n', '\n   ')}\n`);
-  return text;
-}
-
 /** Reads until the screen matches `until` (each read waits up to 2 s for a change); prints the last. */
 async function screenUntil(client, taskId, until) {
   for (let tries = 0; tries < 30; tries++) {
@@ -70,7 +59,7 @@ async function screenUntil(client, taskId, until) {
       name: 'bash_output',
       arguments: { task_id: taskId, wait_ms: 2000 },
     });
-    const text = result.content.map((block) => block.text).join('\n---\n');
+    const text = resultText(result);
     if (until.test(text)) {
       console.log(`-> tools/call bash_output ${JSON.stringify({ task_id: taskId, wait_ms: 2000 })}`);
       console.log(`<- ${text.replaceAll('\n', '\n   ')}\n`);
@@ -81,24 +70,16 @@ async function screenUntil(client, taskId, until) {
 }
 
 let worker = await startWorker();
-const transport = new StdioClientTransport({
-  command: process.execPath,
-  args: [
-    main,
-    'mcp',
-    '--address',
-    address,
-    '--task-queue',
-    taskQueue,
-    '--session',
-    `transcript-${id}`,
-    '--cwd',
-    workdir,
-  ],
-  stderr: 'ignore',
-});
-const client = new Client({ name: 'terminal-transcript', version: '1.0.0' });
-await client.connect(transport);
+const client = await connectMcp('terminal-transcript', [
+  '--address',
+  address,
+  '--task-queue',
+  taskQueue,
+  '--session',
+  `transcript-${id}`,
+  '--cwd',
+  workdir,
+]);
 try {
   const started = await call(client, 'bash', {
     command: 'vim -u NONE -N -i NONE -n notes.txt',

@@ -6,14 +6,16 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pickFreePort } from '../../src/dev-server/ports.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
-let tools: Record<string, Tool>;
+let tools: Tools;
 let metricsUrl: string;
 
 beforeAll(async () => {
@@ -21,9 +23,7 @@ beforeAll(async () => {
   metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   env = await createDevServerEnv({}, { metricsPort });
   worker = await startBashWorker(env);
-  tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue: worker.taskQueue }).map((tool) => [tool.name, tool]),
-  );
+  tools = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
 });
 
 afterAll(async () => {
@@ -31,7 +31,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The sum of a counter's series whose labels include all of `labels`. */
@@ -51,18 +50,9 @@ const heartbeats = () =>
   counter('service_requests', { operation: 'RecordActivityTaskHeartbeat', service_name: 'frontend' });
 const executionWrites = () => counter('persistence_requests', { operation: 'UpdateWorkflowExecution' });
 
-async function startBackground(command: string): Promise<string> {
-  const started = text(
-    await (tools.bash as Tool).execute({ command, description: 'cost', run_in_background: true }, {}),
-  );
-  const taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(started)?.[1];
-  if (taskId === undefined) throw new Error(`unexpected start text: ${started}`);
-  return taskId;
-}
-
 it('an idle and a chatty task make no heartbeat and no write for a minute after attach; reads come from the host', async () => {
-  const idle = await Promise.all([1, 2, 3].map(() => startBackground('sleep 300')));
-  const chatty = await startBackground('while true; do echo tick; sleep 0.1; done');
+  const idle = await Promise.all([1, 2, 3].map(() => startBackground(tools.bash, 'sleep 300')));
+  const chatty = await startBackground(tools.bash, 'while true; do echo tick; sleep 0.1; done');
   const all = [...idle, chatty];
   // Each attached (its first heartbeat recorded that the command started).
   for (const taskId of all) {

@@ -5,13 +5,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { taskListQuery } from '../../src/client/task-list.js';
 import type { AgentSessions } from '../../src/shared/notice.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { startAgentWorker } from '../helpers/agent-worker.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { agent, text } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let commandWorker: RunningWorker;
@@ -79,38 +81,13 @@ function agentHost({
     bashOutput: tools.find((tool) => tool.name === 'bash_output') as Tool,
     bashKill: tools.find((tool) => tool.name === 'bash_kill') as Tool,
     async startWorker(agents: AgentSessions): Promise<void> {
-      const worker = await createAgentWorker({
-        connection: env.nativeConnection,
-        namespace: env.namespace ?? 'default',
-        taskQueue,
-        agents,
-      });
-      const running = worker.run();
-      agentWorkers.push({
-        worker,
-        taskQueue,
-        async stop() {
-          if (worker.getState() === 'RUNNING') worker.shutdown();
-          await running;
-        },
-      });
+      agentWorkers.push(await startAgentWorker(env, { taskQueue, agents }));
     },
   };
 }
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
 const source = { kind: 'plugin', plugin: 'tool-bash' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function startBackground(bash: Tool, command: string, exec: ToolExecContext = {}): Promise<string> {
-  const started = text(
-    await bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
 
 /** Waits for the task's workflow to close, however it ended. */
 async function taskEnd(taskId: string): Promise<void> {
@@ -279,13 +256,10 @@ describe('completion notice', () => {
     const host = agentHost();
     const sessions = new FakeSessions(new Set(['session-a']));
     await host.startWorker(sessions);
-    const started = text(
-      await host.bash.execute(
-        { command: 'true', description: 'Nowhere', run_in_background: true, workdir: '/nonexistent-dir' },
-        agent('session-a'),
-      ),
-    );
-    const taskId = started.replace('started background task ', '');
+    const taskId = await startBackground(host.bash, 'true', agent('session-a'), {
+      description: 'Nowhere',
+      workdir: '/nonexistent-dir',
+    });
     await taskEnd(taskId);
 
     expect(await notice(taskId).result()).toBe('delivered');

@@ -16,13 +16,15 @@ import {
   noticeSearchAttribute,
   ownerSearchAttribute,
 } from '../../src/shared/search-attributes.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { startAgentWorker } from '../helpers/agent-worker.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { agent, text, toolsByName } from '../helpers/tool-calls.js';
 
 const WINDOW_MS = 2_000;
 
@@ -44,8 +46,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-type Tools = Record<'bash' | 'bash_output' | 'bash_kill' | 'bash_list', Tool>;
-
 /** An agent host's tools, with a short notice window; its agent worker only when `agents` is given. */
 async function agentHost(
   agents?: AgentSessions,
@@ -53,44 +53,15 @@ async function agentHost(
   taskQueue = commandWorker.taskQueue,
 ) {
   const agentTaskQueue = `agent-${randomUUID()}`;
-  const tools = Object.fromEntries(
-    createBashTools({ client, taskQueue, agentTaskQueue, noticeWindowMs: WINDOW_MS }).map((tool) => [
-      tool.name,
-      tool,
-    ]),
-  ) as Tools;
-  if (agents !== undefined) {
-    const worker = await createAgentWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      taskQueue: agentTaskQueue,
-      agents,
-    });
-    const running = worker.run();
-    agentWorkers.push({
-      worker,
-      taskQueue: agentTaskQueue,
-      async stop() {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
-      },
-    });
-  }
+  const tools = toolsByName(
+    createBashTools({ client, taskQueue, agentTaskQueue, noticeWindowMs: WINDOW_MS }),
+  );
+  if (agents !== undefined)
+    agentWorkers.push(await startAgentWorker(env, { taskQueue: agentTaskQueue, agents }));
   return tools;
 }
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
 const session = () => `session-${randomUUID()}`;
-
-async function startBackground(tools: Tools, command: string, exec: ToolExecContext): Promise<string> {
-  const started = text(
-    await tools.bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
 
 const notice = (taskId: string, client = env.client) =>
   client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
@@ -125,11 +96,11 @@ describe('bash_list and notices that were not delivered', () => {
   it('marks an ended task whose notice expired, for its own session only, until bash_output shows its end', async () => {
     const tools = await agentHost();
     const a = session();
-    const ended = await startBackground(tools, 'echo done; exit 3', agent(a));
+    const ended = await startBackground(tools.bash, 'echo done; exit 3', agent(a));
     // One after the other, so the listing's order (the latest to end first) is known.
     await env.client.workflow.getHandle(ended).result();
-    const quiet = await startBackground(tools, 'exit 0', agent(a));
-    const running = await startBackground(tools, 'sleep 60', agent(a));
+    const quiet = await startBackground(tools.bash, 'exit 0', agent(a));
+    const running = await startBackground(tools.bash, 'sleep 60', agent(a));
     expect(await noticeOutcome(ended)).toBe('expired');
     expect(await noticeOutcome(quiet)).toBe('expired');
 
@@ -192,8 +163,8 @@ describe('bash_list and notices that were not delivered', () => {
   it('shows a killed task by its status, and none once its end was read before the window ran out', async () => {
     const tools = await agentHost();
     const a = session();
-    const killed = await startBackground(tools, 'sleep 60', agent(a));
-    const read = await startBackground(tools, 'echo early', agent(a));
+    const killed = await startBackground(tools.bash, 'sleep 60', agent(a));
+    const read = await startBackground(tools.bash, 'echo early', agent(a));
     await env.client.workflow.getHandle(read).result();
     // Read as soon as it ended: the session knows, so the notice that expires after changes nothing.
     expect(text(await tools.bash_output.execute({ task_id: read }, agent(a)))).toBe(
@@ -220,8 +191,8 @@ describe('bash_list and notices that were not delivered', () => {
     const live = session();
     const gone = session();
     const tools = await agentHost({ inject: async (sessionId) => sessionId === live });
-    const delivered = await startBackground(tools, 'echo told', agent(live));
-    const dropped = await startBackground(tools, 'echo nobody', agent(gone));
+    const delivered = await startBackground(tools.bash, 'echo told', agent(live));
+    const dropped = await startBackground(tools.bash, 'echo nobody', agent(gone));
     expect(await noticeOutcome(delivered)).toBe('delivered');
     expect(await noticeOutcome(dropped)).toBe('session-gone');
     for (const taskId of [delivered, dropped]) {
@@ -256,7 +227,7 @@ describe('bash_list and notices that were not delivered', () => {
       });
       const tools = await agentHost(undefined, client, taskQueue);
       const a = session();
-      const taskId = await startBackground(tools, 'echo secret', agent(a));
+      const taskId = await startBackground(tools.bash, 'echo secret', agent(a));
       expect(await noticeOutcome(taskId, client)).toBe('expired');
       const owner = (await notice(taskId, client).describe()).typedSearchAttributes.get(ownerSearchAttribute);
       const task = await client.workflow.getHandle(taskId).describe();

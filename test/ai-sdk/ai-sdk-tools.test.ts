@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { type AiSdkTools, createAiSdkTools, isBashToolError } from '../../src/ai-sdk/index.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 
@@ -100,7 +101,7 @@ describe('createAiSdkTools', () => {
         });
       }
       if (result.toolName === 'bash') {
-        taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(textOf(result))?.[1] ?? '';
+        taskId = startedTaskId(textOf(result));
         return call('bash_output', { task_id: taskId });
       }
       if (result.toolName === 'bash_output' && textOf(result) === NO_NEW_OUTPUT_RUNNING) {
@@ -161,7 +162,7 @@ describe('createAiSdkTools', () => {
         });
       }
       if (result.toolName === 'bash') {
-        taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(textOf(result))?.[1] ?? '';
+        taskId = startedTaskId(textOf(result));
         return call('bash_input', { task_id: taskId, text: 'ada\n' });
       }
       if (result.toolName === 'bash_input') return call('bash_output', { task_id: taskId, wait_ms: 10_000 });

@@ -6,22 +6,9 @@ import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { CLI_BIN, cli } from '../helpers/cli.js';
 
-// The CLI as users run it: the built bin (npm test builds first), in a child process.
-const BIN = path.resolve('dist/cli/main.js');
 const execFileAsync = promisify(execFile);
-
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const { stdout, stderr } = await execFileAsync('node', [BIN, ...args], {
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
 
 describe('durable-bash --version', () => {
   it('prints the package version alone', async () => {
@@ -88,7 +75,7 @@ describe('durable-bash dev', () => {
   const address = `127.0.0.1:${port}`;
 
   function startDev(): { child: ChildProcess; ready: Promise<string> } {
-    const child = spawn('node', [BIN, 'dev', '--port', String(port), '--ui-port', String(port + 1)], {
+    const child = spawn('node', [CLI_BIN, 'dev', '--port', String(port), '--ui-port', String(port + 1)], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

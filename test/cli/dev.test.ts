@@ -1,16 +1,12 @@
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { QuietLogger } from '../../src/cli/quiet-logger.js';
+import { CLI_BIN, cli } from '../helpers/cli.js';
 import { freePorts, processesMatching, waitFor } from '../helpers/processes.js';
-
-// `durable-bash dev` as users run it: the built bin (npm test builds first), in a child process.
-const BIN = path.resolve('dist/cli/main.js');
-const execFileAsync = promisify(execFile);
 
 interface Dev {
   child: ChildProcess;
@@ -27,7 +23,10 @@ const started: Dev[] = [];
 
 function startDev(args: string[], db: string): Dev {
   const cwd = path.dirname(path.dirname(db));
-  const child = spawn('node', [BIN, 'dev', '--db', db, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('node', [CLI_BIN, 'dev', '--db', db, ...args], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout?.on('data', (chunk: Buffer) => {
@@ -104,15 +103,8 @@ function isAlive(pid: number | undefined): boolean {
   }
 }
 
-async function runThrough(address: string, command: string) {
-  try {
-    const { stdout, stderr } = await execFileAsync('node', [BIN, 'run', '--address', address, '--', command]);
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+/** `durable-bash run` of `command` against the server at `address`. */
+const runThrough = (address: string, command: string) => cli(['run', '--address', address, '--', command]);
 
 /** Polls `condition` every 200 ms until it holds, or fails after 20 s. */
 async function waitForAsync(condition: () => Promise<boolean>): Promise<void> {

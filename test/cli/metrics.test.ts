@@ -13,7 +13,7 @@ import { readRecord } from '../../src/command-host/supervisor/supervisor-records
 import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createAgentWorker } from '../../src/worker/agent-worker.js';
+import { startAgentWorker } from '../helpers/agent-worker.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { freePorts } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
@@ -180,13 +180,10 @@ describe('durable-bash worker --metrics-port', () => {
     worker = await startWorkerProcess(env, taskQueue, ['--metrics-port', String(port)]);
     // One agent host serves its queue (its session is live); the other's queue has no worker.
     const servedQueue = `agent-${randomUUID()}`;
-    const agentWorker = await createAgentWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+    const agentWorker = await startAgentWorker(env, {
       taskQueue: servedQueue,
       agents: { inject: async () => true },
     });
-    const agentRunning = agentWorker.run();
     try {
       const startIn = async (agentTaskQueue: string, noticeWindowMs?: number) => {
         const bash = createBashTools({
@@ -215,8 +212,7 @@ describe('durable-bash worker --metrics-port', () => {
         )
         .toEqual({ delivered: 1, expired: 1 });
     } finally {
-      agentWorker.shutdown();
-      await agentRunning;
+      await agentWorker.stop();
     }
   });
 });

@@ -4,22 +4,13 @@
  * its worker is gone, so the workflow stays in that state for as long as the test needs.
  */
 import { CompleteAsyncError, Context } from '@temporalio/activity';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { CommandOutcome } from '../../src/shared/task.js';
 import { withStandInWorker } from '../helpers/stand-in-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServer } from '../helpers/temporal-env.js';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await createDevServerEnv();
-});
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const server = useDevServer();
 
 const outcome: CommandOutcome = {
   exitCode: 0,
@@ -34,7 +25,7 @@ describe('a task whose command ended but whose workflow has not closed', () => {
     let taskToken: Uint8Array | undefined;
     let tasks: BashTasks | undefined;
     const taskId = await withStandInWorker(
-      env,
+      server.env,
       {
         async runCommand(_spec, _queue, started) {
           taskToken = Context.current().info.taskToken;
@@ -44,14 +35,14 @@ describe('a task whose command ended but whose workflow has not closed', () => {
         stopCommand: () => Promise.resolve({ kind: 'never-started' }),
       },
       async (taskQueue, commandStarted) => {
-        tasks = new BashTasks({ client: env.client, taskQueue });
+        tasks = new BashTasks({ client: server.env.client, taskQueue });
         const id = await tasks.start({ command: 'echo ended', description: 'closing', background: true });
         await commandStarted;
         return id;
       },
     );
     // The worker is gone: the completion lands, and no workflow task will close the run.
-    await env.client.activity.complete(taskToken as Uint8Array, outcome);
+    await server.env.client.activity.complete(taskToken as Uint8Array, outcome);
     if (tasks === undefined) throw new Error('no client');
 
     const snapshot = await tasks.snapshot(taskId, undefined);
@@ -65,6 +56,6 @@ describe('a task whose command ended but whose workflow has not closed', () => {
     // The output is there already: the wait ends on its first look (plus the closing wait).
     expect(Date.now() - waitStarted).toBeLessThan(15_000);
 
-    await env.client.workflow.getHandle(taskId).terminate('test over');
+    await server.env.client.workflow.getHandle(taskId).terminate('test over');
   });
 });

@@ -5,8 +5,10 @@
  */
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { startBackground } from '../helpers/background-task.js';
 import { processesMatching } from '../helpers/processes.js';
-import { agent, startBackground, text, useCluster } from './use-cluster.js';
+import { agent, text } from '../helpers/tool-calls.js';
+import { useCluster } from './use-cluster.js';
 
 const suite = useCluster();
 
@@ -25,7 +27,7 @@ describe('on a cluster: two worker hosts', () => {
     // Start until both hosts have running tasks (the queue hands each start to either worker).
     const tasks: { taskId: string; index: number; host: number }[] = [];
     for (let index = 0; index < 40 && new Set(tasks.map((task) => task.host)).size < 2; index++) {
-      const taskId = await startBackground(tools, `echo task-${index}; sleep ${base + index}`, session);
+      const taskId = await startBackground(tools.bash, `echo task-${index}; sleep ${base + index}`, session);
       await expect.poll(() => hostOf(taskId), { timeout: 10_000 }).toBeGreaterThanOrEqual(0);
       tasks.push({ taskId, index, host: hostOf(taskId) });
     }

@@ -4,7 +4,10 @@
  * its worker reconnects, and bash_output gives every line exactly once and the exact end.
  */
 import { describe, expect, it } from 'vitest';
-import { agent, startBackground, type Tools, text, useCluster } from './use-cluster.js';
+import { startBackground } from '../helpers/background-task.js';
+import { readToEnd } from '../helpers/read-to-end.js';
+import { agent, text } from '../helpers/tool-calls.js';
+import { useCluster } from './use-cluster.js';
 
 const suite = useCluster();
 
@@ -16,31 +19,13 @@ function newLines(answer: string): string[] {
 
 const numbered = (count: number) => Array.from({ length: count }, (_, i) => `line ${i + 1}`);
 
-async function readToEnd(tools: Tools, taskId: string, session: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  const seen: string[] = [];
-  for (;;) {
-    let answer: string;
-    try {
-      answer = text(await tools.bash_output.execute({ task_id: taskId, wait_ms: 1_000 }, agent(session)));
-    } catch (err) {
-      answer = `[error: ${String(err)}]`;
-    }
-    seen.push(...newLines(answer));
-    const status = /\[status: (?!running)[^\]]*\]$/.exec(answer)?.[0];
-    if (status !== undefined) return { seen, status, last: answer };
-    if (Date.now() > deadline)
-      throw new Error(`task still running after ${timeoutMs}ms; last answer: ${answer}`);
-  }
-}
-
 describe('on a cluster: a server restart mid-task', () => {
   it('loses no line and repeats none, and the task completes with its exit code', async () => {
     await suite.startHost();
     const tools = suite.tools();
     const session = 'cluster-restart';
     const taskId = await startBackground(
-      tools,
+      tools.bash,
       'for i in $(seq 1 60); do echo "line $i"; sleep 0.25; done; exit 4',
       agent(session),
     );
@@ -68,8 +53,14 @@ describe('on a cluster: a server restart mid-task', () => {
       `temporal-server SIGKILLed and serving again in ${Date.now() - restartedAt}ms; a read meanwhile answered in ${downAnswer}`,
     );
 
-    const rest = await readToEnd(tools, taskId, session, 90_000);
-    expect([...before, ...rest.seen]).toEqual(numbered(60));
+    // Each read waits for output; one that fails while the server settles is read again.
+    const rest = await readToEnd(tools.bash_output, taskId, agent(session), {
+      waitMs: 1_000,
+      timeoutMs: 90_000,
+      pauseMs: 0,
+      tolerateErrors: true,
+    });
+    expect([...before, ...rest.answers.flatMap(newLines)]).toEqual(numbered(60));
     expect(rest.status).toBe('[status: completed, exit code: 4]');
     expect(text(await tools.bash_output.execute({ task_id: taskId }, agent(session)))).toBe(
       '(no new output)\n[status: completed, exit code: 4]',

@@ -7,7 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createBashTools, type ToolResult } from '../../src/index.js';
-import { agent, startBackground, type Tools, text, useCluster } from './use-cluster.js';
+import { startBackground } from '../helpers/background-task.js';
+import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
+import { useCluster } from './use-cluster.js';
 
 const suite = useCluster();
 let tools: Tools;
@@ -28,7 +30,7 @@ describe('on a cluster: background tasks', () => {
       ),
     ).toBe('hi\n[stderr]\nerr\n[exit code: 3]');
 
-    const taskId = await startBackground(tools, 'echo first; sleep 2; echo second', session);
+    const taskId = await startBackground(tools.bash, 'echo first; sleep 2; echo second', session);
     await expect
       .poll(async () => text(await tools.bash_output.execute({ task_id: taskId }, session)), {
         timeout: 10_000,
@@ -42,7 +44,7 @@ describe('on a cluster: background tasks', () => {
       '(no new output)\n[status: completed, exit code: 0]',
     );
 
-    const sleeper = await startBackground(tools, 'echo up; sleep 120', session);
+    const sleeper = await startBackground(tools.bash, 'echo up; sleep 120', session);
     await expect
       .poll(async () => rows(await tools.bash_list.execute({}, session)), { timeout: 15_000 })
       .toEqual([[sleeper, 'running', 'echo up; sleep 120']]);
@@ -95,7 +97,7 @@ describe('on a cluster: the ownership fence', () => {
     for (const session of hostileSessions) {
       started.set(
         session,
-        await startBackground(tools, `echo owner-${started.size}; sleep 120`, agent(session)),
+        await startBackground(tools.bash, `echo owner-${started.size}; sleep 120`, agent(session)),
       );
     }
     const mine = (session: string) => started.get(session) as string;
@@ -148,16 +150,16 @@ describe('on a cluster: a notice that was not delivered', () => {
   it('marks its ended task in the session listing (PostgreSQL visibility) until a read shows the end', async () => {
     await suite.startHost();
     // An agent host whose worker never comes: each notice's window runs out.
-    const away = Object.fromEntries(
+    const away = toolsByName(
       createBashTools({
         client: suite.env.client,
         taskQueue: suite.taskQueue,
         agentTaskQueue: `away-${randomUUID()}`,
         noticeWindowMs: 2_000,
-      }).map((tool) => [tool.name, tool]),
-    ) as Tools;
+      }),
+    );
     const session = agent("away' OR 1=1 --");
-    const taskId = await startBackground(away, 'echo unheard; exit 2', session);
+    const taskId = await startBackground(away.bash, 'echo unheard; exit 2', session);
     // Its notice starts as the task ends.
     await suite.env.client.workflow.getHandle(taskId).result();
     expect(await suite.env.client.workflow.getHandle(`${taskId}-notice`).result()).toBe('expired');

@@ -12,12 +12,11 @@ import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { isSameProcess, readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
-import { createBashTools, type Tool, type ToolExecContext, type ToolResult } from '../../src/index.js';
+import { createBashTools } from '../../src/index.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
+import { type Tools, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 import { type Cluster, type ClusterOptions, startCluster } from './cluster-env.js';
-
-export type Tools = Record<'bash' | 'bash_output' | 'bash_kill' | 'bash_list', Tool>;
 
 export interface Host {
   hostId: string;
@@ -62,13 +61,7 @@ export function useCluster(options: ClusterOptions = {}): ClusterSuite {
     await host.worker.crash();
     host.worker = await startWorker(host.hostId, host.spillDir);
   };
-  suite.tools = () =>
-    Object.fromEntries(
-      createBashTools({ client: suite.env.client, taskQueue: suite.taskQueue }).map((tool) => [
-        tool.name,
-        tool,
-      ]),
-    ) as Tools;
+  suite.tools = () => toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.taskQueue }));
 
   beforeAll(async () => {
     const startedAt = Date.now();
@@ -118,21 +111,4 @@ async function supervisorsLeft(spillDir: string): Promise<number[]> {
     }
   }
   return pids;
-}
-
-export const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-export const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
-
-/** `bash` with run_in_background: the task id from `started background task <id>`. */
-export async function startBackground(
-  tools: Tools,
-  command: string,
-  exec: ToolExecContext = {},
-): Promise<string> {
-  const started = text(
-    await tools.bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
 }

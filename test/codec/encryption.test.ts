@@ -1,12 +1,4 @@
-/**
- * Encryption at rest, end to end on a dev server: with the codec on, a failing command that prints
- * a canary leaves no canary byte in what Temporal stores or returns (histories, descriptions with
- * heartbeat details, listings), while the tools and the CLI show the real text.
- */
-import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -18,14 +10,14 @@ import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEYS_ENV, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { startBackground } from '../helpers/background-task.js';
+import { cli } from '../helpers/cli.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-
-const BIN = path.resolve('dist/cli/main.js');
-const execFileAsync = promisify(execFile);
+import { text } from '../helpers/tool-calls.js';
 
 const canary = `CANARY-${randomUUID()}`;
 const session = `session-${canary}`;
@@ -86,18 +78,10 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-
 function tool(name: string): Tool {
   const found = tools.find((candidate) => candidate.name === name);
   if (!found) throw new Error(`no tool ${name}`);
   return found;
-}
-
-function startedId(result: ToolResult): string {
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(result));
-  if (!match?.[1]) throw new Error(`unexpected result: ${text(result)}`);
-  return match[1];
 }
 
 /** Whether these bytes (a protobuf message as stored or sent) hold the canary anywhere. */
@@ -105,17 +89,8 @@ const holdsCanary = (bytes: Uint8Array) => Buffer.from(bytes).includes(Buffer.fr
 
 const { workflowservice, history } = proto.temporal.api;
 
-async function cli(args: string[], keys: string) {
-  try {
-    const { stdout, stderr } = await execFileAsync('node', [BIN, ...args], {
-      env: { ...process.env, [CODEC_KEYS_ENV]: keys },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+/** The CLI with `keys` as its codec keys. */
+const cliWithKeys = (args: string[], keys: string) => cli(args, { [CODEC_KEYS_ENV]: keys });
 
 const server = () => ['--address', env.address, '--task-queue', taskQueue];
 
@@ -144,15 +119,11 @@ describe('encryption at rest', () => {
   });
 
   it('a running background task’s heartbeat details are encrypted; bash_output shows the text', async () => {
-    const taskId = startedId(
-      await tool('bash').execute(
-        {
-          command: `echo ${canary}; echo ${canary} >&2; sleep 3; exit 3`,
-          description: `background ${canary}`,
-          run_in_background: true,
-        },
-        { agent: { sessionId: session } },
-      ),
+    const taskId = await startBackground(
+      tool('bash'),
+      `echo ${canary}; echo ${canary} >&2; sleep 3; exit 3`,
+      { agent: { sessionId: session } },
+      { description: `background ${canary}` },
     );
     taskIds.push(taskId);
     const tasks = new BashTasks({ client, taskQueue });
@@ -200,22 +171,24 @@ describe('encryption at rest', () => {
 
   it('durable-bash run, logs and ps show the real text with the keys', async () => {
     const keys = keysText(keyA);
-    expect(await cli(['run', ...server(), '--', `echo ${canary}; exit 3`], keys)).toEqual({
+    expect(await cliWithKeys(['run', ...server(), '--', `echo ${canary}; exit 3`], keys)).toEqual({
       code: 0,
       stdout: `${canary}\n[exit code: 3]\n`,
       stderr: '',
     });
     const [taskId] = taskIds;
     await client.workflow.getHandle(taskId as string).result();
-    expect(await cli(['logs', ...server(), '--owner', session, taskId as string], keys)).toEqual({
+    expect(await cliWithKeys(['logs', ...server(), '--owner', session, taskId as string], keys)).toEqual({
       code: 0,
       stdout: `${canary}\n`,
       stderr: `${canary}\n[status: completed, exit code: 3]\n`,
     });
     await expect
-      .poll(async () => (await cli(['ps', ...server(), '--owner', session], keys)).stdout)
+      .poll(async () => (await cliWithKeys(['ps', ...server(), '--owner', session], keys)).stdout)
       .toContain(`${taskId}  completed`);
-    expect((await cli(['ps', ...server(), '--owner', session], keys)).stdout).toContain(`echo ${canary}`);
+    expect((await cliWithKeys(['ps', ...server(), '--owner', session], keys)).stdout).toContain(
+      `echo ${canary}`,
+    );
   });
 
   it('after the current key becomes B, tasks stored under A are still listed, read and fenced', async () => {
@@ -226,11 +199,11 @@ describe('encryption at rest', () => {
     });
     const rotatedTools = createBashTools({ client: rotated, taskQueue });
     const bash = rotatedTools.find((t) => t.name === 'bash') as Tool;
-    const newer = startedId(
-      await bash.execute(
-        { command: `echo ${canary}-b`, description: 'under key b', run_in_background: true },
-        { agent: { sessionId: session } },
-      ),
+    const newer = await startBackground(
+      bash,
+      `echo ${canary}-b`,
+      { agent: { sessionId: session } },
+      { description: 'under key b' },
     );
     taskIds.push(newer);
     await rotated.workflow.getHandle(newer).result();
@@ -251,7 +224,7 @@ describe('encryption at rest', () => {
       `task ${older} belongs to another session`,
     );
     // The CLI with the rotated keys lists both.
-    const listing = (await cli(['ps', ...server(), '--owner', session], keysText(keyB, keyA))).stdout;
+    const listing = (await cliWithKeys(['ps', ...server(), '--owner', session], keysText(keyB, keyA))).stdout;
     for (const taskId of taskIds) expect(listing).toContain(taskId);
   });
 

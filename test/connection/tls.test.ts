@@ -4,11 +4,10 @@
  * the proxy, configured the ways users configure them (TEMPORAL_* variables, a temporal.toml
  * profile, CLI flags).
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { connectClient } from '../../src/connection/connect.js';
@@ -18,6 +17,7 @@ import { TemporalUnreachableError } from '../../src/shared/errors.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { CLI_BIN, cli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import {
@@ -28,24 +28,12 @@ import {
   type TlsProxy,
 } from './tls-fixture.js';
 
-const BIN = path.resolve('dist/cli/main.js');
-const execFileAsync = promisify(execFile);
-
 const withoutTemporalVariables = () =>
   Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')));
 
-/** The CLI as users run it, with only the variables given (no TEMPORAL_* from this process). */
-async function cli(args: string[], env: Record<string, string>) {
-  try {
-    const { stdout, stderr } = await execFileAsync('node', [BIN, ...args], {
-      env: { ...withoutTemporalVariables(), ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const failed = err as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+/** The CLI with only the variables given (no TEMPORAL_* from this process). */
+const cliWithOnly = (args: string[], env: Record<string, string>) =>
+  cli(args, env, withoutTemporalVariables());
 
 let env: TestWorkflowEnvironment;
 let certs: Certificates;
@@ -178,7 +166,7 @@ describe('the CLI', () => {
   });
 
   it('runs a command with the temporal.toml profile TEMPORAL_PROFILE selects', async () => {
-    const result = await cli(['run', '--task-queue', taskQueue, '--', 'echo from profile'], {
+    const result = await cliWithOnly(['run', '--task-queue', taskQueue, '--', 'echo from profile'], {
       TEMPORAL_CONFIG_FILE: configFile,
       TEMPORAL_PROFILE: 'secure',
     });
@@ -196,13 +184,16 @@ describe('the CLI', () => {
     ];
     const withCert = ['--tls-cert-path', certs.clientCertPath, '--tls-key-path', certs.clientKeyPath];
     expect(
-      await cli(['run', ...flags, ...withCert, '--task-queue', taskQueue, '--', 'echo from flags'], {}),
+      await cliWithOnly(
+        ['run', ...flags, ...withCert, '--task-queue', taskQueue, '--', 'echo from flags'],
+        {},
+      ),
     ).toEqual({
       code: 0,
       stdout: 'from flags\n',
       stderr: '',
     });
-    expect(await cli(['run', ...flags, '--task-queue', taskQueue, '--', 'echo never'], {})).toEqual({
+    expect(await cliWithOnly(['run', ...flags, '--task-queue', taskQueue, '--', 'echo never'], {})).toEqual({
       code: 1,
       stdout: '',
       stderr: `durable-bash: Temporal is unreachable at ${proxy.address}: TLS handshake failed: tlsv13 alert certificate required\n`,
@@ -211,7 +202,7 @@ describe('the CLI', () => {
 
   it('runs `worker` over mTLS from TEMPORAL_* variables, which its commands never see', async () => {
     const workerQueue = `${taskQueue}-cli-worker`;
-    const child = spawn('node', [BIN, 'worker', '--task-queue', workerQueue], {
+    const child = spawn('node', [CLI_BIN, 'worker', '--task-queue', workerQueue], {
       env: { ...withoutTemporalVariables(), ...mtlsEnv(), TEMPORAL_API_KEY: 'worker-secret' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -222,7 +213,7 @@ describe('the CLI', () => {
       });
       await waitFor(() => /worker polling [^\n]*\n/.test(banner) || child.exitCode !== null, 30_000);
       expect(banner).toContain(`durable-bash: worker polling ${workerQueue} on ${proxy.address} (default)\n`);
-      const result = await cli(
+      const result = await cliWithOnly(
         ['run', '--task-queue', workerQueue, '--', 'env | grep -c ^TEMPORAL_; true'],
         mtlsEnv(),
       );
@@ -234,7 +225,7 @@ describe('the CLI', () => {
   });
 
   it('says in one line that a profile does not exist', async () => {
-    expect(await cli(['ps', '--profile', 'nope'], { TEMPORAL_CONFIG_FILE: configFile })).toEqual({
+    expect(await cliWithOnly(['ps', '--profile', 'nope'], { TEMPORAL_CONFIG_FILE: configFile })).toEqual({
       code: 1,
       stdout: '',
       stderr:

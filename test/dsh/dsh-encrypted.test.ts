@@ -22,6 +22,7 @@ import { CodecKeyring } from '../../src/codec/keyring.js';
 import durableBash from '../../src/dsh/index.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { createHarness } from '../helpers/dsh-harness.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
@@ -95,9 +96,7 @@ it('runs, reads and announces a background task of an encrypted fleet; the serve
       agent,
     ),
   );
-  const taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(started)?.[1];
-  expect(taskId, started).toBeDefined();
-  const id = taskId as string;
+  const id = startedTaskId(started);
   await new Client({
     connection: env.connection,
     namespace: env.namespace ?? 'default',

@@ -19,6 +19,7 @@ import durableBash, { type ConfigInput, createHarnessSessions } from '../../src/
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { createHarness } from '../helpers/dsh-harness.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
@@ -69,15 +70,14 @@ const text = (result: ToolExecutionResult) =>
 const userText = (message: UserMessage) =>
   message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 
-async function startBackground(agent: Agent, command: string): Promise<string> {
+/** A background start through the harness's registry; the task's id. */
+async function startThroughHarness(agent: Agent, command: string): Promise<string> {
   const result = await call(
     'bash',
     { command, description: 'Run in background', run_in_background: true },
     agent,
   );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(result));
-  if (!match?.[1]) throw new Error(`unexpected start text: ${text(result)}`);
-  return match[1];
+  return startedTaskId(text(result));
 }
 
 /** A completion notice's exact text: its first line, then the output the task ended with. */
@@ -170,7 +170,7 @@ describe('durable-bash/dsh', () => {
   it('runs a background task, reads it with bash_output and lands its notice in the owning agent’s session', async () => {
     const agent = createAgent();
     const other = createAgent();
-    const taskId = await startBackground(agent, 'echo first; echo oops >&2; exit 3');
+    const taskId = await startThroughHarness(agent, 'echo first; echo oops >&2; exit 3');
     await suite.env.client.workflow.getHandle(taskId).result();
 
     const read = await call('bash_output', { task_id: taskId }, agent);
@@ -199,7 +199,7 @@ describe('durable-bash/dsh', () => {
   it('kills a background task with bash_kill through the registry', async () => {
     const agent = createAgent();
     const marker = Math.floor(Math.random() * 1000) + 7000;
-    const taskId = await startBackground(agent, `sleep ${marker}`);
+    const taskId = await startThroughHarness(agent, `sleep ${marker}`);
     await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
     expect(text(await call('bash_kill', { task_id: taskId }, agent))).toBe(
       `killed background task ${taskId}`,
@@ -217,7 +217,7 @@ describe('durable-bash/dsh', () => {
       { command: 'head -n 1', description: 'Echo one line', run_in_background: true, keep_stdin_open: true },
       agent,
     );
-    const taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(started))?.[1] ?? '';
+    const taskId = startedTaskId(text(started));
     expect(text(await call('bash_input', { task_id: taskId, text: 'through dsh\n' }, agent))).toBe(
       `wrote 12 bytes to the stdin of task ${taskId}`,
     );
@@ -279,7 +279,7 @@ describe('durable-bash/dsh', () => {
       { command: 'echo later', description: 'Finish while unloaded', run_in_background: true },
       { agent: { sessionId: agent.id, cwd: workspace } },
     );
-    const taskId = (started.content[0]?.text ?? '').replace('started background task ', '');
+    const taskId = startedTaskId(started.content[0]?.text ?? '');
     await suite.env.client.workflow.getHandle(taskId).result();
     const notice = suite.env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
     await new Promise((resolve) => setTimeout(resolve, 2_000));

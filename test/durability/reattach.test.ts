@@ -73,8 +73,11 @@ function host(extraArgs: string[] = [], taskQueue = `reattach-${randomUUID()}`) 
   };
 }
 
-/** Reads a task with `bash_output` until it ends; every read's stdout, in order, and the final state. */
-async function readToEnd(tasks: BashTasks, taskId: TaskId, timeoutMs = 60_000) {
+/**
+ * Reads a task through BashTasks (what `bash_output` calls, seen before it is text: reads a worker
+ * did not answer are skipped) until it ends; every read's stdout, in order, and the final state.
+ */
+async function readToEndThroughClient(tasks: BashTasks, taskId: TaskId, timeoutMs = 60_000) {
   const deadline = Date.now() + timeoutMs;
   let stdout = '';
   for (;;) {
@@ -110,7 +113,7 @@ async function startMarked(h: ReturnType<typeof host>, description: string, betw
 
 /** The task ended as its one run made it: `done`, exit code 0. */
 async function expectDoneOnce(h: ReturnType<typeof host>, taskId: TaskId, ran: string) {
-  expect(await readToEnd(h.tasks, taskId)).toEqual({
+  expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
     stdout: 'done\n',
     status: '[status: completed, exit code: 0]',
   });
@@ -136,7 +139,7 @@ describe('a task whose worker crashed', () => {
     await sleep(2_000); // The command keeps writing with no worker alive.
     const restartedAt = Date.now();
     await h.start();
-    const rest = await readToEnd(h.tasks, taskId);
+    const rest = await readToEndThroughClient(h.tasks, taskId);
     expect(before + rest.stdout).toBe(numbered(25));
     expect(rest.status).toBe('[status: completed, exit code: 7]');
     expect(runs(ran)).toBe(1);
@@ -168,7 +171,7 @@ describe('a task whose worker crashed', () => {
       bytes: 6,
       closed: true,
     });
-    const rest = await readToEnd(h.tasks, taskId);
+    const rest = await readToEndThroughClient(h.tasks, taskId);
     expect(rest.stdout).toBe('got before\ngot after\neof\n');
     expect(rest.status).toBe('[status: completed, exit code: 0]');
   });
@@ -245,7 +248,7 @@ describe('a task whose worker crashed', () => {
     await expect.poll(() => existsSync(taskFiles(h.spillDir, taskId).exit), { timeout: 10_000 }).toBe(true);
     expect(await h.tasks.kill(taskId, undefined)).toBe('pending');
     await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
       status: '[status: completed, exit code: 4]',
     });
@@ -270,7 +273,7 @@ describe('a task whose worker crashed', () => {
   /** A worker comes back on the host of a task killed while none was there: the kill takes effect. */
   async function expectKilledOnRestart(h: ReturnType<typeof host>, tag: number, taskId: TaskId) {
     await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
       status: '[status: killed by SIGTERM]',
     });
@@ -313,7 +316,7 @@ describe('a task whose worker crashed', () => {
     const lostAt = Date.now();
     await h.start();
     writeFileSync(flag, ''); // The command ends: only an attempt can report it.
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'started\ndone\n',
       status: '[status: completed, exit code: 0]',
     });
@@ -339,7 +342,7 @@ describe('a task whose worker crashed', () => {
     process.kill(record.supervisorPid, 'SIGKILL');
     await h.start();
     // Well inside the attempt's heartbeat timeout (5 minutes).
-    expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId, 60_000)).toEqual({
       stdout: 'started\n',
       status: '[status: lost: its supervisor was killed; the exit status is unknown]',
     });
@@ -385,7 +388,7 @@ describe('a task whose worker crashed', () => {
   it('ends lost with its reason when its supervisor is killed, never with a made-up exit code', async () => {
     const { h, tag, taskId, record } = await sleeperOnHost('Its supervisor is killed');
     process.kill(record.supervisorPid, 'SIGKILL');
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
       status: '[status: lost: its supervisor was killed; the exit status is unknown]',
     });
@@ -398,7 +401,7 @@ describe('a task whose worker crashed', () => {
     expect((await h.tasks.read(taskId, undefined)).stdout.text).toBe('started\n');
     process.kill(record.supervisorPid, 'SIGSTOP'); // Signals now wait; SIGKILL still ends it.
     expect(await h.tasks.kill(taskId, undefined)).toBe('killed');
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: '',
       status: '[status: lost: its supervisor was killed; the exit status is unknown]',
     });
@@ -421,7 +424,7 @@ describe('a task whose worker crashed', () => {
     const files = taskFiles(h.spillDir, taskId);
     for (const file of [files.state, files.exit, files.attempt]) rmSync(file, { force: true });
     await h.start();
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'started\n',
       status: '[status: lost: its records on its host are gone; the exit status is unknown]',
     });
@@ -473,7 +476,7 @@ describe('a task closed from outside', () => {
       requestId: randomUUID(),
       reason: 'test: reset',
     });
-    expect(await readToEnd(h.tasks, taskId)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId)).toEqual({
       stdout: 'done\n',
       status: '[status: completed, exit code: 0]',
     });
@@ -498,7 +501,7 @@ describe('a host whose worker never comes back', () => {
     // The rest of the fleet: another host's worker on the same queue runs the workflow meanwhile.
     await host(['--lost-after-ms', '2000', '--heartbeat-timeout-ms', '5000'], h.taskQueue).start();
     // The attempt times out (no heartbeat for 5 s), its retry waits the lost window on the host's queue.
-    expect(await readToEnd(h.tasks, taskId, 60_000)).toEqual({
+    expect(await readToEndThroughClient(h.tasks, taskId, 60_000)).toEqual({
       stdout: 'started\n',
       status: `[status: lost: no worker on its host ${h.hostId} came back within 2000ms; the exit status is unknown]`,
     });

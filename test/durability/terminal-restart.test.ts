@@ -9,10 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 let env: TestWorkflowEnvironment;
@@ -21,13 +22,11 @@ const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-terminal-'));
 const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-terminal-work-'));
 const hostId = `host-${randomUUID().slice(0, 8)}`;
 const taskQueue = `terminal-${randomUUID()}`;
-let tools: Record<string, Tool>;
+let tools: Tools;
 
 beforeAll(async () => {
   env = await createDevServerEnv();
-  tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue }).map((tool) => [tool.name, tool]),
-  );
+  tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
 });
 
 afterAll(async () => {
@@ -46,9 +45,8 @@ const startWorker = async () => {
     workdir,
   ]);
 };
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const call = async (name: string, args: Record<string, unknown>) =>
-  text(await (tools[name] as Tool).execute(args, {}));
+const call = async (name: keyof Tools, args: Record<string, unknown>) =>
+  text(await tools[name].execute(args, {}));
 
 /** Reads the screen (each read waits for a change) until it matches `until`; returns that read. */
 async function screenUntil(taskId: string, until: RegExp): Promise<string> {
@@ -63,16 +61,17 @@ async function screenUntil(taskId: string, until: RegExp): Promise<string> {
 describe('a terminal task across a worker restart', () => {
   it('keeps vim on its terminal: the same screen from the new worker, keys after it, exact exit status', async () => {
     await startWorker();
-    const started = await call('bash', {
-      command: 'vim -u NONE -N -i NONE -n notes.txt',
-      description: 'Edits notes in vim',
-      run_in_background: true,
-      tty: true,
-      cols: 50,
-      rows: 8,
-    });
-    const taskId = /^started background task (bash-[0-9a-f-]{36})$/.exec(started)?.[1] as string;
-    expect(taskId).toBeDefined();
+    const taskId = await startBackground(
+      tools.bash,
+      'vim -u NONE -N -i NONE -n notes.txt',
+      {},
+      {
+        description: 'Edits notes in vim',
+        tty: true,
+        cols: 50,
+        rows: 8,
+      },
+    );
     // vim draws its empty buffer: ~ on each row but the first, the file's name on the last.
     const empty = await screenUntil(taskId, /"notes\.txt"/);
     expect(empty.split('\n').slice(1, 7)).toEqual(['~', '~', '~', '~', '~', '~']);

@@ -21,27 +21,23 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MAX_COMMAND_BYTES, MAX_DESCRIPTION_BYTES, MAX_WORKDIR_BYTES } from '../../src/shared/limits.js';
 import type { BashTaskInput, TaskId } from '../../src/shared/task.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
 import { bashTask } from '../../src/workflows/bash-task.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker, useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-named-')));
 const suite = useDevServerWithWorker({ executor: { spillDir: path.join(root, 'spill') } });
 
-type Tools = Record<'bash' | 'bash_output' | 'bash_kill', Tool>;
-const toolsOn = (taskQueue: string) =>
-  Object.fromEntries(
-    createBashTools({ client: suite.env.client, taskQueue }).map((tool) => [tool.name, tool]),
-  ) as Tools;
+const toolsOn = (taskQueue: string) => toolsByName(createBashTools({ client: suite.env.client, taskQueue }));
 let live: Tools;
 
 beforeAll(() => {
   live = toolsOn(suite.worker.taskQueue);
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const error = (line: string) => ({ content: [{ type: 'text', text: line }], isError: true });
 
 /** Workflows started on `taskQueue`, once visibility has had a moment to show any. */
@@ -183,15 +179,7 @@ describe('workdirs the worker refuses', () => {
     expect(await live.bash.execute({ command: 'pwd', description: 'd', workdir: dangling })).toEqual(
       error(line),
     );
-    const started = text(
-      await live.bash.execute({
-        command: 'pwd',
-        description: 'd',
-        workdir: dangling,
-        run_in_background: true,
-      }),
-    );
-    const taskId = started.replace('started background task ', '');
+    const taskId = await startBackground(live.bash, 'pwd', {}, { description: 'd', workdir: dangling });
     await suite.env.client.workflow
       .getHandle(taskId)
       .result()

@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { mayAccess, ownerToken, sessionOfOwner } from '../../src/client/ownership.js';
 import { quoteQueryValue, taskListQuery } from '../../src/client/task-list.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { printedBytes } from '../helpers/printed.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 import { hostileString, loneSurrogate, runs } from './arbitraries.js';
 
 /** Session ids that have broken fences elsewhere: quoting, escaping, encodings, look-alikes. */
@@ -102,12 +104,12 @@ describe('owner tokens (fuzzed)', () => {
 // --- The model-based test, on a dev server and a worker -------------------------------------------
 
 const suite = useDevServerWithWorker();
-let tools: Record<'bash' | 'bash_output' | 'bash_kill', Tool>;
+let tools: Tools;
 let tasks: BashTasks;
 
 beforeAll(() => {
   const all = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
-  tools = Object.fromEntries(all.map((tool) => [tool.name, tool])) as typeof tools;
+  tools = toolsByName(all);
   tasks = new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
 });
 
@@ -139,7 +141,6 @@ interface Real {
   tasks: BashTasks;
 }
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const as = (caller: Caller): ToolExecContext => (caller === null ? {} : { agent: { sessionId: caller } });
 const show = (caller: Caller) => (caller === null ? 'no agent' : JSON.stringify(caller));
 const mayTouch = (task: ModelTask, caller: Caller) => task.owner === null || task.owner === caller;
@@ -163,9 +164,7 @@ class Start implements fc.AsyncCommand<Model, Real> {
       },
       as(caller),
     );
-    const id = /^started background task (bash-[0-9a-f-]{36})$/.exec(text(result))?.[1];
-    expect(id, text(result)).toBeDefined();
-    const task = { id: id as string, owner: caller, marker, seen: false, killed: false };
+    const task = { id: startedTaskId(text(result)), owner: caller, marker, seen: false, killed: false };
     world.push(task);
     model.started.push(task);
     // Until the marker is on the server, a read or a kill would race the echo. A snapshot moves no

@@ -9,10 +9,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fc, it } from '@fast-check/vitest';
 import { beforeAll, describe, expect } from 'vitest';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { bashArguments, taskArguments } from '../../src/tools/arguments.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 import { fieldValue, hostileString, jsonish, runs } from './arbitraries.js';
 
 const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-fuzz-')));
@@ -30,8 +31,6 @@ const suite = useDevServerWithWorker({
   executor: { spillDir: path.join(root, 'spill'), defaultWorkdir, maxTimeoutMs: MAX_TIMEOUT_MS },
 });
 
-type Tools = Record<'bash' | 'bash_output' | 'bash_kill', Tool>;
-const byName = (tools: Tool[]) => Object.fromEntries(tools.map((tool) => [tool.name, tool])) as Tools;
 /** Tools on the worker's queue, for calls that should run. */
 let live: Tools;
 /** Tools on a queue no worker serves: a call that got past validation would leave a workflow there. */
@@ -39,11 +38,9 @@ let unserved: Tools;
 const unservedQueue = `fuzz-unserved-${process.pid}-${Date.now()}`;
 
 beforeAll(() => {
-  live = byName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
-  unserved = byName(createBashTools({ client: suite.env.client, taskQueue: unservedQueue }));
+  live = toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
+  unserved = toolsByName(createBashTools({ client: suite.env.client, taskQueue: unservedQueue }));
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 /** One part of an argument error: a field's problem or the unknown arguments. */
 const ERROR_PART = `(?:invalid (?:command|description|timeoutMs|workdir|run_in_background|task_id): .+|unknown arguments?: .+)`;

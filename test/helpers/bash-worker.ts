@@ -1,3 +1,4 @@
+/** Command workers in the test's process, each on a fresh task queue: for a file, or started by a test. */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readdirSync } from 'node:fs';

@@ -1,3 +1,4 @@
+/** The run's global set-up: the workflows bundled once; the sessions' networks ended after the run. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,5 @@
-import type { OutputRead } from '../../src/client/output-reader-client.js';
+/** The render tests' input: a read of a running task, changed as each test needs. */
+import type { OutputRead } from '../../src/shared/read-position.js';
 
 /** The host the render tests read from, and that their reads' spill files are on. */
 export const READ_HOST = 'host-a';

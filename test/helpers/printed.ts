@@ -1,3 +1,4 @@
+/** How much of a running task's stdout its host has, and how much the server holds. */
 import type { BashTasks } from '../../src/client/bash-tasks.js';
 import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
 

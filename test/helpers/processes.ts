@@ -1,3 +1,4 @@
+/** This machine's processes and free ports, and a poll until a condition holds. */
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 

@@ -1,4 +1,4 @@
+/** The SDK's runtime for every test file: tests expect failed workflows, so only the SDK's errors print. */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 
-// Tests expect failed workflows; only the SDK's errors are worth printing.
 Runtime.install({ logger: new DefaultLogger('ERROR') });

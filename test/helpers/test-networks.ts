@@ -21,11 +21,37 @@ export interface TestNetworks {
   end(): Promise<void>;
 }
 
+/** A command line that connects to `host:port` and prints what it read, or why it failed in one word (`ECONNREFUSED`, `timeout`). */
+export const connectCommand = (host: string, port: number) =>
+  `python3 -c "
+import errno, socket
+try:
+    s = socket.create_connection(('${host}', ${port}), timeout=3); print(s.recv(100).decode())
+except OSError as e:
+    print(errno.errorcode.get(e.errno, 'timeout'))"`;
+
 /** Runs a shell line in a namespace; throws with its stderr when it fails. */
 export function inNs(netns: string, line: string): string {
   const ran = spawnSync('nsenter', [`--net=${netns}`, 'sh', '-c', line], { encoding: 'utf8' });
   if (ran.status !== 0) throw new Error(`${line}: ${ran.stderr}`);
   return ran.stdout;
+}
+
+/** A TCP server on `host:port` that answers `hello from <name>`, in `netns` (else this process's network); resolves once it listens. */
+export async function serveHello(
+  host: string,
+  port: number,
+  name: string,
+  netns?: string,
+): Promise<ChildProcess> {
+  const code = `require('net').createServer((s) => s.end('hello from ${name}')).listen(${port}, '${host}', () => console.log('up'))`;
+  const [file, args] =
+    netns === undefined
+      ? [process.execPath, ['-e', code]]
+      : ['nsenter', [`--net=${netns}`, process.execPath, '-e', code]];
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(child.stdout as NodeJS.ReadableStream, 'data');
+  return child;
 }
 
 export function makeTestNetworks(): TestNetworks {
@@ -47,12 +73,7 @@ export function makeTestNetworks(): TestNetworks {
     hostNs,
     internetNs,
     async serve(netns, host, port, name) {
-      const code = `require('net').createServer((s) => s.end('hello from ${name}')).listen(${port}, '${host}', () => console.log('up'))`;
-      const child = spawn('nsenter', [`--net=${netns}`, process.execPath, '-e', code], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      servers.push(child);
-      await once(child.stdout as NodeJS.ReadableStream, 'data');
+      servers.push(await serveHello(host, port, name, netns));
     },
     async end() {
       for (const server of servers) {

@@ -1,12 +1,10 @@
+/** `durable-bash worker` in a process of its own, as users run it (the built bin). */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { CLI_BIN } from './cli.js';
 import { waitFor } from './processes.js';
-
-// The worker as users run it: the built CLI (npm test and npm run bench build first).
-const BIN = path.resolve('dist/cli/main.js');
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -30,7 +28,7 @@ export async function startWorkerProcess(
   options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[]; bin?: string } = {},
 ): Promise<WorkerProcess> {
   const worker = [
-    options.bin ?? BIN,
+    options.bin ?? CLI_BIN,
     'worker',
     '--address',
     env.address,

@@ -3,139 +3,38 @@
  * `node dist/cli/main.js mcp` process, a real dev server and a real command worker. A task is the
  * background task's workflow, so a second server process answers for what the first one started.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  type CallToolResult,
   CallToolResultSchema,
   CreateTaskResultSchema,
   ErrorCode,
   RELATED_TASK_META_KEY,
-  type Task,
-  TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { McpTasks, MODEL_IMMEDIATE_RESPONSE_KEY } from '../../src/mcp/mcp-tasks.js';
 import { TASKS_CAPABILITY } from '../../src/mcp/task-requests.js';
 import { MCP_TASK_POLL_INTERVAL_MS } from '../../src/shared/limits.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { callTool, textOf, useMcpServers } from '../helpers/mcp-client.js';
 
 const suite = useDevServerWithWorker();
-const mainJs = path.resolve('dist/cli/main.js');
 const stateDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-mcp-tasks-'));
 const TASK_ID = /^bash-[0-9a-f-]{36}$/;
 
-interface Connected {
-  client: Client;
-  /** Every `notifications/tasks/status` received, in order. */
-  statuses: Task[];
-  /** SIGKILLs the MCP server process. */
-  kill(): void;
-}
-
-const connected: Connected[] = [];
-
-afterEach(async () => {
-  for (const { client, kill } of connected.splice(0)) {
-    await client.close().catch(() => undefined);
-    kill();
-  }
-});
-
 afterAll(() => rmSync(stateDir, { recursive: true, force: true }));
 
-function serverArgs(session: string, extra: string[] = []): string[] {
-  return [
-    mainJs,
-    'mcp',
-    '--address',
-    suite.env.address,
-    '--task-queue',
-    suite.worker.taskQueue,
-    '--session',
-    session,
-    '--state-dir',
-    stateDir,
-    ...extra,
-  ];
-}
-
-function newClient(statuses: Task[]): Client {
-  const client = new Client({ name: 'durable-bash-tasks-test', version: '0.0.0' });
-  client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
-    statuses.push(notification.params);
-  });
-  return client;
-}
-
-async function connectStdio(session: string): Promise<Connected> {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: serverArgs(session),
-    env: getDefaultEnvironment(),
-    stderr: 'pipe',
-  });
-  const statuses: Task[] = [];
-  const client = newClient(statuses);
-  await client.connect(transport);
-  const pid = transport.pid;
-  if (pid === null) throw new Error('no MCP server process');
-  const running = { client, statuses, kill: () => killQuietly(pid) };
-  connected.push(running);
-  return running;
-}
-
-/** A `durable-bash mcp --http 127.0.0.1:0` process, and a client on its URL. */
-async function connectHttp(session: string): Promise<Connected> {
-  const child = spawn(process.execPath, serverArgs(session, ['--http', '127.0.0.1:0']), {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const kill = () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  };
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stderr?.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-      const match = / on (http:\/\/\S+)/.exec(stderr);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', () => reject(new Error(`mcp --http exited: ${stderr}`)));
-  }).catch((err: unknown) => {
-    kill();
-    throw err;
-  });
-  const statuses: Task[] = [];
-  const client = newClient(statuses);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  const running = { client, statuses, kill };
-  connected.push(running);
-  return running;
-}
-
-function killQuietly(pid: number): void {
-  try {
-    process.kill(pid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}
+const mcp = useMcpServers(() => ({
+  address: suite.env.address,
+  taskQueue: suite.worker.taskQueue,
+  stateDir,
+}));
 
 const session = () => `mcp-tasks-test-${randomUUID()}`;
-
-const text = (result: unknown) =>
-  (result as CallToolResult).content.map((block) => (block as { text: string }).text).join('\n');
-
-async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
 
 /** A task-augmented `tools/call` of `bash`, as a raw request: the whole CreateTaskResult. */
 async function startTask(client: Client, command: string, extra: Record<string, unknown> = {}) {
@@ -175,7 +74,7 @@ async function eventually<T>(what: string, get: () => Promise<T>, check: (value:
 }
 
 describe.each(['stdio', 'http'] as const)('MCP Tasks over %s', (kind) => {
-  const connect = (id: string) => (kind === 'stdio' ? connectStdio(id) : connectHttp(id));
+  const connect = (id: string) => mcp.connect(kind, id);
 
   it('runs a task-augmented bash call as a background task whose workflow is the task', async () => {
     const { client } = await connect(session());
@@ -226,17 +125,17 @@ describe.each(['stdio', 'http'] as const)('MCP Tasks over %s', (kind) => {
       ttl: Date.parse(ended.lastUpdatedAt) - Date.parse(task.createdAt) + (await retentionMs()),
     });
     // The same text a foreground run of the command gives.
-    const foreground = await call(client, 'bash', {
+    const foreground = await callTool(client, 'bash', {
       command: 'echo one; sleep 2; echo two; echo err >&2; exit 3',
       description: 'Print and fail',
     });
-    expect(text(foreground)).toBe('one\ntwo\n[stderr]\nerr\n[exit code: 3]');
+    expect(textOf(foreground)).toBe('one\ntwo\n[stderr]\nerr\n[exit code: 3]');
   });
 });
 
 describe('MCP Tasks', () => {
   it('lists bash as the one tool that may run as a task, and refuses a task of another', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     const { tools } = await client.listTools();
     expect(tools.map(({ name, execution }) => ({ name, execution }))).toEqual([
       { name: 'bash', execution: { taskSupport: 'optional' } },
@@ -257,17 +156,19 @@ describe('MCP Tasks', () => {
   });
 
   it('answers a client that asks for no task exactly as before', async () => {
-    const { client } = await connectStdio(session());
-    expect(await call(client, 'bash', { command: 'echo hi; exit 2', description: 'Print hi' })).toEqual({
+    const { client } = await mcp.stdio(session());
+    expect(await callTool(client, 'bash', { command: 'echo hi; exit 2', description: 'Print hi' })).toEqual({
       content: [{ type: 'text', text: 'hi\n[exit code: 2]' }],
     });
     expect(
-      text(await call(client, 'bash', { command: 'true', description: 'Nothing', run_in_background: true })),
+      textOf(
+        await callTool(client, 'bash', { command: 'true', description: 'Nothing', run_in_background: true }),
+      ),
     ).toMatch(/^started background task bash-[0-9a-f-]{36}$/);
   });
 
   it('tells the model the task id at once, and tasks/result waits for the end', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     const created = await startTask(client, 'sleep 1; echo late', {
       timeoutMs: 10,
       run_in_background: false,
@@ -281,7 +182,7 @@ describe('MCP Tasks', () => {
   });
 
   it('runs a terminal task as a task: typed into with bash_input, its result the last screen', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     const created = await startTask(client, `read -p 'name? ' name; echo "hello $name"`, {
       tty: true,
       cols: 30,
@@ -290,17 +191,17 @@ describe('MCP Tasks', () => {
     const { taskId } = created.task;
     await eventually(
       'the prompt',
-      async () => text(await call(client, 'bash_output', { task_id: taskId, wait_ms: 2_000 })),
+      async () => textOf(await callTool(client, 'bash_output', { task_id: taskId, wait_ms: 2_000 })),
       (screen) => screen.startsWith('name?'),
     );
-    await call(client, 'bash_input', { task_id: taskId, text: 'ada', keys: ['Enter'] });
+    await callTool(client, 'bash_input', { task_id: taskId, text: 'ada', keys: ['Enter'] });
     expect(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).toEqual(
       taskResult(taskId, 'name? ada\nhello ada\n[screen: 30x4, cursor at row 3, column 1]'),
     );
   });
 
   it('refuses, as a JSON-RPC error with the tool line, a task-augmented call the tool refuses', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     await expect(startTask(client, '   ')).rejects.toMatchObject({
       code: ErrorCode.InvalidParams,
       message: 'MCP error -32602: invalid command: expected a non-blank string, got "   "',
@@ -308,23 +209,23 @@ describe('MCP Tasks', () => {
   });
 
   it('fails a task whose command could not run, with the foreground error as its result', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     const workdir = path.join(stateDir, 'no-such-dir');
-    const foreground = await call(client, 'bash', { command: 'true', description: 'Nothing', workdir });
+    const foreground = await callTool(client, 'bash', { command: 'true', description: 'Nothing', workdir });
     expect(foreground.isError).toBe(true);
     const { taskId } = (await startTask(client, 'true', { workdir })).task;
     const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
-    expect(result).toEqual(taskResult(taskId, text(foreground), true));
+    expect(result).toEqual(taskResult(taskId, textOf(foreground), true));
     expect(await client.experimental.tasks.getTask(taskId)).toMatchObject({
       status: 'failed',
-      statusMessage: `[status: failed: ${text(foreground)}]`,
+      statusMessage: `[status: failed: ${textOf(foreground)}]`,
     });
   });
 
   it('cancels a task as bash_kill does: the command is killed, the task cancelled', async () => {
-    const { client } = await connectStdio(session());
+    const { client } = await mcp.stdio(session());
     const { taskId } = (await startTask(client, 'echo started; sleep 600')).task;
-    expect(text(await call(client, 'bash_output', { task_id: taskId, wait_ms: 20_000 }))).toBe(
+    expect(textOf(await callTool(client, 'bash_output', { task_id: taskId, wait_ms: 20_000 }))).toBe(
       'started\n[status: running]',
     );
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
@@ -337,7 +238,7 @@ describe('MCP Tasks', () => {
     expect(await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema)).toEqual(
       taskResult(taskId, 'started\n[killed by signal: SIGTERM]'),
     );
-    expect(text(await call(client, 'bash_output', { task_id: taskId }))).toBe(
+    expect(textOf(await callTool(client, 'bash_output', { task_id: taskId }))).toBe(
       '(no new output)\n[status: killed by SIGTERM]',
     );
     await expect(client.experimental.tasks.cancelTask(taskId)).rejects.toMatchObject({
@@ -347,21 +248,21 @@ describe('MCP Tasks', () => {
     // A task killed with bash_kill is cancelled too.
     const { taskId: other } = (await startTask(client, 'sleep 600')).task;
     // Its own completion notice may come atop the kill's answer, which waits for the end.
-    const killed = (await call(client, 'bash_kill', { task_id: other })).content.at(-1);
+    const killed = (await callTool(client, 'bash_kill', { task_id: other })).content.at(-1);
     expect(killed).toEqual({ type: 'text', text: `killed background task ${other}` });
     expect(await client.experimental.tasks.getTask(other)).toMatchObject({ status: 'cancelled' });
   });
 
   it("lists the session's background tasks, and fences off another session's", async () => {
-    const mine = await connectStdio(session());
-    const other = await connectStdio(session());
+    const mine = await mcp.stdio(session());
+    const other = await mcp.stdio(session());
     const sleeper = (await startTask(mine.client, 'sleep 600')).task.taskId;
     const done = (await startTask(mine.client, 'true')).task.taskId;
     await mine.client.experimental.tasks.getTaskResult(done, CallToolResultSchema);
     // A background run started without a task is one of the session's tasks as well.
     const plain = /bash-[0-9a-f-]{36}/.exec(
-      text(
-        await call(mine.client, 'bash', {
+      textOf(
+        await callTool(mine.client, 'bash', {
           command: 'sleep 600',
           description: 'Sleep',
           run_in_background: true,
@@ -430,7 +331,7 @@ describe('MCP Tasks', () => {
   });
 
   it('announces the end with notifications/tasks/status, and a fetched result settles the notice', async () => {
-    const { client, statuses } = await connectStdio(session());
+    const { client, statuses } = await mcp.stdio(session());
     const { taskId } = (await startTask(client, 'echo hi')).task;
     const announced = await eventually(
       'the status notification',
@@ -446,19 +347,19 @@ describe('MCP Tasks', () => {
       taskResult(taskId, 'hi\n'),
     );
     // The client has the result: its completion notice does not come again atop a tool result.
-    expect(await call(client, 'bash', { command: 'echo next', description: 'Print next' })).toEqual({
+    expect(await callTool(client, 'bash', { command: 'echo next', description: 'Print next' })).toEqual({
       content: [{ type: 'text', text: 'next\n' }],
     });
   });
 
   it('answers tasks/get and tasks/result from a new server process for a task the old one started', async () => {
     const id = session();
-    const first = await connectStdio(id);
+    const first = await mcp.stdio(id);
     const { taskId } = (await startTask(first.client, 'echo one; sleep 6; echo two')).task;
     expect(await first.client.experimental.tasks.getTask(taskId)).toMatchObject({ status: 'working' });
     first.kill();
 
-    const second = await connectStdio(id);
+    const second = await mcp.stdio(id);
     expect(await second.client.experimental.tasks.getTask(taskId)).toMatchObject({
       taskId,
       status: 'working',

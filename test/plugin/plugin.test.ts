@@ -9,28 +9,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CodecKeyring } from '../../src/codec/keyring.js';
 import { durableBashPlugin } from '../../src/plugin/index.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
-import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServer } from '../helpers/temporal-env.js';
+import { text, toolsByName } from '../helpers/tool-calls.js';
 
-const text = (result: { content: { text: string }[] }) => result.content.map((block) => block.text).join('');
-
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createDevServerEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
+const server = useDevServer();
 
 describe('durableBashPlugin', () => {
   it("runs durable-bash beside the worker's own workflow and activity, encrypted, and tells the client", async () => {
@@ -41,21 +33,19 @@ describe('durableBashPlugin', () => {
     );
     const plugin = durableBashPlugin({ taskQueue, executor: { spillDir }, dataConverter });
     const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+      connection: server.env.nativeConnection,
+      namespace: server.env.namespace ?? 'default',
       taskQueue,
       workflowsPath: fileURLToPath(new URL('./own-workflows.ts', import.meta.url)),
       activities: { shout: async (line: string) => line.toUpperCase() },
       plugins: [plugin],
     });
     const client = new Client({
-      connection: env.connection,
-      namespace: env.namespace ?? 'default',
+      connection: server.env.connection,
+      namespace: server.env.namespace ?? 'default',
       plugins: [plugin],
     });
-    const tools = Object.fromEntries(
-      createBashTools({ client, taskQueue }).map((tool) => [tool.name, tool]),
-    ) as Record<'bash' | 'bash_output', Tool>;
+    const tools = toolsByName(createBashTools({ client, taskQueue }));
     try {
       await worker.runUntil(async () => {
         // The worker's own workflow and activity.
@@ -67,14 +57,7 @@ describe('durableBashPlugin', () => {
         expect(text(await tools.bash.execute({ ...call, command: 'echo in the foreground' }))).toBe(
           'in the foreground\n',
         );
-        const started = text(
-          await tools.bash.execute({
-            ...call,
-            command: 'sleep 0.2; echo in the background',
-            run_in_background: true,
-          }),
-        );
-        const taskId = /started background task (\S+)/.exec(started)?.[1] as string;
+        const taskId = await startBackground(tools.bash, 'sleep 0.2; echo in the background', {}, call);
         const read = text(await tools.bash_output.execute({ task_id: taskId, wait_ms: 10_000 }));
         expect(read).toContain('in the background');
         // Stored encrypted: the task's input in its history is an encrypted payload.
@@ -92,8 +75,8 @@ describe('durableBashPlugin', () => {
     const taskQueue = `plugin-${randomUUID()}`;
     await expect(
       Worker.create({
-        connection: env.nativeConnection,
-        namespace: env.namespace ?? 'default',
+        connection: server.env.nativeConnection,
+        namespace: server.env.namespace ?? 'default',
         taskQueue,
         activities: { runCommand: async () => undefined },
         plugins: [durableBashPlugin({ taskQueue })],
@@ -105,8 +88,8 @@ describe('durableBashPlugin', () => {
 
   it('leaves a worker of another task queue as it is', async () => {
     const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+      connection: server.env.nativeConnection,
+      namespace: server.env.namespace ?? 'default',
       taskQueue: `other-${randomUUID()}`,
       activities: { runCommand: async () => 'theirs' },
       plugins: [durableBashPlugin({ taskQueue: 'somewhere-else' })],

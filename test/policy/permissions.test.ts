@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskListQuery } from '../../src/client/task-list.js';
 import type { Approver, PermissionPolicy, PermissionRequest } from '../../src/policy/policy-types.js';
 import { createRulePolicy } from '../../src/policy/rules.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -34,18 +36,16 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const agent = (sessionId: string, signal?: AbortSignal): ToolExecContext => ({
   agent: { sessionId, cwd: dir },
   ...(signal ? { signal } : {}),
 });
 
-function tools(options: Omit<BashToolsOptions, 'client'> = {}, on = worker): Record<string, Tool> {
-  const list = createBashTools({ client: env.client, taskQueue: on.taskQueue, ...options });
-  return Object.fromEntries(list.map((tool) => [tool.name, tool]));
+function tools(options: Omit<BashToolsOptions, 'client'> = {}, on = worker): Tools {
+  return toolsByName(createBashTools({ client: env.client, taskQueue: on.taskQueue, ...options }));
 }
 
-const bash = (using: Record<string, Tool>, command: string, exec: ToolExecContext, background = false) =>
+const bash = (using: Tools, command: string, exec: ToolExecContext, background = false) =>
   (using.bash as Tool).execute(
     { command, description: 'Permission test', ...(background ? { run_in_background: true } : {}) },
     exec,
@@ -176,7 +176,7 @@ describe('the background task quota', () => {
   const LIMIT = 2;
   const quotaLine = `too many background tasks: this session already runs ${LIMIT} (the limit is ${LIMIT}); wait for one to end or kill one with bash_kill`;
 
-  async function killAll(using: Record<string, Tool>, sessionId: string): Promise<void> {
+  async function killAll(using: Tools, sessionId: string): Promise<void> {
     for (const taskId of await workflowsOf(sessionId)) {
       await (using.bash_kill as Tool).execute({ task_id: taskId }, agent(sessionId));
     }
@@ -229,7 +229,7 @@ describe('the background task quota', () => {
   it('counts only running tasks', async () => {
     const limited = tools({ maxBackgroundTasksPerSession: 1 });
     const started = text(await bash(limited, 'true', agent('ended'), true));
-    await env.client.workflow.getHandle(started.replace('started background task ', '')).result();
+    await env.client.workflow.getHandle(startedTaskId(started)).result();
     expect(text(await bash(limited, 'true', agent('ended'), true))).toMatch(/^started background task /);
   });
 
@@ -250,10 +250,7 @@ describe('the background task quota', () => {
     expect(background).toMatch(/^started background task /);
     // At the limit: the run is not moved, and the call answers with its end.
     expect(text(await bash(limited, 'sleep 1.5; echo stayed', agent('at-limit')))).toBe('stayed\n');
-    await (limited.bash_kill as Tool).execute(
-      { task_id: background.replace('started background task ', '') },
-      agent('at-limit'),
-    );
+    await (limited.bash_kill as Tool).execute({ task_id: startedTaskId(background) }, agent('at-limit'));
     // Below it: moved, and then it counts, so a background start is refused.
     expect(text(await bash(limited, 'sleep 60', agent('at-limit')))).toMatch(
       /^\(no output\)\n\[still running after 300ms; moved to background task bash-[0-9a-f-]{36}\. Read its output with bash_output\.\]$/,
@@ -294,7 +291,7 @@ describe("the worker's deny rules", () => {
     const file = marker('worker-denied-background');
     const using = tools({}, denyingWorker);
     const started = text(await bash(using, `cat ~/.secret > ${file}`, agent('worker'), true));
-    const taskId = started.replace('started background task ', '');
+    const taskId = startedTaskId(started);
     await env.client.workflow
       .getHandle(taskId)
       .result()

@@ -11,7 +11,10 @@ import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { type ScriptedHost, script, startScriptedHost } from '../../src/testing/index.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent-workflows-worker.js';
+import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
+import { timed } from '../helpers/timed.js';
+import { text } from '../helpers/tool-calls.js';
 import type { awaitBackgroundTask } from './scripted-agents.js';
 
 const HOUR_MS = 60 * 60_000;
@@ -73,13 +76,11 @@ const tool = (name: string) =>
     taskQueue,
     maxBackgroundTasksPerSession: Number.POSITIVE_INFINITY,
   }).find((t) => t.name === name) as Tool;
-const text = (result: { content: { text: string }[] }) => result.content.map((block) => block.text).join('');
 
 /** Runs `body`, and says how much wall time it took. */
-async function timed<T>(label: string, body: () => Promise<T>): Promise<T> {
-  const wallStart = performance.now();
-  const value = await body();
-  console.log(`${label}: ${(performance.now() - wallStart).toFixed(0)} ms of wall time`);
+async function logWallTime<T>(label: string, body: () => Promise<T>): Promise<T> {
+  const { value, ms } = await timed(body);
+  console.log(`${label}: ${ms.toFixed(0)} ms of wall time`);
   return value;
 }
 
@@ -97,12 +98,10 @@ async function agentRuns(command: string, commandQueue = taskQueue): Promise<str
   });
 }
 
-const TASK_ID = /^started background task (bash-[0-9a-f-]{36})$/;
-
 describe('a scripted host', () => {
   it('plays a 3-hour build to an agent workflow: the notice comes as a signal, the output reads as printed', async () => {
-    const transcript = await timed('3-hour build', () => agentRuns('make build'));
-    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    const transcript = await logWallTime('3-hour build', () => agentRuns('make build'));
+    const taskId = startedTaskId(transcript[0] ?? '');
     expect(transcript).toEqual([
       `started background task ${taskId}`,
       `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\nbuilding\ndone`,
@@ -113,7 +112,7 @@ describe('a scripted host', () => {
 
   it('times a foreground command out after 2 hours, through the tools over a client', async () => {
     const bash = tool('bash');
-    const result = await timed('2-hour foreground timeout', () =>
+    const result = await logWallTime('2-hour foreground timeout', () =>
       bash.execute({ command: 'npm test', description: 'Runs the tests', timeoutMs: 2 * HOUR_MS }, session()),
     );
     expect(text(result)).toBe(
@@ -123,13 +122,9 @@ describe('a scripted host', () => {
 
   it('waits in workflow time in a wait_ms read, and a kill of a command that ignores SIGTERM ends it with SIGKILL', async () => {
     const exec = session();
-    const started = text(
-      await tool('bash').execute(
-        { command: 'npm run dev', description: 'Starts the dev server', run_in_background: true },
-        exec,
-      ),
-    );
-    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    const taskId = await startBackground(tool('bash'), 'npm run dev', exec, {
+      description: 'Starts the dev server',
+    });
     const read = (args: Record<string, unknown>) =>
       tool('bash_output')
         .execute({ task_id: taskId, ...args }, exec)
@@ -139,7 +134,7 @@ describe('a scripted host', () => {
     expect(await read({})).toBe('listening on :3000\n[status: running]');
     // The next line comes a minute later: a read that waits up to 2 minutes gets it, in workflow time.
     const waited = host.skipTimeWhile(() => read({ wait_ms: 2 * 60_000 }));
-    expect(await timed('wait_ms read', () => waited)).toBe('GET /\n[status: running]');
+    expect(await logWallTime('wait_ms read', () => waited)).toBe('GET /\n[status: running]');
     expect(text(await tool('bash_kill').execute({ task_id: taskId }, exec))).toBe(
       `killed background task ${taskId}`,
     );
@@ -152,13 +147,10 @@ describe('a scripted host', () => {
     expect(
       text(await bash.execute({ command: 'make deploy', description: 'Deploys', timeoutMs: 60_000 }, exec)),
     ).toBe('rolled back\n[stderr]\nwarning: slow disk\n[timed out after 60000ms]\n[exit code: 3]');
-    const started = text(
-      await bash.execute(
-        { command: 'make deploy', description: 'Deploys', run_in_background: true, keep_stdin_open: true },
-        exec,
-      ),
-    );
-    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    const taskId = await startBackground(bash, 'make deploy', exec, {
+      description: 'Deploys',
+      keep_stdin_open: true,
+    });
     await expect.poll(() => host.stdinOf(taskId)).toBe('');
     expect(text(await tool('bash_input').execute({ task_id: taskId, text: 'yes\n' }, exec))).toMatch(
       /^wrote 4 bytes/,
@@ -175,8 +167,8 @@ describe('a scripted host', () => {
 
 describe('a scripted host that dies', () => {
   it('ends a task lost once the 10-minute lost window has passed, with the output its host last sent', async () => {
-    const transcript = await timed('10-minute lost window', () => agentRuns('make migrate', dbQueue));
-    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    const transcript = await logWallTime('10-minute lost window', () => agentRuns('make migrate', dbQueue));
+    const taskId = startedTaskId(transcript[0] ?? '');
     const lost =
       '[status: lost: no worker on its host db-host came back within 600000ms; the exit status is unknown]';
     expect(transcript).toEqual([
@@ -197,12 +189,9 @@ describe('a scripted host that dies', () => {
     });
     const call = (name: string, args: Record<string, unknown>) =>
       (bash.find((t) => t.name === name) as Tool).execute(args, exec).then(text);
-    const started = await call('bash', {
-      command: 'make migrate',
-      description: 'Migrates',
-      run_in_background: true,
-    });
-    const taskId = TASK_ID.exec(started)?.[1] ?? '';
+    const taskId = startedTaskId(
+      await call('bash', { command: 'make migrate', description: 'Migrates', run_in_background: true }),
+    );
     // No worker of its host answers reads: a read gives what the server holds (the last heartbeat),
     // once the command has started.
     await expect.poll(() => call('bash_output', { task_id: taskId })).toBe('step 1\n[status: running]');

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSessions } from '../../src/shared/notice.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import type { bashTask } from '../../src/workflows/bash-task.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
+import { startAgentWorker } from '../helpers/agent-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { readToEnd } from '../helpers/read-to-end.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { agent, text } from '../helpers/tool-calls.js';
 
 const AUTO_BACKGROUND_AFTER_MS = 500;
 
@@ -39,21 +42,7 @@ beforeAll(async () => {
   env = await createDevServerEnv();
   // Timeouts well past the 300-500 ms thresholds: under a loaded CI the move must still come first.
   commandWorker = await startBashWorker(env, { defaultTimeoutMs: 4000, maxTimeoutMs: 10_000 });
-  const worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: agentTaskQueue,
-    agents: sessions,
-  });
-  const running = worker.run();
-  agentWorker = {
-    worker,
-    taskQueue: agentTaskQueue,
-    async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
-    },
-  };
+  agentWorker = await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: sessions });
 });
 
 afterAll(async () => {
@@ -75,9 +64,6 @@ function tools(autoBackgroundAfterMs?: number) {
   };
 }
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const MOVED =
   /\n?\[still running after (\d+)ms; moved to background task (bash-[0-9a-f-]{36})\. Read its output with bash_output\.\]$/;
 
@@ -90,21 +76,6 @@ function moved(result: string): { output: string; taskId: string; afterMs: numbe
     taskId: match[2],
     afterMs: Number(match[1]),
   };
-}
-
-/** Reads with bash_output until the task has ended; returns the output shown and the last status line. */
-async function readToEnd(bashOutput: Tool, taskId: string, exec: ToolExecContext) {
-  let output = '';
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    const read = text(await bashOutput.execute({ task_id: taskId }, exec));
-    const cut = read.lastIndexOf('\n[status: ');
-    const shown = cut === -1 ? '' : read.slice(0, cut + 1);
-    if (shown !== '(no new output)\n') output += shown;
-    const status = read.slice(cut + 1);
-    if (!status.startsWith('[status: running')) return { output, status };
-    await sleep(100);
-  }
-  throw new Error(`task ${taskId} did not end`);
 }
 
 const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
@@ -175,7 +146,8 @@ describe('bash with autoBackgroundAfterMs', () => {
     expect(end.exitCode).toBe(0);
     expect(end.signal).toBeNull();
     expect(end.timedOutAfterMs).toBeUndefined();
-    expect(await readToEnd(bashOutput, taskId, exec)).toEqual({
+    const { output: rest, status } = await readToEnd(bashOutput, taskId, exec);
+    expect({ output: rest, status }).toEqual({
       output: 'finished\n',
       status: '[status: completed, exit code: 0]',
     });

@@ -1,40 +1,22 @@
 /** `bash_input` and `keep_stdin_open`: stdin through the command's supervisor, against a real dev server and worker. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { learnServerTime, serverNow } from '../../src/client/server-clock.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
-let tools: Record<string, Tool>;
+let tools: Tools;
 
 beforeAll(() => {
-  const list = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
-  tools = Object.fromEntries(list.map((tool) => [tool.name, tool]));
+  tools = toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
-const call = (name: string, args: Record<string, unknown>, exec: ToolExecContext = {}) =>
-  (tools[name] as Tool).execute(args, exec);
+const call = (name: keyof Tools, args: Record<string, unknown>, exec: ToolExecContext = {}) =>
+  tools[name].execute(args, exec);
 const error = (message: string) => ({ content: [{ type: 'text', text: message }], isError: true });
-
-async function startBackground(
-  command: string,
-  options: Record<string, unknown> = {},
-  exec: ToolExecContext = {},
-) {
-  const started = text(
-    await call(
-      'bash',
-      { command, description: 'Reads its stdin', run_in_background: true, ...options },
-      exec,
-    ),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
 
 /** Reads (waiting for output) until everything read so far matches `until`; returns it, every read's text joined. */
 async function readUntil(taskId: string, until: RegExp, exec: ToolExecContext = {}): Promise<string> {
@@ -49,9 +31,14 @@ async function readUntil(taskId: string, until: RegExp, exec: ToolExecContext = 
 
 describe('bash_input', () => {
   it('writes lines a running program reads, then closes its stdin so it ends', async () => {
-    const taskId = await startBackground('while read -r line; do echo "got $line"; done; echo eof', {
-      keep_stdin_open: true,
-    });
+    const taskId = await startBackground(
+      tools.bash,
+      'while read -r line; do echo "got $line"; done; echo eof',
+      {},
+      {
+        keep_stdin_open: true,
+      },
+    );
     expect(await call('bash_input', { task_id: taskId, text: 'one\ntwo\n' })).toEqual({
       content: [{ type: 'text', text: `wrote 8 bytes to the stdin of task ${taskId}` }],
     });
@@ -66,7 +53,12 @@ describe('bash_input', () => {
   });
 
   it('closes with empty text, and then says the stdin is closed while the command runs on', async () => {
-    const taskId = await startBackground('cat; echo "cat saw eof"; sleep 60', { keep_stdin_open: true });
+    const taskId = await startBackground(
+      tools.bash,
+      'cat; echo "cat saw eof"; sleep 60',
+      {},
+      { keep_stdin_open: true },
+    );
     expect(text(await call('bash_input', { task_id: taskId, text: '', close: true }))).toBe(
       `closed the stdin of task ${taskId}`,
     );
@@ -78,7 +70,7 @@ describe('bash_input', () => {
   });
 
   it('takes only what fits when the program does not read, and says so', async () => {
-    const taskId = await startBackground('sleep 60', { keep_stdin_open: true });
+    const taskId = await startBackground(tools.bash, 'sleep 60', {}, { keep_stdin_open: true });
     const chunk = 'x'.repeat(64 * 1024);
     const answers: string[] = [];
     // The FIFO and the command's stdin pipe hold 64 KiB each: the third chunk cannot all go in.
@@ -97,7 +89,7 @@ describe('bash_input', () => {
   });
 
   it('refuses a task started without keep_stdin_open, an ended one, and bad calls, in one line each', async () => {
-    const plain = await startBackground('cat; sleep 60');
+    const plain = await startBackground(tools.bash, 'cat; sleep 60');
     expect(await call('bash_input', { task_id: plain, text: 'hi\n' })).toEqual(
       error(`task ${plain} was not started with keep_stdin_open; its stdin is /dev/null`),
     );
@@ -107,7 +99,7 @@ describe('bash_input', () => {
         'invalid keep_stdin_open: stdin stays open only for a background run; set run_in_background: true',
       ),
     );
-    const open = await startBackground('cat', { keep_stdin_open: true });
+    const open = await startBackground(tools.bash, 'cat', {}, { keep_stdin_open: true });
     expect(await call('bash_input', { task_id: open, text: '' })).toEqual(
       error('invalid text: expected text to write (or close: true to only close the stdin), got ""'),
     );
@@ -128,7 +120,7 @@ describe('bash_input', () => {
   });
 
   it('keeps other sessions out', async () => {
-    const taskId = await startBackground('cat', { keep_stdin_open: true }, agent('stdin-owner'));
+    const taskId = await startBackground(tools.bash, 'cat', agent('stdin-owner'), { keep_stdin_open: true });
     expect(await call('bash_input', { task_id: taskId, text: 'x' }, agent('stdin-stranger'))).toEqual(
       error(`task ${taskId} belongs to another session`),
     );
@@ -141,9 +133,14 @@ describe('bash_input', () => {
   });
 
   it("takes a write from a host whose clock is off either way: the refusal teaches it the server's time", async () => {
-    const taskId = await startBackground('while read -r line; do echo "got $line"; done', {
-      keep_stdin_open: true,
-    });
+    const taskId = await startBackground(
+      tools.bash,
+      'while read -r line; do echo "got $line"; done',
+      {},
+      {
+        keep_stdin_open: true,
+      },
+    );
     for (const skewMs of [-20_000, 20_000]) {
       // As if this host's clock were 20 s ahead of the server's, then 20 s behind.
       learnServerTime(suite.env.client, Date.now() + skewMs);

@@ -2,10 +2,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { endedBy } from '../../src/client/task-kill.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import type { BashTaskResult } from '../../src/shared/task.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
+import { agent, text } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
 let bash: Tool;
@@ -17,18 +19,6 @@ beforeAll(async () => {
   bashKill = tools.find((tool) => tool.name === 'bash_kill') as Tool;
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
-
-async function startBackground(command: string, exec: ToolExecContext = {}): Promise<string> {
-  const started = text(
-    await bash.execute({ command, description: 'Run in background', run_in_background: true }, exec),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
-
 async function status(taskId: string): Promise<string | undefined> {
   return (await suite.env.client.workflow.getHandle(taskId).describe()).typedSearchAttributes.get(
     statusSearchAttribute,
@@ -39,6 +29,7 @@ describe('bash_kill', () => {
   it('ends the whole process tree: a SIGTERM trap and a background grandchild', async () => {
     const marker = Math.floor(Math.random() * 1000) + 5000;
     const taskId = await startBackground(
+      bash,
       `trap 'echo ignoring TERM' TERM; sleep ${marker} & while true; do sleep 0.1; done`,
     );
     await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
@@ -53,7 +44,7 @@ describe('bash_kill', () => {
   });
 
   it('reports a finished task as a no-op, not an error', async () => {
-    const taskId = await startBackground('echo done');
+    const taskId = await startBackground(bash, 'echo done');
     await suite.env.client.workflow.getHandle(taskId).result();
     expect(await bashKill.execute({ task_id: taskId })).toEqual({
       content: [{ type: 'text', text: `task ${taskId} had already finished` }],
@@ -71,7 +62,7 @@ describe('bash_kill', () => {
     expect(endedBy({ exitCode: null, signal: 'SIGSEGV', killed: false } as BashTaskResult)).toBe(
       'already-finished',
     );
-    const taskId = await startBackground('echo done');
+    const taskId = await startBackground(bash, 'echo done');
     expect((await suite.env.client.workflow.getHandle(taskId).result()).killed).toBeUndefined();
   });
 
@@ -92,7 +83,7 @@ describe('bash_kill', () => {
 
 describe('bash_kill ownership fence', () => {
   it('refuses another session and a caller with no agent, and changes nothing', async () => {
-    const taskId = await startBackground('sleep 60', agent('session-a'));
+    const taskId = await startBackground(bash, 'sleep 60', agent('session-a'));
     const refusal = {
       content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
       isError: true,
@@ -106,14 +97,14 @@ describe('bash_kill ownership fence', () => {
   });
 
   it('lets anyone touch an unowned task', async () => {
-    const taskId = await startBackground('sleep 60');
+    const taskId = await startBackground(bash, 'sleep 60');
     expect(text(await bashKill.execute({ task_id: taskId }, agent('session-b')))).toBe(
       `killed background task ${taskId}`,
     );
   });
 
   it('treats an empty session id as a real owner, never as no owner', async () => {
-    const taskId = await startBackground('sleep 60', agent(''));
+    const taskId = await startBackground(bash, 'sleep 60', agent(''));
     expect((await bashKill.execute({ task_id: taskId })).isError).toBe(true);
     expect((await bashKill.execute({ task_id: taskId }, agent('x'))).isError).toBe(true);
     expect(text(await bashKill.execute({ task_id: taskId }, agent('')))).toBe(

@@ -9,12 +9,13 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { WORKER_UNAVAILABLE } from '../../src/shared/render.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { text } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 let env: TestWorkflowEnvironment;
@@ -35,8 +36,6 @@ afterAll(async () => {
       execFileSync('pkill', ['-f', `^sleep ${marker}$`]);
   await env?.teardown();
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 /**
  * A worker process on a queue of its own, and a background task on it that printed `before` (the

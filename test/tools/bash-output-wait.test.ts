@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { timed } from '../helpers/timed.js';
+import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
-let tools: Record<string, Tool>;
+let tools: Tools;
 /** Tools whose bash_output waits at most CAP_MS. */
-let capped: Record<string, Tool>;
+let capped: Tools;
 const CAP_MS = 1_500;
-
-const toolsByName = (list: Tool[]) => Object.fromEntries(list.map((tool) => [tool.name, tool]));
 
 beforeAll(() => {
   const options = { client: suite.env.client, taskQueue: suite.worker.taskQueue };
@@ -17,34 +18,14 @@ beforeAll(() => {
   capped = toolsByName(createBashTools({ ...options, maxWaitMs: CAP_MS }));
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
 const session = () => `session-${Math.random().toString(16).slice(2)}`;
-
-async function startBackground(command: string, exec: ToolExecContext = {}): Promise<string> {
-  const started = text(
-    await (tools.bash as Tool).execute(
-      { command, description: 'Run in background', run_in_background: true },
-      exec,
-    ),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
 
 const output = (args: Record<string, unknown>, exec: ToolExecContext = {}, using = tools) =>
   (using.bash_output as Tool).execute(args, exec);
 
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const began = Date.now();
-  const value = await work();
-  return { value, ms: Date.now() - began };
-}
-
 describe('bash_output wait_ms', () => {
   it('answers as soon as new output appears, well before the wait is up', async () => {
-    const taskId = await startBackground('sleep 1; echo late; sleep 60');
+    const taskId = await startBackground(tools.bash, 'sleep 1; echo late; sleep 60');
     await output({ task_id: taskId });
     const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }));
     expect(text(value)).toBe('late\n[status: running]');
@@ -53,7 +34,7 @@ describe('bash_output wait_ms', () => {
   });
 
   it('answers at once when unread output is waiting', async () => {
-    const taskId = await startBackground('echo ready; sleep 60');
+    const taskId = await startBackground(tools.bash, 'echo ready; sleep 60');
     await expect
       .poll(async () => text(await output({ task_id: taskId, wait_ms: 60_000 })))
       .not.toBe('(no new output)\n[status: running]');
@@ -61,7 +42,7 @@ describe('bash_output wait_ms', () => {
   });
 
   it("answers at the task's end when the end brings no output", async () => {
-    const taskId = await startBackground('sleep 1.5; exit 4');
+    const taskId = await startBackground(tools.bash, 'sleep 1.5; exit 4');
     const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }));
     expect(text(value)).toBe('(no new output)\n[status: completed, exit code: 4]');
     expect(ms).toBeGreaterThanOrEqual(1_000);
@@ -69,7 +50,7 @@ describe('bash_output wait_ms', () => {
   });
 
   it('waits no longer than the configured cap, then answers as usual', async () => {
-    const taskId = await startBackground('sleep 60');
+    const taskId = await startBackground(tools.bash, 'sleep 60');
     const { value, ms } = await timed(() => output({ task_id: taskId, wait_ms: 60_000 }, {}, capped));
     expect(text(value)).toBe('(no new output)\n[status: running]');
     expect(ms).toBeGreaterThanOrEqual(CAP_MS);
@@ -78,7 +59,7 @@ describe('bash_output wait_ms', () => {
   });
 
   it('stops waiting when the call is aborted, and reads nothing', async () => {
-    const taskId = await startBackground('sleep 2; echo after; sleep 60');
+    const taskId = await startBackground(tools.bash, 'sleep 2; echo after; sleep 60');
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 300);
     const { value, ms } = await timed(() =>
@@ -96,7 +77,7 @@ describe('bash_output wait_ms', () => {
   });
 
   it('keeps the fence and the unknown-id answer before it waits', async () => {
-    const taskId = await startBackground('sleep 60', agent('owner-a'));
+    const taskId = await startBackground(tools.bash, 'sleep 60', agent('owner-a'));
     expect(await output({ task_id: taskId, wait_ms: 60_000 }, agent('owner-b'))).toEqual({
       content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
       isError: true,
@@ -117,6 +98,7 @@ describe('bash_output wait_ms', () => {
 describe('bash_output filter', () => {
   it('shows only matching lines, counts the rest exactly, and a later read does not show them again', async () => {
     const taskId = await startBackground(
+      tools.bash,
       'for i in $(seq 1 40); do if [ $((i % 10)) = 0 ]; then echo "FAIL $i"; else echo "ok $i"; fi; done; echo "FAIL err" >&2; printf tail',
     );
     await suite.env.client.workflow.getHandle(taskId).result();
@@ -131,7 +113,7 @@ describe('bash_output filter', () => {
   it('names the spill file of a running task, and says one line in the singular', async () => {
     // One write: a read that came between two writes would take `keep` alone, and the next one would
     // miss it. (bash's own printf writes line by line; coreutils' writes a pipe's buffer at exit.)
-    const taskId = await startBackground("/usr/bin/printf 'keep\\ndrop\\n'; sleep 60");
+    const taskId = await startBackground(tools.bash, "/usr/bin/printf 'keep\\ndrop\\n'; sleep 60");
     // Every answer, in order, so that a failure shows how the output came.
     const answers: string[] = [];
     // Generous: under a loaded CI a command's first heartbeat can take many seconds.
@@ -149,6 +131,7 @@ describe('bash_output filter', () => {
 
   it('leaves a line still being written for a later read, and a wait does not end on it', async () => {
     const taskId = await startBackground(
+      tools.bash,
       "printf 'keep partial'; sleep 3; /usr/bin/printf ' line\\nother\\n'; sleep 60",
     );
     const { value: first, ms } = await timed(() =>
@@ -164,6 +147,7 @@ describe('bash_output filter', () => {
 
   it('waits for a matching line: lines the filter leaves out do not end the wait, and are counted', async () => {
     const taskId = await startBackground(
+      tools.bash,
       'echo noise; sleep 1; echo more noise; sleep 1.5; echo MATCH; sleep 60',
     );
     const { value, ms } = await timed(() => output({ task_id: taskId, filter: 'MATCH', wait_ms: 30_000 }));
@@ -176,7 +160,7 @@ describe('bash_output filter', () => {
   });
 
   it('answers an invalid expression with one line and moves nothing', async () => {
-    const taskId = await startBackground('echo kept');
+    const taskId = await startBackground(tools.bash, 'echo kept');
     await suite.env.client.workflow.getHandle(taskId).result();
     expect(await output({ task_id: taskId, filter: '(unclosed' })).toEqual({
       content: [
@@ -207,13 +191,13 @@ describe('bash_list', () => {
     const a = session();
     const b = session();
     expect(text(await list({}, agent(a)))).toBe('(no background tasks)');
-    const ended = await startBackground('echo done', agent(a));
+    const ended = await startBackground(tools.bash, 'echo done', agent(a));
     await suite.env.client.workflow.getHandle(ended).result();
     // A foreground run of the session is not a background task: never listed.
     await (tools.bash as Tool).execute({ command: 'echo foreground', description: 'Foreground' }, agent(a));
     const long = `sleep 60 # ${'x'.repeat(80)}`;
-    const running = await startBackground(long, agent(a));
-    const other = await startBackground('sleep 60', agent(b));
+    const running = await startBackground(tools.bash, long, agent(a));
+    const other = await startBackground(tools.bash, 'sleep 60', agent(b));
 
     await expect
       .poll(async () => rows(await list({}, agent(a))), { timeout: 10_000 })

@@ -5,18 +5,16 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reader-client.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
-import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching } from '../helpers/processes.js';
+import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
-let tools: Record<string, Tool>;
+let tools: Tools;
 let tasks: BashTasks;
-
-function toolsByName(list: Tool[]): Record<string, Tool> {
-  return Object.fromEntries(list.map((tool) => [tool.name, tool]));
-}
 
 beforeAll(async () => {
   tools = toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
@@ -24,21 +22,7 @@ beforeAll(async () => {
 });
 
 const { temporal } = proto;
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const agent = (sessionId: string): ToolExecContext => ({ agent: { sessionId } });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function startBackground(command: string, exec: ToolExecContext = {}, using = tools): Promise<string> {
-  const started = text(
-    await (using.bash as Tool).execute(
-      { command, description: 'Run in background', run_in_background: true },
-      exec,
-    ),
-  );
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
 
 const output = (taskId: string, exec: ToolExecContext = {}, using = tools) =>
   (using.bash_output as Tool).execute({ task_id: taskId }, exec);
@@ -72,6 +56,7 @@ const lines = (prefix: string, count: number) =>
 describe('bash_output', () => {
   it('returns each byte once over reads taken while the task runs, stderr included', async () => {
     const taskId = await startBackground(
+      tools.bash,
       'for i in $(seq 1 25); do echo out$i; echo err$i >&2; sleep 0.08; done',
     );
     const { stdout, stderr, reads } = await readAll(taskId);
@@ -82,14 +67,14 @@ describe('bash_output', () => {
   });
 
   it('shows new output, a [stderr] section and the status line, then (no new output)', async () => {
-    const taskId = await startBackground('echo first; echo oops >&2; exit 3');
+    const taskId = await startBackground(tools.bash, 'echo first; echo oops >&2; exit 3');
     await finished(taskId);
     expect(text(await output(taskId))).toBe('first\n[stderr]\noops\n[status: completed, exit code: 3]');
     expect(text(await output(taskId))).toBe('(no new output)\n[status: completed, exit code: 3]');
   });
 
   it('says [status: running] while the command runs', async () => {
-    const taskId = await startBackground('echo started; sleep 30');
+    const taskId = await startBackground(tools.bash, 'echo started; sleep 30');
     await expect
       .poll(async () => text(await output(taskId)), { timeout: 5_000 })
       .toBe('started\n[status: running]');
@@ -99,15 +84,15 @@ describe('bash_output', () => {
   });
 
   it('reports a task that could not start with its reason', async () => {
-    const started = text(
-      await (tools.bash as Tool).execute({
-        command: 'true',
+    const taskId = await startBackground(
+      tools.bash,
+      'true',
+      {},
+      {
         description: 'Run nowhere',
         workdir: '/nonexistent-workdir',
-        run_in_background: true,
-      }),
+      },
     );
-    const taskId = started.replace('started background task ', '');
     await suite.env.client.workflow
       .getHandle(taskId)
       .result()
@@ -118,7 +103,7 @@ describe('bash_output', () => {
   });
 
   it('continues the read position in a new agent host (a second set of tools)', async () => {
-    const taskId = await startBackground('echo one; sleep 1; echo two', agent('host-move'));
+    const taskId = await startBackground(tools.bash, 'echo one; sleep 1; echo two', agent('host-move'));
     await expect
       .poll(async () => text(await output(taskId, agent('host-move'))), { timeout: 5_000 })
       .toBe('one\n[status: running]');
@@ -132,7 +117,10 @@ describe('bash_output', () => {
   });
 
   it('never gives the same bytes to two concurrent reads', async () => {
-    const taskId = await startBackground('for i in $(seq 1 40); do echo line$i; sleep 0.02; done');
+    const taskId = await startBackground(
+      tools.bash,
+      'for i in $(seq 1 40); do echo line$i; sleep 0.02; done',
+    );
     const reads: OutputRead[] = [];
     for (let round = 0; round < 8; round++) {
       reads.push(...(await Promise.all([1, 2, 3].map(() => tasks.read(taskId, undefined)))));
@@ -149,6 +137,7 @@ describe('bash_output', () => {
   it('keeps whole characters together when a read falls inside one', async () => {
     // Each euro sign is 3 bytes, written one byte at a time with pauses between.
     const taskId = await startBackground(
+      tools.bash,
       "for i in 1 2 3 4 5 6; do printf '\\xe2'; sleep 0.15; printf '\\x82'; sleep 0.15; printf '\\xac'; done",
     );
     const { stdout } = await readAll(taskId);
@@ -157,7 +146,7 @@ describe('bash_output', () => {
 
   it('says what was dropped and names the complete spill file, while running and after the end', async () => {
     const bytes = HEARTBEAT_TAIL_BYTES * 4;
-    const taskId = await startBackground(`head -c ${bytes} /dev/zero | tr '\\0' x; sleep 30`);
+    const taskId = await startBackground(tools.bash, `head -c ${bytes} /dev/zero | tr '\\0' x; sleep 30`);
     // The first heartbeat names the spill file; wait (without reading) until it holds all of it:
     // a read from the host then returns the newest output limit's worth and says what it left out.
     await expect.poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.spillPath).toBeDefined();
@@ -171,7 +160,7 @@ describe('bash_output', () => {
     await tasks.kill(taskId, undefined);
     expect(text(await output(taskId))).toBe('(no new output)\n[status: killed by SIGTERM]');
 
-    const done = await startBackground(`head -c ${bytes} /dev/zero | tr '\\0' y`);
+    const done = await startBackground(tools.bash, `head -c ${bytes} /dev/zero | tr '\\0' y`);
     await finished(done);
     expect(text(await output(done))).toBe(
       `${'y'.repeat(DEFAULT_OUTPUT_LIMIT_BYTES)}\n[some output was dropped from memory; full output: ${spillPath?.replace(taskId, done)}]\n[status: completed, exit code: 0]`,
@@ -184,7 +173,10 @@ describe('bash_output', () => {
       taskQueue: suite.worker.taskQueue,
       reader: { claimsPerRun: 3, idleMs: 1_000 },
     });
-    const taskId = await startBackground('for i in $(seq 1 12); do echo n$i; sleep 0.1; done; sleep 2');
+    const taskId = await startBackground(
+      tools.bash,
+      'for i in $(seq 1 12); do echo n$i; sleep 0.1; done; sleep 2',
+    );
     const chunks: string[] = [];
     for (let i = 0; i < 9; i++) {
       chunks.push((await shortReader.read(taskId, undefined)).stdout.text);
@@ -212,7 +204,7 @@ describe('bash_output', () => {
 
 describe('the output reader and its task', () => {
   it('are told of each other only when the task is read: an unread task signals nothing', async () => {
-    const unread = await startBackground('echo unread');
+    const unread = await startBackground(tools.bash, 'echo unread');
     await finished(unread);
     const events = (await suite.env.client.workflow.getHandle(unread).fetchHistory()).events ?? [];
     expect(events.map((event) => event.eventType)).not.toContain(
@@ -227,7 +219,7 @@ describe('the output reader and its task', () => {
       reader: { idleMs: 300, probeIntervalMs: 300 },
     });
     const marker = 6000 + Math.floor(Math.random() * 1000);
-    const taskId = await startBackground(`echo started; sleep ${marker}`);
+    const taskId = await startBackground(tools.bash, `echo started; sleep ${marker}`);
     await expect.poll(async () => (await probing.read(taskId, undefined)).stdout.text).toBe('started\n');
     await suite.env.client.workflow.getHandle(taskId).terminate('test: ends without telling its reader');
     await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
@@ -243,7 +235,7 @@ describe('the output reader and its task', () => {
       taskQueue: suite.worker.taskQueue,
       reader: { idleMs: 500 },
     });
-    const taskId = await startBackground('echo late');
+    const taskId = await startBackground(tools.bash, 'echo late');
     await finished(taskId);
     expect((await idleReader.read(taskId, undefined)).stdout.text).toBe('late\n');
     await suite.env.client.workflow.getHandle(outputReaderId(taskId)).result();
@@ -253,7 +245,7 @@ describe('the output reader and its task', () => {
 
 describe('bash_output ownership and bad input', () => {
   it('refuses a task owned by another session, and a caller with no agent', async () => {
-    const taskId = await startBackground('echo private', agent('owner-a'));
+    const taskId = await startBackground(tools.bash, 'echo private', agent('owner-a'));
     await finished(taskId);
     const refused = {
       content: [{ type: 'text', text: `task ${taskId} belongs to another session` }],
@@ -266,10 +258,10 @@ describe('bash_output ownership and bad input', () => {
   });
 
   it('opens an unowned task to anyone, and keeps an empty session id as a real owner', async () => {
-    const open = await startBackground('echo open');
+    const open = await startBackground(tools.bash, 'echo open');
     await finished(open);
     expect(text(await output(open, agent('anyone')))).toBe('open\n[status: completed, exit code: 0]');
-    const empty = await startBackground('echo empty', agent(''));
+    const empty = await startBackground(tools.bash, 'echo empty', agent(''));
     await finished(empty);
     expect(await output(empty)).toEqual({
       content: [{ type: 'text', text: `task ${empty} belongs to another session` }],
@@ -299,7 +291,7 @@ describe('bash_output ownership and bad input', () => {
   });
 
   it('does not take a reader workflow id for a task', async () => {
-    const taskId = await startBackground('echo x');
+    const taskId = await startBackground(tools.bash, 'echo x');
     await finished(taskId);
     await output(taskId);
     expect(text(await output(outputReaderId(taskId)))).toBe(`unknown bash task ${outputReaderId(taskId)}`);

@@ -6,11 +6,12 @@ import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KILL_GRACE_MS } from '../../src/shared/limits.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { text } from '../helpers/tool-calls.js';
 
 const OUTPUT_LIMIT_BYTES = 4096;
 const MAX_TIMEOUT_MS = 3000;
@@ -42,7 +43,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const run = (command: string, extra: Record<string, unknown> = {}) =>
   bash.execute({ command, description: 'Run a test command', ...extra });
 

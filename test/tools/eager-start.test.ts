@@ -4,37 +4,25 @@
  */
 import { Client } from '@temporalio/client';
 import { beforeAll, expect, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
-let tools: Record<string, Tool>;
+let tools: Tools;
 
 beforeAll(() => {
   const client = new Client({ connection: suite.env.nativeConnection, namespace: 'default' });
-  tools = Object.fromEntries(
-    createBashTools({ client, taskQueue: suite.worker.taskQueue, eagerStart: true }).map((tool) => [
-      tool.name,
-      tool,
-    ]),
-  );
+  tools = toolsByName(createBashTools({ client, taskQueue: suite.worker.taskQueue, eagerStart: true }));
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 it('runs foreground and background commands with eager start on the worker’s own connection', async () => {
   expect(text(await (tools.bash as Tool).execute({ command: 'echo eager', description: 'Eager' }))).toBe(
     'eager\n',
   );
-  const started = text(
-    await (tools.bash as Tool).execute({
-      command: 'echo bg',
-      description: 'Eager bg',
-      run_in_background: true,
-    }),
-  );
-  const taskId = started.replace('started background task ', '');
+  const taskId = await startBackground(tools.bash, 'echo bg', {}, { description: 'Eager bg' });
   await expect
     .poll(async () => text(await (tools.bash_output as Tool).execute({ task_id: taskId, wait_ms: 2_000 })))
     .toMatch(/^bg\n\[status: (running|completed, exit code: 0)\]$/);

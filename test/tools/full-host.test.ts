@@ -7,16 +7,19 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { timed } from '../helpers/timed.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: BashWorker;
 let running: Promise<void>;
-let tools: Record<string, Tool>;
+let tools: Tools;
 const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-full-host-'));
 const taskQueue = `full-host-${Date.now()}`;
 
@@ -30,9 +33,7 @@ beforeAll(async () => {
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   running = worker.run();
-  tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue }).map((tool) => [tool.name, tool]),
-  );
+  tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
 });
 
 afterAll(async () => {
@@ -42,26 +43,20 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-
-async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const began = Date.now();
-  const value = await work();
-  return { value, ms: Date.now() - began };
-}
-
 it('reads, writes to stdin and kills while every command slot is taken', async () => {
   const ids: string[] = [];
   for (const n of [1, 2]) {
-    const started = text(
-      await (tools.bash as Tool).execute({
-        command: `echo task${n}; cat`,
-        description: `Fills slot ${n}`,
-        run_in_background: true,
-        keep_stdin_open: true,
-      }),
+    ids.push(
+      await startBackground(
+        tools.bash,
+        `echo task${n}; cat`,
+        {},
+        {
+          description: `Fills slot ${n}`,
+          keep_stdin_open: true,
+        },
+      ),
     );
-    ids.push(started.replace('started background task ', ''));
   }
   for (const [i, taskId] of ids.entries()) {
     const { value, ms } = await timed(() =>

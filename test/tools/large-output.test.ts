@@ -7,9 +7,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reader-client.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES } from '../../src/shared/limits.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { text } from '../helpers/tool-calls.js';
 
 const OUTPUT_BYTES = 200 * 1024 * 1024;
 /** History a task keeps however much it prints (Temporal suggests continue-as-new at 4 MB). */
@@ -37,8 +39,6 @@ function sha256OfFile(file: string): Promise<string> {
   });
 }
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-
 describe('a task that prints 200 MB', () => {
   it('keeps history small, the spill file byte-exact, worker memory flat, and says what reads dropped', async () => {
     const tools = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
@@ -52,10 +52,7 @@ describe('a task that prints 200 MB', () => {
       rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
     }, 50);
 
-    const started = text(
-      await bash.execute({ command: COMMAND, description: 'Print 200 MB', run_in_background: true }),
-    );
-    const taskId = started.replace('started background task ', '');
+    const taskId = await startBackground(bash, COMMAND, {}, { description: 'Print 200 MB' });
     const reads: OutputRead[] = [];
     for (;;) {
       const read = await tasks.read(taskId, undefined);

@@ -1,33 +1,23 @@
 /** `tty: true`: a command on a pseudo-terminal its supervisor holds, read as a screen, typed into with keys. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 
 const suite = useDevServerWithWorker();
-let tools: Record<string, Tool>;
+let tools: Tools;
 
 beforeAll(() => {
-  const list = createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue });
-  tools = Object.fromEntries(list.map((tool) => [tool.name, tool]));
+  tools = toolsByName(createBashTools({ client: suite.env.client, taskQueue: suite.worker.taskQueue }));
 });
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-const call = async (name: string, args: Record<string, unknown>) =>
-  text(await (tools[name] as Tool).execute(args, {}));
+const call = async (name: keyof Tools, args: Record<string, unknown>) =>
+  text(await tools[name].execute(args, {}));
 
-async function startTerminal(command: string, options: Record<string, unknown> = {}): Promise<string> {
-  const started = await call('bash', {
-    command,
-    description: 'Runs on a terminal',
-    run_in_background: true,
-    tty: true,
-    ...options,
-  });
-  const match = /^started background task (bash-[0-9a-f-]{36})$/.exec(started);
-  if (!match?.[1]) throw new Error(`unexpected start text: ${started}`);
-  return match[1];
-}
+/** A background task on a terminal (`options`: its size, and any other argument). */
+const startTerminal = (command: string, options: Record<string, unknown> = {}) =>
+  startBackground(tools.bash, command, {}, { description: 'Runs on a terminal', tty: true, ...options });
 
 /** Reads the screen (waiting for change) until it matches `until`; returns that read's text. */
 async function screenUntil(
@@ -155,12 +145,12 @@ describe('a terminal task', () => {
   });
 
   it('refuses a resize of a task without a terminal, and a size without tty, in one line each', async () => {
-    const started = await call('bash', {
-      command: 'sleep 600',
-      description: 'Sleeps without a terminal',
-      run_in_background: true,
-    });
-    const taskId = /(bash-[0-9a-f-]{36})/.exec(started)?.[1] as string;
+    const taskId = await startBackground(
+      tools.bash,
+      'sleep 600',
+      {},
+      { description: 'Sleeps without a terminal' },
+    );
     expect(await call('bash_input', { task_id: taskId, cols: 80, rows: 24 })).toBe(
       `task ${taskId} was not started with tty: true; it has no terminal to resize`,
     );

@@ -11,23 +11,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { ENCRYPTED_ENCODING } from '../../src/codec/aes-gcm-codec.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CodecKeyring } from '../../src/codec/keyring.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { useDevServer } from '../helpers/temporal-env.js';
 import { startWorkerProcess } from '../helpers/worker-process.js';
 
-let env: TestWorkflowEnvironment;
-beforeAll(async () => {
-  env = await createDevServerEnv();
-}, 120_000);
-afterAll(async () => {
-  await env?.teardown();
-});
+const server = useDevServer();
 
 const procFile = (pid: number | undefined, name: string) => readFileSync(`/proc/${pid}/${name}`, 'latin1');
 
@@ -36,7 +29,7 @@ describe('key material', () => {
     const secret = randomBytes(CODEC_KEY_BYTES);
     const marker = `temporal-secret-${randomUUID()}`;
     const taskQueue = `keys-${randomUUID()}`;
-    const worker = await startWorkerProcess(env, taskQueue, [], {
+    const worker = await startWorkerProcess(server.env, taskQueue, [], {
       env: { DURABLE_BASH_CODEC_KEYS: `k1=${secret.toString('base64')}`, TEMPORAL_TEST_SECRET: marker },
     });
     try {
@@ -46,14 +39,14 @@ describe('key material', () => {
       expect(environ).toContain('PATH=');
       // The key is in use: a task runs, and its payloads are stored encrypted.
       const client = new Client({
-        connection: env.connection,
-        namespace: env.namespace ?? 'default',
+        connection: server.env.connection,
+        namespace: server.env.namespace ?? 'default',
         dataConverter: encryptingDataConverter(new CodecKeyring([{ id: 'k1', secret }])),
       });
       const tasks = new BashTasks({ client, taskQueue });
       const taskId = await tasks.start({ command: 'echo hi', description: 'Says hi', background: false });
       expect((await tasks.result(taskId)).stdout.tail).toBe('hi\n');
-      const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
+      const { events } = await server.env.client.workflow.getHandle(taskId).fetchHistory();
       const input = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
       expect(Buffer.from(input?.metadata?.encoding ?? []).toString()).toBe(ENCRYPTED_ENCODING);
     } finally {
@@ -106,11 +99,11 @@ describe('key material', () => {
     chmodSync(dir, 0o755);
     chmodSync(keyFile, 0o644);
     const taskQueue = `keys-${randomUUID()}`;
-    const worker = await startWorkerProcess(env, taskQueue, ['--codec-key-file', keyFile]);
+    const worker = await startWorkerProcess(server.env, taskQueue, ['--codec-key-file', keyFile]);
     try {
       const client = new Client({
-        connection: env.connection,
-        namespace: env.namespace ?? 'default',
+        connection: server.env.connection,
+        namespace: server.env.namespace ?? 'default',
         dataConverter: encryptingDataConverter(new CodecKeyring([{ id: 'k1', secret }])),
       });
       const tasks = new BashTasks({ client, taskQueue });

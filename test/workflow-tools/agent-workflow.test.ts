@@ -12,6 +12,7 @@ import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
 import { bashNoticeSignal } from '../../src/workflow-tools/index.js';
 import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent-workflows-worker.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import type { buildAgent, noticeInbox, oneCall } from './agent-workflows.js';
@@ -33,8 +34,6 @@ afterAll(async () => {
   await commands?.stop();
   await env?.teardown();
 });
-
-const TASK_ID = /^started background task (bash-[0-9a-f-]{36})$/;
 
 async function runAgent(input: Omit<Parameters<typeof buildAgent>[0], 'taskQueue'>) {
   const workflowId = `agent-${randomUUID()}`;
@@ -79,7 +78,7 @@ describe('an agent that is a workflow', () => {
   it('starts a background build, gets its notice as a signal, reads the output and reacts', async () => {
     const build = 'echo building; sleep 1; echo done';
     const { workflowId, transcript } = await runAgent({ sessionId: `session-${randomUUID()}`, build });
-    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    const taskId = startedTaskId(transcript[0] ?? '');
     expect(transcript).toEqual(expectedTranscript(taskId, build));
     const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
     await Worker.runReplayHistory({ workflowsPath, bundlerOptions }, history, workflowId);
@@ -92,7 +91,7 @@ describe('an agent that is a workflow', () => {
       build,
       continueAsNewWhileBuilding: true,
     });
-    const taskId = TASK_ID.exec(transcript[0] ?? '')?.[1] ?? '';
+    const taskId = startedTaskId(transcript[0] ?? '');
     expect(transcript).toEqual(expectedTranscript(taskId, build));
     // Both runs replay: the one that started the task and the one it continued as.
     const histories = env.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }).intoHistories();
@@ -126,7 +125,7 @@ describe('an agent that is a workflow', () => {
       tool: 'bash',
       args: { command: 'sleep 30', description: 'Sleeps', run_in_background: true },
     });
-    const taskId = TASK_ID.exec(started.text)?.[1] ?? '';
+    const taskId = startedTaskId(started.text);
     expect(await call({ sessionId: 'someone-else', tool: 'bash_output', args: { task_id: taskId } })).toEqual(
       {
         text: `task ${taskId} belongs to another session`,

@@ -7,8 +7,7 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import {
   AttemptFailureType,
@@ -18,19 +17,12 @@ import {
 } from '../../src/shared/task.js';
 import { type bashTask, moveToBackgroundUpdate } from '../../src/workflows/bash-task.js';
 import { heartbeatUntilCancelled, withStandInWorker } from '../helpers/stand-in-worker.js';
-import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 
 const HOUR_MS = 60 * 60_000;
 
-let env: TestWorkflowEnvironment;
+import { useTimeSkippingServer } from '../helpers/temporal-env.js';
 
-beforeAll(async () => {
-  env = await createTimeSkippingEnv();
-});
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const server = useTimeSkippingServer();
 
 const ended: CommandOutcome = {
   exitCode: 0,
@@ -46,7 +38,7 @@ function withStandIns<T>(
   attempts: CommandSpec[],
 ): Promise<T> {
   return withStandInWorker(
-    env,
+    server.env,
     {
       spec: { lostAfterMs: 4 * HOUR_MS, heartbeatTimeoutMs: 4 * HOUR_MS },
       async stopCommand(): Promise<StopResult> {
@@ -58,7 +50,7 @@ function withStandIns<T>(
         if (spec.command === 'true') return ended;
         if (spec.background && spec.command === 'sleep 10800') {
           // The command's remaining 3 hours, skipped.
-          await env.sleep(3 * HOUR_MS);
+          await server.env.sleep(3 * HOUR_MS);
           return ended;
         }
         await heartbeatUntilCancelled();
@@ -78,7 +70,7 @@ describe('moveToBackground', () => {
   it('cancels a 2-hour foreground timeout: the moved command runs 3 hours and completes', async () => {
     const attempts: CommandSpec[] = [];
     const result = await withStandIns(async (taskQueue, commandStarted) => {
-      const tasks = new BashTasks({ client: env.client, taskQueue });
+      const tasks = new BashTasks({ client: server.env.client, taskQueue });
       const taskId = await tasks.start({
         command: 'sleep 10800',
         description: 'Three hours',
@@ -89,7 +81,7 @@ describe('moveToBackground', () => {
       expect(await tasks.moveToBackground(taskId, undefined)).toBe(true);
       // A second move is refused: the run is no longer in the foreground.
       expect(await tasks.moveToBackground(taskId, undefined)).toBe(false);
-      const handle = env.client.workflow.getHandle<typeof bashTask>(taskId);
+      const handle = server.env.client.workflow.getHandle<typeof bashTask>(taskId);
       const value = await handle.result();
       expect((await handle.describe()).memo?.background).toBe(true);
       return value;
@@ -106,14 +98,14 @@ describe('moveToBackground', () => {
   it('refuses to move a background run, and a run that has ended', async () => {
     const attempts: CommandSpec[] = [];
     await withStandIns(async (taskQueue, commandStarted) => {
-      const tasks = new BashTasks({ client: env.client, taskQueue });
+      const tasks = new BashTasks({ client: server.env.client, taskQueue });
       const taskId = await tasks.start({
         command: 'sleep infinity',
         description: 'Background',
         background: true,
       });
       await commandStarted;
-      const handle = env.client.workflow.getHandle<typeof bashTask>(taskId);
+      const handle = server.env.client.workflow.getHandle<typeof bashTask>(taskId);
       const refusal = await handle
         .executeUpdate(moveToBackgroundUpdate, { args: [{ expiresAtMs: Number.MAX_SAFE_INTEGER }] })
         .catch((err: unknown) => err);

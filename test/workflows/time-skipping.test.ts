@@ -43,6 +43,7 @@ import { completionNotice } from '../../src/workflows/index.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { heartbeatUntilCancelled, withStandInWorker as withStandIns } from '../helpers/stand-in-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
+import { timed } from '../helpers/timed.js';
 
 const HOUR_MS = 60 * 60_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -154,16 +155,9 @@ async function resultPastTimeout<T>(
   return settled.value;
 }
 
-/** Runs `body` and returns its result with the wall time it took. */
-async function timed<T>(body: () => Promise<T>): Promise<{ value: T; wallMs: number }> {
-  const started = performance.now();
-  const value = await body();
-  return { value, wallMs: performance.now() - started };
-}
-
 describe('long timers on the time-skipping server', () => {
   it('fires a 2-hour foreground timeout while the command activity runs', async () => {
-    const { value: result, wallMs } = await withStandInWorker(
+    const { value: result, ms: wallMs } = await withStandInWorker(
       { heartbeatTimeoutMs: 4 * HOUR_MS },
       3 * HOUR_MS,
       (taskQueue) =>
@@ -188,7 +182,7 @@ describe('long timers on the time-skipping server', () => {
 
   it('ends a task lost once the lost window passes with no worker on its host', async () => {
     const hostQueue = `nobody-${randomUUID()}`;
-    const { value: failure, wallMs } = await withStandInWorker(
+    const { value: failure, ms: wallMs } = await withStandInWorker(
       // A host that never polls: the stand-in refuses the eager first attempt, as another host's worker would.
       { hostQueue, hostId: 'gone-host' },
       0,
@@ -218,7 +212,7 @@ describe('long timers on the time-skipping server', () => {
 
   it('drops a completion notice once its window passes with no agent worker, and marks it undelivered', async () => {
     const workflowId = `notice-${randomUUID()}`;
-    const { value, wallMs } = await withStandInWorker({}, 0, (taskQueue) =>
+    const { value, ms: wallMs } = await withStandInWorker({}, 0, (taskQueue) =>
       timed(async () => {
         const handle = await env.client.workflow.start(completionNotice, {
           workflowId,
@@ -250,7 +244,7 @@ describe('long timers on the time-skipping server', () => {
     const taskId = await tasks.start({ command: 'echo read me', description: 'Read', background: true });
     await tasks.result(taskId);
     expect((await tasks.read(taskId, undefined)).stdout.text).toBe('read me\n');
-    const { value: position, wallMs } = await timed(() =>
+    const { value: position, ms: wallMs } = await timed(() =>
       env.client.workflow.getHandle(outputReaderId(taskId)).result(),
     );
     expect(position).toEqual({ stdout: 8, stderr: 0 });
@@ -259,7 +253,7 @@ describe('long timers on the time-skipping server', () => {
   });
 
   it('keeps a small history for a task that runs 30 days of workflow time', async () => {
-    const { value, wallMs } = await withStandInWorker(
+    const { value, ms: wallMs } = await withStandInWorker(
       { heartbeatTimeoutMs: 60 * DAY_MS },
       30 * DAY_MS,
       (taskQueue, commandStarted) =>

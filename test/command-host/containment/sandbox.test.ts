@@ -6,14 +6,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BashTasks } from '../../src/client/bash-tasks.js';
-import { readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
-import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { BashWorker } from '../../src/worker/bash-worker.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { BashTasks } from '../../../src/client/bash-tasks.js';
+import { readRecord } from '../../../src/command-host/supervisor/supervisor-records.js';
+import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
+import type { Tool } from '../../../src/shared/tool-types.js';
+import { createBashTools } from '../../../src/tools/create-bash-tools.js';
+import type { BashWorker } from '../../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { text } from '../../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -22,7 +23,6 @@ let root: string;
 let workdir: string;
 let tasks: BashTasks;
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 const run = async (command: string) =>
   text(await bash.execute({ command, description: 'Sandboxed', workdir }));
 

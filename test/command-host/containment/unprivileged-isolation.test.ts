@@ -5,18 +5,18 @@
 // is a 0666 node (the host's device is left as it is). Without that, the worker says what is not
 // isolated, and why.
 
-import { spawn, spawnSync } from 'node:child_process';
-import { once } from 'node:events';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import { endSessionNetworks } from '../../../src/command-host/containment/session-isolation.js';
+import { sessionTools } from '../../helpers/session-tools.js';
+import { measuredAttempts, sessionKeepsTogether } from '../../helpers/sessions-apart.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { connectCommand, serveHello } from '../../helpers/test-networks.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const NOBODY = 65534;
 let env: TestWorkflowEnvironment;
@@ -26,30 +26,8 @@ let spillDir: string;
 let worker: WorkerProcess;
 const taskQueue = `unprivileged-${process.pid}`;
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-
-function sessionTools(sessionId: string) {
-  const tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue }).map((tool) => [tool.name, tool]),
-  ) as Record<string, Tool>;
-  const exec = { agent: { sessionId } };
-  return {
-    run: async (command: string) =>
-      text(await (tools.bash as Tool).execute({ command, description: 'Unprivileged', workdir }, exec)),
-    start: async (command: string) => {
-      const started = text(
-        await (tools.bash as Tool).execute(
-          { command, description: 'Unprivileged', workdir, run_in_background: true },
-          exec,
-        ),
-      );
-      return /bash-[0-9a-f-]{36}/.exec(started)?.[0] ?? '';
-    },
-    read: async (taskId: string) =>
-      text(await (tools.bash_output as Tool).execute({ task_id: taskId }, exec)),
-    kill: async (taskId: string) => text(await (tools.bash_kill as Tool).execute({ task_id: taskId }, exec)),
-  };
-}
+/** The tools as one session calls them, in nobody's workdir. */
+const session = (sessionId: string) => sessionTools({ client: env.client, taskQueue, workdir }, sessionId);
 
 /** `setpriv` to nobody, HOME in the test's directory: a worker without root. */
 const asNobody = (home: string) => [
@@ -100,28 +78,12 @@ function nobodysDir(dir: string): string {
   return dir;
 }
 
-/** A server of the test's own on `address:port` answering `hello from <name>`, as root, outside. */
-async function serve(address: string, port: number, name: string) {
-  const code = `require('net').createServer((s) => s.end('hello from ${name}')).listen(${port}, '${address}', () => console.log('up'))`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await once(child.stdout as NodeJS.ReadableStream, 'data');
-  return child;
-}
-
-const connect = (host: string, port: number) =>
-  `python3 -c "
-import errno, socket
-try:
-    s = socket.create_connection(('${host}', ${port}), timeout=3); print(s.recv(100).decode())
-except OSError as e:
-    print(errno.errorcode.get(e.errno, 'timeout'))"`;
-
 const hostAddress = () =>
   Object.values(os.networkInterfaces())
     .flat()
     .find((a) => a?.family === 'IPv4' && !a.internal)?.address ?? '';
 
-const servers: ReturnType<typeof spawn>[] = [];
+const servers: ChildProcess[] = [];
 const ALLOWED_PORT = 15432;
 
 beforeAll(async () => {
@@ -134,8 +96,9 @@ beforeAll(async () => {
   workdir = nobodysDir(path.join(root, 'work'));
   const home = nobodysDir(path.join(root, 'home'));
   const tun = path.join(root, 'tun');
-  servers.push(await serve('127.0.0.1', ALLOWED_PORT, 'an allowed service'));
-  servers.push(await serve(hostAddress(), 18081, 'the host network'));
+  // Servers of the test's own, as root, outside: on the host's loopback and on its own address.
+  servers.push(await serveHello('127.0.0.1', ALLOWED_PORT, 'an allowed service'));
+  servers.push(await serveHello(hostAddress(), 18081, 'the host network'));
   worker = await startWorkerProcess(
     env,
     taskQueue,
@@ -166,22 +129,12 @@ describe('sessions apart without root', () => {
   });
 
   it("keeps one session's commands from the worker, the spill directory, other sessions' processes and the Temporal server", async () => {
-    const victim = sessionTools('victim');
-    const attacker = sessionTools('attacker');
-    const secret = `secret-${process.pid}-${Date.now()}`;
-    const taskId = await victim.start(`echo ${secret}; exec sleep 60`);
-    await expect.poll(() => victim.read(taskId)).toBe(`${secret}\n[status: running]`);
-    const workerPid = worker.child.pid as number;
-    const port = env.address.split(':').pop();
-    const attempts = [
-      `cat /proc/${workerPid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
-      `grep -rqs ${secret} ${spillDir} /tmp && echo found the output || echo no output`,
-      'ps -e -o comm= | grep -qx sleep && echo sees the victim || echo no victim',
-      `ps -e -o pid= | grep -qw ${workerPid} && echo sees the worker || echo no worker process`,
-      `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached temporal || echo no temporal`,
-      'echo uid $(id -u)',
-    ];
-    expect((await attacker.run(attempts.join('; '))).trim().split('\n')).toEqual([
+    const target = {
+      workerPid: worker.child.pid as number,
+      spillDir,
+      temporalPort: env.address.split(':').pop() ?? '',
+    };
+    expect(await measuredAttempts(session('victim'), session('attacker'), target)).toEqual([
       'no worker',
       'no output',
       'no victim',
@@ -189,27 +142,15 @@ describe('sessions apart without root', () => {
       'no temporal',
       `uid ${NOBODY}`,
     ]);
-    expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
   });
 
   it('keeps a session together: its workdir, its /tmp, a server on its localhost; and reaches out', async () => {
-    const alice = sessionTools('alice');
-    const bob = sessionTools('bob');
-    expect(await alice.run('echo made > made.txt && cat made.txt')).toBe('made\n');
-    expect(await alice.run('echo kept > /tmp/note && echo ok')).toBe('ok\n');
-    expect(await alice.run('cat /tmp/note')).toBe('kept\n');
-    expect(await bob.run('cat /tmp/note 2>&1 || true')).toBe('cat: /tmp/note: No such file or directory\n');
-    const server = await alice.start(
-      `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8767), h.SimpleHTTPRequestHandler).serve_forever()"`,
-    );
-    const fetch =
-      "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:8767/made.txt').read().decode(), end='')\" 2>&1 | tail -1";
-    await expect.poll(() => alice.run(fetch)).toBe('made\n');
-    expect(await bob.run(fetch)).toMatch(/Connection refused/);
-    expect(await alice.kill(server)).toBe(`killed background task ${server}`);
+    const alice = session('alice');
+    const bob = session('bob');
+    await sessionKeepsTogether(alice, bob, 8767);
     // Out through slirp4netns (the host's own address, as any other host's), and the allowed port.
-    expect(await bob.run(connect(hostAddress(), 18081))).toBe('hello from the host network\n');
-    expect(await bob.run(connect('127.0.0.1', ALLOWED_PORT))).toBe('hello from an allowed service\n');
+    expect(await bob.run(connectCommand(hostAddress(), 18081))).toBe('hello from the host network\n');
+    expect(await bob.run(connectCommand('127.0.0.1', ALLOWED_PORT))).toBe('hello from an allowed service\n');
   });
 });
 

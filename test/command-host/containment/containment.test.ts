@@ -9,17 +9,18 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BashTasks } from '../../src/client/bash-tasks.js';
-import { NON_INTERACTIVE_ENV } from '../../src/command-host/containment/non-interactive-env.js';
-import type { ExecutorOptions } from '../../src/command-host/executor-config.js';
-import { readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
-import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { BashWorker } from '../../src/worker/bash-worker.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { processesMatching, waitFor } from '../helpers/processes.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { BashTasks } from '../../../src/client/bash-tasks.js';
+import { NON_INTERACTIVE_ENV } from '../../../src/command-host/containment/non-interactive-env.js';
+import type { ExecutorOptions } from '../../../src/command-host/executor-config.js';
+import { readRecord } from '../../../src/command-host/supervisor/supervisor-records.js';
+import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
+import type { Tool } from '../../../src/shared/tool-types.js';
+import { createBashTools } from '../../../src/tools/create-bash-tools.js';
+import type { BashWorker } from '../../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../../helpers/processes.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { text } from '../../helpers/tool-calls.js';
 
 const OUTPUT_CAP = 100_000;
 const PROCESS_LIMIT = 64;
@@ -34,8 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.teardown();
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 /** A sleep no other process on the machine runs: its argument names the test. */
 const marker = () => `${Math.floor(Math.random() * 1e6) + 1000}.${Math.floor(Math.random() * 1e6)}`;

@@ -8,10 +8,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
+import type { Tool } from '../../../src/shared/tool-types.js';
+import { createBashTools } from '../../../src/tools/create-bash-tools.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { text } from '../../helpers/tool-calls.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const LIMIT_KIB = 64;
 
@@ -26,8 +27,6 @@ afterAll(async () => {
   await worker?.crash();
   await env?.teardown();
 });
-
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
 
 describe('a spill file that refuses writes', () => {
   it('stops the stream there, says which and why, and the worker runs the next command', async () => {

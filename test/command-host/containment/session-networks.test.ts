@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionNetworks } from '../../src/command-host/containment/session-networks.js';
-import { processStart } from '../../src/command-host/supervisor/process-identity.js';
-import { makeTestNetworks, type TestNetworks } from '../helpers/test-networks.js';
+import { SessionNetworks } from '../../../src/command-host/containment/session-networks.js';
+import { processStart } from '../../../src/command-host/supervisor/process-identity.js';
+import { makeTestNetworks, type TestNetworks } from '../../helpers/test-networks.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sessions-net-'));
 let test: TestNetworks;

@@ -10,72 +10,60 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecutorOptions } from '../../src/activities/index.js';
-import { sessionKey } from '../../src/client/ownership.js';
+import type { ExecutorOptions } from '../../../src/activities/index.js';
+import { sessionKey } from '../../../src/client/ownership.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
   sessionNetworksDir,
-} from '../../src/command-host/containment/session-isolation.js';
-import { supervisorPath } from '../../src/command-host/supervisor/supervisor.js';
-import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
-import type { CommandSpec, TaskId } from '../../src/shared/task.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
-import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { BashWorker } from '../../src/worker/bash-worker.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { INTERNET_ADDRESS, makeTestNetworks, type TestNetworks } from '../helpers/test-networks.js';
+} from '../../../src/command-host/containment/session-isolation.js';
+import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
+import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
+import type { CommandSpec, TaskId } from '../../../src/shared/task.js';
+import type { BashWorker } from '../../../src/worker/bash-worker.js';
+import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { type IsolatedWorker, startIsolatedWorker } from '../../helpers/isolated-worker.js';
+import { sessionTools } from '../../helpers/session-tools.js';
+import { measuredAttempts, sessionKeepsTogether } from '../../helpers/sessions-apart.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import {
+  connectCommand,
+  INTERNET_ADDRESS,
+  makeTestNetworks,
+  type TestNetworks,
+} from '../../helpers/test-networks.js';
 
 let env: TestWorkflowEnvironment;
-let worker: RunningWorker;
-let spillDir: string;
+let worker: IsolatedWorker;
 let workdir: string;
 const SECRET = `secret-${randomUUID()}`;
 
-const text = (result: ToolResult) => result.content.map((block) => block.text).join('');
-
 /** The tools as one session calls them, in the shared workdir (on the main test worker unless told). */
-function sessionTools(sessionId: string, on: RunningWorker = worker) {
-  const tools = Object.fromEntries(
-    createBashTools({ client: env.client, taskQueue: on.taskQueue }).map((tool) => [tool.name, tool]),
-  ) as Record<string, Tool>;
-  const exec = { agent: { sessionId } };
-  return {
-    run: async (command: string) =>
-      text(await (tools.bash as Tool).execute({ command, description: 'Isolated', workdir }, exec)),
-    start: async (command: string) => {
-      const started = text(
-        await (tools.bash as Tool).execute(
-          { command, description: 'Isolated', workdir, run_in_background: true },
-          exec,
-        ),
-      );
-      return /bash-[0-9a-f-]{36}/.exec(started)?.[0] ?? '';
-    },
-    read: async (taskId: string) =>
-      text(await (tools.bash_output as Tool).execute({ task_id: taskId }, exec)),
-    kill: async (taskId: string) => text(await (tools.bash_kill as Tool).execute({ task_id: taskId }, exec)),
-  };
-}
+const session = (sessionId: string, on: RunningWorker = worker) =>
+  sessionTools({ client: env.client, taskQueue: on.taskQueue, workdir }, sessionId);
 
 beforeAll(async () => {
   env = await createDevServerEnv();
   const root = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-isolation-')));
-  spillDir = path.join(root, 'spill');
   // As a user or a test makes one: mode 0700, the worker's (root's).
   workdir = mkdtempSync(path.join(root, 'work-'));
-  // This file's subject: sessions apart, also when the suite runs inside the sandbox (test:sandbox).
-  worker = await startBashWorker(env, { isolation: 'session', sandbox: 'none', spillDir });
+  worker = await startIsolatedWorker(env, { spillDir: path.join(root, 'spill') });
 }, 120_000);
 
 afterAll(async () => {
   await worker?.stop();
   // Sessions' networks outlive a worker by design: end the ones this test's sessions made.
-  endSessionNetworks(spillDir);
-  expect(readdirSync(sessionNetworksDir(spillDir)).filter((file) => file.endsWith('.netns'))).toEqual([]);
+  if (worker) {
+    endSessionNetworks(worker.spillDir);
+    expect(
+      readdirSync(sessionNetworksDir(worker.spillDir)).filter((file) => file.endsWith('.netns')),
+    ).toEqual([]);
+  }
   await env?.teardown();
 });
+
+/** The port of the test's Temporal server, on the host's loopback. */
+const temporalPort = () => env.address.split(':').pop() ?? '';
 
 describe('sessions apart', () => {
   it('says at worker start that sessions are kept apart', () => {
@@ -85,16 +73,16 @@ describe('sessions apart', () => {
   });
 
   it("keeps one session's commands from the worker, the spill directory, other sessions' processes and the Temporal server", async () => {
-    const victim = sessionTools('victim');
-    const attacker = sessionTools('attacker');
+    const victim = session('victim');
+    const attacker = session('attacker');
     const taskId = await victim.start(`echo ${SECRET}; sleep 60`);
     await expect.poll(() => victim.read(taskId)).toBe(`${SECRET}\n[status: running]`);
-    const port = env.address.split(':').pop();
+    const port = temporalPort();
     const attempts = [
       // The worker's environment (its pid is this test process's).
       `cat /proc/${process.pid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
       // Any task's output, through the spill directory.
-      `grep -r ${SECRET} ${spillDir} /tmp 2>/dev/null && echo found || echo no output`,
+      `grep -r ${SECRET} ${worker.spillDir} /tmp 2>/dev/null && echo found || echo no output`,
       // Other processes: only its own are in its PID namespace (with its launcher and inner supervisor).
       'ps -e -o comm= | sort -u | tr "\\n" " "; echo',
       // The Temporal server on the host's loopback.
@@ -113,7 +101,7 @@ describe('sessions apart', () => {
   });
 
   it("reaps the command's orphans: its inner supervisor is the namespace's PID 1", async () => {
-    const agent = sessionTools('orphans');
+    const agent = session('orphans');
     // Each subshell's child outlives it, so its end goes to PID 1: no zombie is left.
     expect(
       await agent.run(
@@ -123,27 +111,16 @@ describe('sessions apart', () => {
   });
 
   it('runs each session as its own uid, and its tasks together: its workdir, its /tmp, a server on its localhost', async () => {
-    const alice = sessionTools('alice');
-    const bob = sessionTools('bob');
+    const alice = session('alice');
+    const bob = session('bob');
     const aliceUid = await alice.run('id -u');
     const bobUid = await bob.run('id -u');
     expect(aliceUid).not.toBe(bobUid);
-    // The workdir (root's, 0700) is writable; what is written belongs to its owner on disk.
-    expect(await alice.run('echo made > made.txt && cat made.txt')).toBe('made\n');
+    // The workdir (root's, 0700) is writable, a session's /tmp is its own across its calls, and a
+    // server one call starts on localhost answers the session's next call, and no other session.
+    await sessionKeepsTogether(alice, bob, 8765);
+    // What a session wrote in the workdir belongs to the workdir's owner on disk.
     expect(statSync(path.join(workdir, 'made.txt')).uid).toBe(0);
-    // A session's /tmp is its own across its calls, and not another's.
-    expect(await alice.run('echo kept > /tmp/note && echo ok')).toBe('ok\n');
-    expect(await alice.run('cat /tmp/note')).toBe('kept\n');
-    expect(await bob.run('cat /tmp/note 2>&1 || true')).toBe('cat: /tmp/note: No such file or directory\n');
-    // A server one call starts on localhost answers the session's next call, and no other session.
-    const server = await alice.start(
-      `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8765), h.SimpleHTTPRequestHandler).serve_forever()"`,
-    );
-    const fetch =
-      "python3 -c \"import urllib.request as u; print(u.urlopen('http://127.0.0.1:8765/made.txt').read().decode(), end='')\" 2>&1 | tail -1";
-    await expect.poll(() => alice.run(fetch)).toBe('made\n');
-    expect(await bob.run(fetch)).toMatch(/Connection refused/);
-    expect(await alice.kill(server)).toBe(`killed background task ${server}`);
   });
 });
 
@@ -179,22 +156,10 @@ describe('the measured attempts, in every mode this machine runs', () => {
       const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-mode-')));
       const started = await startBashWorker(env, { ...options, spillDir: spill });
       try {
-        const victim = sessionTools('victim', started);
-        const attacker = sessionTools('attacker', started);
-        const secret = `secret-${randomUUID()}`;
-        const taskId = await victim.start(`echo ${secret}; exec sleep 60`);
-        await expect.poll(() => victim.read(taskId)).toBe(`${secret}\n[status: running]`);
-        const port = env.address.split(':').pop();
-        const attempts = [
-          `cat /proc/${process.pid}/environ >/dev/null 2>&1 && echo read the worker || echo no worker`,
-          `grep -rqs ${secret} ${spill} /tmp && echo found the output || echo no output`,
-          'ps -e -o comm= | grep -qx sleep && echo sees the victim || echo no victim',
-          `ps -e -o pid= | grep -qw ${process.pid} && echo sees the worker || echo no worker process`,
-          `(exec 3<>/dev/tcp/127.0.0.1/${port}) 2>/dev/null && echo reached temporal || echo no temporal`,
-          'u=$(id -u); [ "$u" -ge 1879048192 ] && echo a session uid || echo uid $u',
-        ];
-        expect((await attacker.run(attempts.join('; '))).trim().split('\n')).toEqual(expected);
-        expect(await victim.kill(taskId)).toBe(`killed background task ${taskId}`);
+        const target = { workerPid: process.pid, spillDir: spill, temporalPort: temporalPort() };
+        expect(
+          await measuredAttempts(session('victim', started), session('attacker', started), target),
+        ).toEqual(expected);
       } finally {
         await started.stop();
         endSessionNetworks(spill);
@@ -205,30 +170,13 @@ describe('the measured attempts, in every mode this machine runs', () => {
 
 describe("what the operator chooses for sessions' networks", () => {
   let nets: TestNetworks;
-  const workers: RunningWorker[] = [];
-  const spills: string[] = [];
+  const workers: IsolatedWorker[] = [];
   /** A worker keeping sessions apart, whose sessions' traffic leaves from the test's "host". */
   const startWorker = async (options: ExecutorOptions) => {
-    const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-egress-')));
-    spills.push(spill);
-    const started = await startBashWorker(env, {
-      isolation: 'session',
-      sandbox: 'none',
-      spillDir: spill,
-      isolationEgressNetns: nets.hostNs,
-      ...options,
-    });
+    const started = await startIsolatedWorker(env, { isolationEgressNetns: nets.hostNs, ...options });
     workers.push(started);
     return started;
   };
-  /** What a connection from a command reads, or why it failed, in one word. */
-  const connect = (host: string, port: number) =>
-    `python3 -c "
-import errno, socket
-try:
-    s = socket.create_connection(('${host}', ${port}), timeout=3); print(s.recv(100).decode())
-except OSError as e:
-    print(errno.errorcode.get(e.errno, 'timeout'))"`;
 
   beforeAll(async () => {
     nets = makeTestNetworks();
@@ -239,7 +187,7 @@ except OSError as e:
 
   afterAll(async () => {
     for (const started of workers) await started.stop();
-    for (const spill of spills) endSessionNetworks(spill);
+    for (const started of workers) endSessionNetworks(started.spillDir);
     await nets?.end();
   });
 
@@ -248,12 +196,12 @@ except OSError as e:
     expect((allowing.worker as BashWorker).containment).toContain(
       "the session's own network reaching the host's loopback only at port 5432,",
     );
-    const agent = sessionTools('egress', allowing);
-    expect(await agent.run(connect(INTERNET_ADDRESS, 8080))).toBe('hello from the internet\n');
-    expect(await agent.run(connect('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
-    expect(await agent.run(connect('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
+    const agent = session('egress', allowing);
+    expect(await agent.run(connectCommand(INTERNET_ADDRESS, 8080))).toBe('hello from the internet\n');
+    expect(await agent.run(connectCommand('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
+    expect(await agent.run(connectCommand('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
     // The host's loopback through slirp4netns's gateway: refused too.
-    expect(await agent.run(connect('10.0.2.2', 7233))).toMatch(
+    expect(await agent.run(connectCommand('10.0.2.2', 7233))).toMatch(
       /^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timeout)\n$/,
     );
   });
@@ -263,10 +211,10 @@ except OSError as e:
     expect((closed.worker as BashWorker).containment).toContain(
       "the session's own localhost and no way out, reaching the host's loopback only at port 5432,",
     );
-    const agent = sessionTools('no-egress', closed);
-    expect(await agent.run(connect(INTERNET_ADDRESS, 8080))).toBe('ENETUNREACH\n');
-    expect(await agent.run(connect('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
-    expect(await agent.run(connect('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
+    const agent = session('no-egress', closed);
+    expect(await agent.run(connectCommand(INTERNET_ADDRESS, 8080))).toBe('ENETUNREACH\n');
+    expect(await agent.run(connectCommand('127.0.0.1', 5432))).toBe('hello from the allowed database\n');
+    expect(await agent.run(connectCommand('127.0.0.1', 7233))).toBe('ECONNREFUSED\n');
     const server = await agent.start(
       `python3 -c "import http.server as h; h.HTTPServer(('127.0.0.1', 8766), h.SimpleHTTPRequestHandler).serve_forever()"`,
     );

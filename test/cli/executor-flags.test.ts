@@ -1,3 +1,4 @@
+/** `durable-bash worker`'s executor flags (src/cli/executor-flags.ts): isolation, environment and deny rules. */
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from '../../src/cli/executor-flags.js';
@@ -34,5 +35,21 @@ describe("durable-bash worker's environment flags", () => {
   it('turns the non-interactive defaults off', () => {
     expect(parse(['--no-non-interactive-defaults'])).toMatchObject({ nonInteractiveDefaults: false });
     expect(parse([])).not.toHaveProperty('nonInteractiveDefaults');
+  });
+});
+
+describe('durable-bash worker --deny', () => {
+  it('collects repeated rules: a prefix, or a /regex/', () => {
+    expect(parse(['--deny', 'rm -rf', '--deny', '/curl .*\\| *sh/i']).denyCommands).toEqual([
+      { prefix: 'rm -rf' },
+      { pattern: /curl .*\| *sh/i },
+    ]);
+    expect(parse([]).denyCommands).toBeUndefined();
+  });
+
+  it('refuses an empty rule', () => {
+    expect(() => parse(['--deny', ''])).toThrow(
+      "option '--deny <rule>' argument '' is invalid. invalid deny rule: expected a command prefix or /regex/, got an empty string",
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import proto from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
@@ -38,6 +38,8 @@ import { describe, expect, inject, it } from 'vitest';
  * `notice-after-reads-task` is a background task that a read had seen, which handed its completion
  * notice to its reader with its end (patch `notice-leaves-out-what-reads-showed`), and
  * `notice-after-reads-reader` that reader: its host read, then the notice it started as its child.
+ *
+ * These are development builds' runs, kept while their patches are; releases' runs are below.
  */
 const fixtures = [
   'completion-notice-delivered',
@@ -66,20 +68,54 @@ const fixtures = [
   'notice-after-reads-reader',
 ] as const;
 
+const histories = new URL('../fixtures/histories/', import.meta.url);
+
 /**
  * Read with `History.fromObject` rather than the SDK's JSON reader: in this dependency tree
  * `@temporalio/common` and `@temporalio/proto` each carry their own protobufjs 8, and
  * `historyFromJSON` fails across the two copies ("type must be a Type").
  */
-function history(name: string) {
-  const json = readFileSync(new URL(`../fixtures/histories/${name}.json`, import.meta.url), 'utf8');
+function historyAt(file: string) {
+  const json = readFileSync(new URL(file, histories), 'utf8');
   return proto.temporal.api.history.v1.History.fromObject(JSON.parse(json));
 }
+
+const history = (name: string) => historyAt(`${name}.json`);
+
+/**
+ * Every history of every release: a folder per release (`<version>/`), written by
+ * `npm run record:histories` from the release's build (scripts/record-histories.mjs: one scenario
+ * per kind of run, every workflow run of each as `<scenario>--<workflowType>[-<n>].json`) and never
+ * changed once the release is cut. Today's bundle must take over every run a released worker left.
+ */
+const releaseHistories = readdirSync(histories, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((release) =>
+    readdirSync(new URL(`${release.name}/`, histories))
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => `${release.name}/${file}`),
+  )
+  .sort();
 
 describe('workflow replay', () => {
   it.each(fixtures)('replays the recorded %s history without nondeterminism', async (name) => {
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history(name)),
+    ).resolves.toBeUndefined();
+  });
+});
+
+describe('replay of the released workflows', () => {
+  it('has the histories of at least one release', () => {
+    expect(releaseHistories.length).toBeGreaterThan(0);
+  });
+
+  it.each(releaseHistories)('replays %s without nondeterminism', async (file) => {
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        historyAt(file),
+      ),
     ).resolves.toBeUndefined();
   });
 });

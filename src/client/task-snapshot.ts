@@ -131,7 +131,7 @@ function progressOf(
 
 /**
  * The host queue of a running task's command, as its attempt's heartbeat at attach names it:
- * undefined before the command is on a host (and for attempts of earlier versions).
+ * undefined before the command is on a host.
  */
 export async function commandHostQueue(
   client: Client,

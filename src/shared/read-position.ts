@@ -63,7 +63,7 @@ export interface OutputReaderInput {
   /** The previous run's latest claims, kept for readers that stopped waiting. */
   recentClaims?: ReaderMemo['recentClaims'];
   /** Whether the task is known to have ended (a claim or the task's own signal said so). */
-  taskEnded?: boolean;
+  taskEnded: boolean;
   /** Claims one run takes before it continues as new, keeping history and update counts bounded. */
   claimsPerRun: number;
   /** Once the task has ended: time without claims after which the reader ends, its memo kept. */

@@ -10,7 +10,7 @@ import { NOTICE_TAIL_CHARS } from './limits.js';
 import { type ReadPosition, START_OF_OUTPUT } from './read-position.js';
 import { NO_OUTPUT, STDERR_HEADER } from './render.js';
 import { screenLine, screenRows } from './render-screen.js';
-import { tailText, textFrom } from './stream-text.js';
+import { textFrom } from './stream-text.js';
 import type { BashTaskResult } from './task.js';
 import type { TerminalScreen } from './terminal.js';
 

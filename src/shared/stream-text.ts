@@ -4,7 +4,7 @@
  */
 import type { StreamTail } from './task.js';
 
-/** The tail's bytes: from its text (valid UTF-8, as tails mostly travel) or its base64 (binary, and every tail of earlier versions). */
+/** The tail's bytes: from its text (valid UTF-8, as tails mostly travel) or its base64 (binary output). */
 export function tailBytes(stream: StreamTail): Buffer {
   if (typeof stream.tail === 'string') return Buffer.from(stream.tail, 'utf8');
   return Buffer.from(stream.tailBase64 ?? '', 'base64');

@@ -120,7 +120,7 @@ export interface CommandSpec {
   hostId?: string;
   /**
    * The first attempt goes on the workflow's own queue, eagerly dispatched: `resolveCommand` sets
-   * it when its worker is the host. Runs recorded before it said so by patch `EAGER_PATCH`.
+   * it when its worker is the host (the spec says so rather than a patch: see bashTask).
    */
   eagerFirstAttempt?: boolean;
   /** How long the task waits for a worker on its host before it ends lost. */
@@ -242,7 +242,6 @@ export interface CommandProgress {
   /**
    * The host's own task queue, where readers send their reads (its control queue, see
    * `controlTaskQueue`). The heartbeat at attach carries it, so no workflow command names it.
-   * Absent from attempts of earlier versions.
    */
   hostQueue?: string;
   stdout: StreamTail;

@@ -12,20 +12,12 @@ import {
   condition,
   defineUpdate,
   isCancellation,
-  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
   upsertMemo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
-import {
-  EAGER_PATCH,
-  MOVE_TO_BACKGROUND_PATCH,
-  NOTICE_AFTER_READS_PATCH,
-  RELEASE_ON_HOST_PATCH,
-  TELL_READER_PATCH,
-} from '../shared/patches.js';
 import { finishedState } from '../shared/status-line.js';
 import type {
   BashTaskInput,
@@ -103,7 +95,6 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   setHandler(
     moveToBackgroundUpdate,
     (request) => {
-      patched(MOVE_TO_BACKGROUND_PATCH);
       standing.background = true;
       standing.notice = request.notice;
       standing.movable = false;
@@ -140,13 +131,12 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     const result = run.ok ? run.result : undefined;
     // Reads have seen the task: its reader sends the notice, with only the output they did not show
     // (a terminal run's notice is its last screen, whatever reads showed).
-    if (notice && hasReader && result && !result.terminal && patched(NOTICE_AFTER_READS_PATCH)) {
+    if (notice && hasReader && result && !result.terminal) {
       await leaveNoticeToReader(input.taskId, notice, state, result);
     } else {
       await Promise.all([
         notice ? startNotice(input.taskId, notice, state, result) : undefined,
-        // Runs recorded before readers were told are replayed without the signal.
-        hasReader && patched(TELL_READER_PATCH) ? tellReader(input.taskId) : undefined,
+        hasReader ? tellReader(input.taskId) : undefined,
       ]);
     }
   }
@@ -228,10 +218,10 @@ async function runOnHost(
       // matching round trip less for every run. Any other worker refuses it (WrongHost) without
       // starting anything, and a lost worker leaves it to the host queue's attempts, which
       // re-attach.
-      // (`resolveCommand` names a host queue only when its worker serves the command queue itself.)
-      // Said by the spec, not a patch: a patch called right after the local activity fails to
-      // replay when the activity's result came in the next workflow task (src/shared/patches.ts).
-      if (spec.hostQueue !== undefined && (spec.eagerFirstAttempt === true || patched(EAGER_PATCH))) {
+      // (`resolveCommand` names a host queue only when its worker serves the command queue itself,
+      // and says so in the spec: never a patch, which, called right after the local activity,
+      // fails to replay when the activity's result came in the next workflow task.)
+      if (spec.hostQueue !== undefined && spec.eagerFirstAttempt === true) {
         try {
           return await eagerCommand(spec)(spec);
         } catch (err) {
@@ -290,7 +280,7 @@ async function runOnHost(
       released = true;
       command.cancel();
       // The cancellation reaches the attempt only in a heartbeat's response; this, at once.
-      if (patched(RELEASE_ON_HOST_PATCH)) void releaseOnHost(spec.taskId, host.hostQueue);
+      void releaseOnHost(spec.taskId, host.hostQueue);
     };
   }
   try {

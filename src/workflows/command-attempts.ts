@@ -7,7 +7,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   TimeoutFailure,
@@ -21,7 +20,6 @@ import {
   KILL_GRACE_MS,
   STOP_COMMAND_TIMEOUT_MS,
 } from '../shared/limits.js';
-import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
 import type { CommandSpec, TaskId } from '../shared/task.js';
 import { AttemptFailureType } from '../shared/task.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
@@ -83,12 +81,8 @@ export function hostActivities(spec: CommandSpec, hostQueue: string, lostAfterMs
     }).stopCommand;
   return {
     runCommand: proxyActivities<CommandActivities>({ ...onHost, ...attemptOptions(spec) }).runCommand,
-    // On the host's control queue, whose slots running commands never take; runs recorded before
-    // it sent stops to the host queue.
-    stopCommand: (stopped: CommandSpec) =>
-      patched(CONTROL_QUEUE_PATCH)
-        ? stopOn(controlTaskQueue(hostQueue))(stopped)
-        : stopOn(hostQueue)(stopped),
+    // On the host's control queue, whose slots running commands never take.
+    stopCommand: stopOn(controlTaskQueue(hostQueue)),
   };
 }
 

@@ -1,7 +1,6 @@
 import { RetryState } from '@temporalio/common';
 import {
   ActivityFailure,
-  patched,
   proxyActivities,
   TimeoutFailure,
   upsertSearchAttributes,
@@ -13,7 +12,6 @@ import {
   NOTICE_RETRY_MAX_INTERVAL_MS,
 } from '../shared/limits.js';
 import { NoticeOutcome } from '../shared/notice.js';
-import { MARK_UNDELIVERED_PATCH } from '../shared/patches.js';
 import {
   NOTICE_UNDELIVERED,
   noticeSearchAttribute,
@@ -74,8 +72,8 @@ export async function completionNotice(input: CompletionNoticeInput): Promise<No
  * nothing waits: an ended notice costs the server no more than before.
  */
 function markUndelivered(input: CompletionNoticeInput): void {
-  // Without the owner's attribute (an older task) there is nothing the listing could match.
-  if (input.ownerAttribute === undefined || !patched(MARK_UNDELIVERED_PATCH)) return;
+  // An unowned task's notice has no session whose listing could match it.
+  if (input.ownerAttribute === undefined) return;
   upsertSearchAttributes([
     { key: ownerSearchAttribute, value: input.ownerAttribute },
     { key: noticeSearchAttribute, value: NOTICE_UNDELIVERED },

@@ -9,7 +9,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   makeContinueAsNewFunc,
-  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -19,7 +18,6 @@ import {
 import type { CommandActivities } from '../activities/index.js';
 import { HOST_READ_START_MS, NOTICE_TAIL_CHARS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
-import { PROBE_PATCH } from '../shared/patches.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
@@ -69,12 +67,10 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
  * `idleMs` without claims.
  */
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
-  // Runs started by the first version (no `taskEnded` in their input) always ended when idle.
-  const firstVersion = input.taskEnded === undefined;
   let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
   // A run continued as new keeps knowing that a read showed the task's end (its memo says so).
   if (workflowInfo().memo?.endShown === true) memo = { ...memo, endShown: true };
-  let taskEnded = input.taskEnded ?? false;
+  let taskEnded = input.taskEnded;
   let claims = 0;
 
   /** Moves the position up to `upTo` for claim `claimId` (one of the ended task: `ended`); returns where it stood. */
@@ -224,22 +220,18 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     },
   );
 
-  // Runs started by the second version neither told nor probed their task.
-  const probes = !firstVersion && patched(PROBE_PATCH);
-  if (probes && !taskEnded) taskEnded = await taskHasEnded(input.taskId);
+  if (!taskEnded) taskEnded = await taskHasEnded(input.taskId);
 
   const renew = () => claims >= input.claimsPerRun || workflowInfo().continueAsNewSuggested;
   for (;;) {
     const seen = claims;
     const wasEnded = taskEnded;
     const woke = () => claims !== seen || taskEnded !== wasEnded || renew();
-    if (firstVersion || wasEnded) {
+    if (wasEnded) {
       if (!(await condition(woke, input.idleMs))) break;
-    } else if (probes) {
+    } else {
       const probeMs = input.probeIntervalMs ?? READER_PROBE_INTERVAL_MS;
       if (!(await condition(woke, probeMs))) taskEnded = await taskHasEnded(input.taskId);
-    } else {
-      await condition(woke);
     }
     if (renew()) {
       await condition(allHandlersFinished);

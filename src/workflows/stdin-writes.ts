@@ -5,7 +5,6 @@ import {
   CancellationScope,
   condition,
   defineUpdate,
-  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -18,7 +17,6 @@ import {
   STDIN_HOST_WAIT_MS,
   STDIN_WRITE_MS,
 } from '../shared/limits.js';
-import { CONTROL_QUEUE_PATCH } from '../shared/patches.js';
 import {
   noTerminal,
   STDIN_WRITE_EXPIRED,
@@ -112,8 +110,8 @@ async function write(
   // The host was there, but earlier writes held the stdin until this one's time ran out.
   if (left <= 0) return { kind: 'expired', waitedMs: Date.now() - acceptedAt };
   const { writeStdin } = proxyActivities<CommandActivities>({
-    // The host's control queue (its own slots); runs recorded before it wrote through the host queue.
-    taskQueue: patched(CONTROL_QUEUE_PATCH) ? controlTaskQueue(host.hostQueue) : host.hostQueue,
+    // The host's control queue, whose slots running commands never take.
+    taskQueue: controlTaskQueue(host.hostQueue),
     // Taken by a worker there before the expiry, or never: a caller that stopped waiting never
     // sees the text land later. Never retried: a second attempt could write it twice.
     scheduleToStartTimeout: left,

@@ -141,7 +141,8 @@ export async function runDev(
           if (stopping) return;
           logger.reachable();
         }
-        log(fatal);
+        // Said last, once the worker and the server have stopped (the finally below): what the
+        // worker's shutdown logs must not follow the reason dev gives for it.
         worker.shutdown();
       };
       watching = watch();
@@ -177,7 +178,10 @@ export async function runDev(
     forgetSignals();
     process.off('exit', onExit);
     if (fatal === undefined) log('stopped');
-    else process.exitCode = 1;
+    else {
+      log(fatal);
+      process.exitCode = 1;
+    }
   }
 }
 

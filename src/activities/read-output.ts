@@ -3,8 +3,12 @@ import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { hostMetrics } from '../command-host/host-metrics.js';
-import { readRange } from '../command-host/spill/spill-files.js';
-import { closeReaders, openReaders, type SpillReaders } from '../command-host/supervisor/command-end.js';
+import {
+  closeReaders,
+  openReaders,
+  readRange,
+  type SpillReaders,
+} from '../command-host/spill/spill-files.js';
 import { readEnd } from '../command-host/supervisor/supervisor-records.js';
 import { type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
 import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';

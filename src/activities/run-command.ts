@@ -1,4 +1,3 @@
-import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -10,14 +9,17 @@ import type { SessionIsolation, SessionLaunch } from '../command-host/containmen
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { hostMetrics } from '../command-host/host-metrics.js';
 import { startProgressHeartbeats } from '../command-host/progress-heartbeats.js';
-import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
-import { SpillSweeper } from '../command-host/spill/spill-sweeper.js';
 import {
   closeReaders,
+  ensurePrivateDir,
+  openReaders,
+  openSpillWriter,
+} from '../command-host/spill/spill-files.js';
+import { SpillSweeper } from '../command-host/spill/spill-sweeper.js';
+import {
   commandLost,
   type ExitWatch,
   LostReason,
-  openReaders,
   outcomeOf,
   startedRecord,
   waitForEnd,
@@ -427,26 +429,6 @@ function heartbeatIntervalMs(spec: CommandSpec): number {
 
 /** How many times a foreground attempt asks the server whether its run moved, before it takes "no". */
 const MOVED_CHECK_ATTEMPTS = 3;
-
-/**
- * Opens a spill file for the command's writes: created here with mode 0600, or the one an attempt
- * that died before starting anything left (no supervisor claimed the task, so nothing wrote it).
- * Links are never followed, and only a regular file of this user is accepted.
- */
-async function openSpillWriter(file: string): Promise<FileHandle> {
-  const handle = await fs.open(
-    file,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_APPEND,
-    0o600,
-  );
-  const stat = await handle.stat();
-  const uid = process.getuid?.();
-  if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
-    await handle.close();
-    throw new Error(`spill file ${file} is not a private regular file of this user`);
-  }
-  return handle;
-}
 
 /** How the command runs in its session, or the task's end when its workdir or its session cannot be had. */
 async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Promise<SessionLaunch> {

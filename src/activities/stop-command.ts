@@ -1,11 +1,9 @@
 import { Context } from '@temporalio/activity';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { hostMetrics } from '../command-host/host-metrics.js';
-import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
+import { closeReaders, ensurePrivateDir, openReaders } from '../command-host/spill/spill-files.js';
 import {
-  closeReaders,
   type ExitWatch,
-  openReaders,
   outcomeOf,
   startedRecord,
   waitForEnd,

@@ -1,6 +1,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import os from 'node:os';
+import type { AttachedTasks } from '../command-host/attached-tasks.js';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { hostMetrics } from '../command-host/host-metrics.js';
 import {
@@ -21,7 +22,6 @@ import type {
   TerminalReadMode,
 } from '../shared/read-position.js';
 import { decodeText, unfinishedCharLength } from '../shared/stream-text.js';
-import type { AttachedTasks } from './run-command.js';
 
 type StreamName = 'stdout' | 'stderr';
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];

@@ -1,6 +1,12 @@
 import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import {
+  type AttachedAttempt,
+  type AttachedTasks,
+  movedToBackground,
+  type TaskRuns,
+} from '../command-host/attached-tasks.js';
 import { taskCgroups } from '../command-host/containment/cgroups.js';
 import { taskEnv } from '../command-host/containment/command-env.js';
 import { assertCommandAllowed } from '../command-host/containment/deny-commands.js';
@@ -31,7 +37,6 @@ import { type SpawnReport, spawnSupervisor } from '../command-host/supervisor/su
 import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import { readRecord, type SupervisorRecord } from '../command-host/supervisor/supervisor-records.js';
 import { rememberAttempt, type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
-import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
 import { answerCursorQueries } from '../command-host/terminal/terminal-queries.js';
 import { loadBashGrammar } from '../policy/bash-grammar.js';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../shared/limits.js';
@@ -54,47 +59,6 @@ async function markForegroundDone(
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */
 const MAX_TIMER_DELAY_MS = 2_147_483_647;
 
-/** What the command activity needs to know of the task's workflow, from the worker's client. */
-export interface TaskRuns {
-  /** True when the task's workflow is closed (terminated, reset away, timed out), false when it runs, undefined if unknown. */
-  isClosed(taskId: string): Promise<boolean | undefined>;
-  /** True when the task's run moved to the background (its memo says so), false when not, undefined if unknown. */
-  movedToBackground(taskId: string): Promise<boolean | undefined>;
-}
-
-/**
- * An attempt of the command activity running in this worker, as the worker's other parts reach it:
- * the move's release (`releaseCommand`) and the host's closed-run check (`checkClosedRuns`), which
- * take the place of a cancellation that would otherwise wait for a heartbeat's response.
- */
-export interface AttachedAttempt {
-  /** The workflow run the attempt belongs to. */
-  runId: string;
-  /** The run moved to the background: a foreground attempt lets go of its command (once the server's record says so). */
-  release(): void;
-  /** The server says the attempt's run has closed: the command ends if its task has, else the attempt lets go. */
-  runClosed(): void;
-  /** A reader was just given the command's output (see `ProgressHeartbeats.afterRead`). */
-  afterRead(): void;
-}
-
-/** The tasks whose commands this worker is attached to now, by task id (the orphan scan leaves them alone). */
-export class AttachedTasks extends Map<string, AttachedAttempt> {
-  /**
-   * Tasks whose command ended and whose run needs nothing more of this worker: an attempt here
-   * returned the end, or the server says the run is past its command. The orphan scan asks the
-   * server about any other recent end, in case an attempt to report it was lost on its way here.
-   */
-  readonly settled = new Set<string>();
-  /**
-   * When each task's last attempt here let go of it: the server hears of that attempt's end a
-   * moment later, and until then the scan must not take it for one that never arrived.
-   */
-  readonly detachedAtMs = new Map<string, number>();
-  /** The screens of this host's terminal tasks, as reads, writes and ends render them. */
-  readonly terminals = new TerminalLogs();
-}
-
 /**
  * Runs one command to its end, exactly once per task on this host, whichever attempt this is. The
  * first attempt starts a supervisor (which claims the task exclusively before the command starts);
@@ -113,14 +77,7 @@ export function createRunCommand(
   // The deny rules read commands with the bash grammar: load it now, not on the first command (a
   // failure here shows again, as the command's own, when a command is checked).
   if (config.denyCommands) loadBashGrammar().catch(() => undefined);
-  /** Whether the task's run moved to the background; an unanswered question is asked again, then taken as no. */
-  async function moved(taskId: string): Promise<boolean> {
-    for (let attempt = 0; attempt < MOVED_CHECK_ATTEMPTS; attempt++) {
-      const answer = await runs.movedToBackground(taskId);
-      if (answer !== undefined) return answer;
-    }
-    return false;
-  }
+  const moved = (taskId: string) => movedToBackground(runs, taskId);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
     // An attempt on a shared queue that another host's worker took: that host has no records of
     // this task. Refuse before anything starts; the workflow goes on on the host's own queue.
@@ -130,31 +87,15 @@ export function createRunCommand(
         AttemptFailureType.wrongHost,
       );
     }
-    // Attached from the start, so the orphan scan never takes this attempt for a dead worker's.
-    const attempt: AttachedAttempt = {
-      runId: Context.current().info.workflowExecution?.runId ?? '',
-      release: () => undefined,
-      runClosed: () => undefined,
-      afterRead: () => undefined,
-    };
-    attached.set(spec.taskId, attempt);
-    hostMetrics.attached();
-    // Each step at DEBUG (DURABLE_BASH_LOG_LEVEL=DEBUG): where an attempt stopped, when one goes quiet.
-    Context.current().log.debug('command attempt started', { taskId: spec.taskId });
-    try {
-      const outcome = await runAttempt(spec, attempt);
-      attached.settled.add(spec.taskId);
-      return outcome;
-    } catch (err) {
-      hostMetrics.lostIf(err);
-      throw err;
-    } finally {
-      hostMetrics.detached();
-      if (attached.get(spec.taskId) === attempt) {
-        attached.delete(spec.taskId);
-        attached.detachedAtMs.set(spec.taskId, Date.now());
-      }
-    }
+    return attached.hold(
+      spec.taskId,
+      Context.current().info.workflowExecution?.runId ?? '',
+      async (attempt) => {
+        // Each step at DEBUG (DURABLE_BASH_LOG_LEVEL=DEBUG): where an attempt stopped, when one goes quiet.
+        Context.current().log.debug('command attempt started', { taskId: spec.taskId });
+        return runAttempt(spec, attempt);
+      },
+    );
   };
 
   async function runAttempt(spec: CommandSpec, attempt: AttachedAttempt): Promise<CommandOutcome> {
@@ -426,9 +367,6 @@ function startedOrThrow(report: SpawnReport): Promise<void> | undefined {
 function heartbeatIntervalMs(spec: CommandSpec): number {
   return Math.min(HEARTBEAT_INTERVAL_MS, (spec.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS) / 2.5);
 }
-
-/** How many times a foreground attempt asks the server whether its run moved, before it takes "no". */
-const MOVED_CHECK_ATTEMPTS = 3;
 
 /** How the command runs in its session, or the task's end when its workdir or its session cannot be had. */
 async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Promise<SessionLaunch> {

@@ -1,4 +1,5 @@
 import { Context } from '@temporalio/activity';
+import type { AttachedTasks } from '../command-host/attached-tasks.js';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { hostMetrics } from '../command-host/host-metrics.js';
 import { closeReaders, ensurePrivateDir, openReaders } from '../command-host/spill/spill-files.js';
@@ -19,7 +20,6 @@ import {
 import { readAttempt, type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
-import type { AttachedTasks } from './run-command.js';
 
 /** How long a stop waits for the end after SIGKILL before it gives up (and is retried). */
 const STOP_SETTLE_MS = 10_000;

@@ -17,7 +17,7 @@ import { Worker } from '@temporalio/worker';
 import { createChooseHost } from '../activities/choose-host.js';
 import { createReleaseCommand } from '../activities/release-command.js';
 import { createResolveCommand } from '../activities/resolve-command.js';
-import { AttachedTasks } from '../activities/run-command.js';
+import { AttachedTasks } from '../command-host/attached-tasks.js';
 import { compileExecutorOptions, type ExecutorOptions } from '../command-host/executor-config.js';
 import type { BashTaskInput } from '../shared/task.js';
 import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';

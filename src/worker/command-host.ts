@@ -9,13 +9,13 @@
 import { Client, type DataConverter } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkerStatus } from '@temporalio/worker';
 import {
-  AttachedTasks,
   type CommandActivities,
   compileExecutorOptions,
   createCommandActivities,
   type ExecutorConfig,
   type ExecutorOptions,
 } from '../activities/index.js';
+import { AttachedTasks } from '../command-host/attached-tasks.js';
 import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
 import { assertSupervisorBinary, supervisorPath } from '../command-host/supervisor/supervisor.js';
 import { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';

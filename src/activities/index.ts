@@ -1,12 +1,12 @@
 import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
-import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
+import { exitWatchOf, type SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import { ActivityName } from '../shared/activity-names.js';
 import { createChooseHost } from './choose-host.js';
 import { createReadOutput } from './read-output.js';
 import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
-import { createRunCommand, exitWatchOf } from './run-command.js';
+import { createRunCommand } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
 import { createWriteStdin } from './write-stdin.js';
 

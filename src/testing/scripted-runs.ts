@@ -16,7 +16,7 @@
  */
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { readableEnd, streamReadOf } from '../activities/read-output.js';
+import { readableEnd, streamReadOf } from '../command-host/spill/host-reads.js';
 import { namedTail } from '../command-host/spill/spill-files.js';
 import { taskFiles } from '../command-host/supervisor/task-files.js';
 import { HEARTBEAT_TAIL_BYTES, HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';

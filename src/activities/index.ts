@@ -10,9 +10,6 @@ import { createRunCommand } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
 import { createWriteStdin } from './write-stdin.js';
 
-export type { ExecutorConfig, ExecutorOptions } from '../command-host/executor-config.js';
-export { compileExecutorOptions } from '../command-host/executor-config.js';
-
 /** The activities a command worker registers, bound to its executor config. */
 export function createCommandActivities(
   config: ExecutorConfig,

@@ -1,7 +1,7 @@
 /** The stop activity: a kill for the command's host while no attempt follows the command. */
 import { Context } from '@temporalio/activity';
 import type { AttachedTasks } from '../command-host/attached-tasks.js';
-import type { ExecutorConfig } from '../command-host/executor-config.js';
+import type { CompiledExecutorOptions } from '../command-host/executor-config.js';
 import type { ExitWatch } from '../command-host/supervisor/command-end.js';
 import { stopCommandOnHost } from '../command-host/supervisor/command-stop.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
@@ -13,7 +13,11 @@ import type { CommandSpec, StopResult } from '../shared/task.js';
  * the supervisor, SIGKILL after the grace) and returns the recorded end; a task no supervisor ever
  * claimed gets a tombstone, so no attempt can start it later.
  */
-export function createStopCommand(config: ExecutorConfig, attached: AttachedTasks, watch?: ExitWatch) {
+export function createStopCommand(
+  config: CompiledExecutorOptions,
+  attached: AttachedTasks,
+  watch?: ExitWatch,
+) {
   return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
     return stopCommandOnHost({ config, attached, watch }, spec, Context.current().log);
   };

@@ -15,7 +15,7 @@ import type {
 } from '../../shared/read-position.js';
 import { decodeText, unfinishedCharLength } from '../../shared/stream-text.js';
 import type { AttachedTasks } from '../attached-tasks.js';
-import type { ExecutorConfig } from '../executor-config.js';
+import type { CompiledExecutorOptions } from '../executor-config.js';
 import { hostMetrics } from '../host-metrics.js';
 import { readEnd } from '../supervisor/supervisor-records.js';
 import { type TaskFiles, taskFiles } from '../supervisor/task-files.js';
@@ -27,7 +27,7 @@ type StreamName = 'stdout' | 'stderr';
 const STREAMS: readonly StreamName[] = ['stdout', 'stderr'];
 
 /** What a read needs of the executor config. */
-type ReadConfig = Pick<ExecutorConfig, 'spillDir' | 'outputLimitBytes'>;
+type ReadConfig = Pick<CompiledExecutorOptions, 'spillDir' | 'outputLimitBytes'>;
 
 /**
  * Reads a running task's output from its spill files, on the command's own host: what a

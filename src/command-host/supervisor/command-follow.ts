@@ -9,7 +9,7 @@ import { ApplicationFailure, type Context } from '@temporalio/activity';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../../shared/limits.js';
 import { AttemptFailureType, type CommandOutcome, type CommandSpec } from '../../shared/task.js';
 import { type AttachedAttempt, movedToBackground, type TaskRuns } from '../attached-tasks.js';
-import type { ExecutorConfig } from '../executor-config.js';
+import type { CompiledExecutorOptions } from '../executor-config.js';
 import { startProgressHeartbeats } from '../progress-heartbeats.js';
 import { closeReaders, openReaders } from '../spill/spill-files.js';
 import type { TerminalLogs } from '../terminal/terminal-logs.js';
@@ -21,7 +21,7 @@ import type { TaskFiles } from './task-files.js';
 
 /** What following a command needs of its host. */
 export interface FollowHost {
-  config: Pick<ExecutorConfig, 'hostQueue' | 'outputLimitBytes' | 'spillRetentionMs'>;
+  config: Pick<CompiledExecutorOptions, 'hostQueue' | 'outputLimitBytes' | 'spillRetentionMs'>;
   /** The server's answers about the task's run: closed, moved to the background. */
   runs: TaskRuns;
   /** The screens of this host's terminal tasks. */

@@ -7,7 +7,7 @@ import type { Logger } from '@temporalio/common';
 import { KILL_GRACE_MS } from '../../shared/limits.js';
 import type { CommandSpec, StopResult } from '../../shared/task.js';
 import type { AttachedTasks } from '../attached-tasks.js';
-import type { ExecutorConfig } from '../executor-config.js';
+import type { CompiledExecutorOptions } from '../executor-config.js';
 import { hostMetrics } from '../host-metrics.js';
 import { closeReaders, ensurePrivateDir, openReaders } from '../spill/spill-files.js';
 import { type ExitWatch, outcomeOf, startedRecord, waitForEnd, withLastOutput } from './command-end.js';
@@ -21,7 +21,7 @@ const STOP_SETTLE_MS = 10_000;
 
 /** What a stop needs of its host. */
 export interface StopHost {
-  config: Pick<ExecutorConfig, 'spillDir' | 'hostQueue' | 'outputLimitBytes'>;
+  config: Pick<CompiledExecutorOptions, 'spillDir' | 'hostQueue' | 'outputLimitBytes'>;
   /** The attempts this worker follows (a stop's end is theirs to report) and the terminals' screens. */
   attached: AttachedTasks;
   /** The nursery's watch of a supervisor's exit, when the host has a nursery. */

@@ -1,5 +1,4 @@
 /** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
-
 export {
   BashTasks,
   type BashTasksOptions,

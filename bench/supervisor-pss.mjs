@@ -26,8 +26,10 @@ const asWorker = args.includes('--as-worker');
 async function workerFlags() {
   if (!asWorker) return () => [];
   const { compileExecutorOptions } = await import('../dist/command-host/executor-config.js');
+  const { setUpExecutor } = await import('../dist/command-host/executor-setup.js');
   const { taskCgroups } = await import('../dist/command-host/containment/cgroups.js');
-  const { containment } = compileExecutorOptions({}, 'bench');
+  // As a worker starts: the options compiled, then the host probed (its cgroups among the rest).
+  const { containment } = setUpExecutor(compileExecutorOptions({}, 'bench'));
   console.log(containment.summary);
   const { limits } = containment;
   return (name) => [

@@ -1,5 +1,4 @@
 /** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
-export type { ExecutorOptions } from './activities/index.js';
 export {
   BashTasks,
   type BashTasksOptions,
@@ -18,6 +17,7 @@ export {
 } from './codec/codec-server.js';
 export { encryptingDataConverter } from './codec/data-converter.js';
 export { type CodecKey, CodecKeyring, loadKeyring, parseKeyring } from './codec/keyring.js';
+export type { ExecutorOptions } from './command-host/executor-config.js';
 export { connectClient, resolveTarget, type TemporalTarget } from './connection/connect.js';
 export {
   type ConfigDataSource,

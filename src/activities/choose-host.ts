@@ -1,4 +1,4 @@
-import type { ExecutorConfig } from '../command-host/executor-config.js';
+import type { CompiledExecutorOptions } from '../command-host/executor-config.js';
 import type { CommandHost } from '../shared/task.js';
 
 /**
@@ -6,7 +6,7 @@ import type { CommandHost } from '../shared/task.js';
  * `commandTaskQueue`): whichever worker of the command queue takes this activity is the host, and
  * everything after goes to its own queue.
  */
-export function createChooseHost(config: ExecutorConfig) {
+export function createChooseHost(config: CompiledExecutorOptions) {
   return async function chooseHost(): Promise<CommandHost> {
     return { hostId: config.hostId, hostQueue: config.hostQueue };
   };

@@ -1,17 +1,14 @@
+import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
-import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
+import { exitWatchOf, type SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import { ActivityName } from '../shared/activity-names.js';
 import { createChooseHost } from './choose-host.js';
 import { createReadOutput } from './read-output.js';
 import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
-import { type AttachedTasks, createRunCommand, exitWatchOf, type TaskRuns } from './run-command.js';
+import { createRunCommand } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
 import { createWriteStdin } from './write-stdin.js';
-
-export type { ExecutorConfig, ExecutorOptions } from '../command-host/executor-config.js';
-export { compileExecutorOptions } from '../command-host/executor-config.js';
-export { type AttachedAttempt, AttachedTasks, type TaskRuns } from './run-command.js';
 
 /** The activities a command worker registers, bound to its executor config. */
 export function createCommandActivities(

@@ -1,4 +1,4 @@
-import type { AttachedTasks } from './run-command.js';
+import type { AttachedTasks } from '../command-host/attached-tasks.js';
 
 /**
  * Tells the foreground attempt of a task that moved to the background to let go of its command (it

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ExecutorConfig } from '../command-host/executor-config.js';
+import type { CompiledExecutorOptions } from '../command-host/executor-config.js';
 import type { BashTaskInput, CommandSpec } from '../shared/task.js';
 
 /**
@@ -7,7 +7,7 @@ import type { BashTaskInput, CommandSpec } from '../shared/task.js';
  * and cap, and the host: this worker's, when it serves the command queue. A local activity, so the
  * workflow learns the effective timeout before it sets its timer.
  */
-export function createResolveCommand(config: ExecutorConfig) {
+export function createResolveCommand(config: CompiledExecutorOptions) {
   return async function resolveCommand(input: BashTaskInput): Promise<CommandSpec> {
     const spec: CommandSpec = {
       taskId: input.taskId,

@@ -1,21 +1,8 @@
-import { constants } from 'node:fs';
-import fs, { type FileHandle } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { ExecutorConfig } from '../command-host/executor-config.js';
-import { writeAtomically } from '../command-host/spill/spill-files.js';
-import { signalSupervisor } from '../command-host/supervisor/process-groups.js';
-import { readRecord } from '../command-host/supervisor/supervisor-records.js';
-import { type TaskFiles, taskFiles } from '../command-host/supervisor/task-files.js';
-import { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
+/** The stdin activity: text, keys, a resize or a close for a running command's stdin, on its host. */
+import type { CompiledExecutorOptions } from '../command-host/executor-config.js';
+import { writeToStdin } from '../command-host/supervisor/stdin-fifo.js';
+import type { TerminalLogs } from '../command-host/terminal/terminal-logs.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
-import type { TerminalSize } from '../shared/terminal.js';
-import { keyBytes } from '../shared/terminal-keys.js';
-
-/** How long a write waits for room in a full stdin, or for a command that is being spawned. */
-const STDIN_WAIT_MS = 3_000;
-
-/** How often it looks again meanwhile. */
-const STDIN_RETRY_MS = 25;
 
 /**
  * Writes to a running command's stdin on its host: into the FIFO its supervisor feeds the command
@@ -24,111 +11,8 @@ const STDIN_RETRY_MS = 25;
  * fits. A close asks the supervisor (SIGUSR2) to close stdin once the FIFO is drained. Never
  * retried: a second attempt could write the text twice.
  */
-export function createWriteStdin(config: ExecutorConfig, terminals: TerminalLogs) {
+export function createWriteStdin(config: Pick<CompiledExecutorOptions, 'spillDir'>, terminals: TerminalLogs) {
   return async function writeStdin(request: StdinWriteTask): Promise<StdinWriteResult> {
-    const files = taskFiles(config.spillDir, request.taskId);
-    const deadline = Date.now() + STDIN_WAIT_MS;
-    const terminal = await TerminalLogs.isTerminal(files);
-    if (request.size && !terminal) return { kind: 'no-terminal' };
-    const fifo = await openFifo(files, deadline);
-    if (typeof fifo === 'string') return { kind: fifo };
-    let written = 0;
-    try {
-      if (request.size && !(await resize(files, request.size))) return { kind: 'ended' };
-      // Keys are typed as the terminal's modes ask (its program may have set application cursor keys).
-      const keys = request.keys?.length
-        ? keyBytes(request.keys, {
-            applicationCursor: terminal && (await terminals.applicationCursor(files)),
-          })
-        : '';
-      const text = Buffer.from(request.text + keys);
-      while (written < text.length) {
-        const step = await fifo.write(text, written, text.length - written).then(
-          ({ bytesWritten }) => bytesWritten,
-          (err: NodeJS.ErrnoException) => {
-            // EAGAIN: full. EPIPE: the supervisor let go of the FIFO meanwhile (stdin closed, or the end).
-            if (err.code === 'EAGAIN') return 0;
-            if (err.code === 'EPIPE') return -1;
-            throw err;
-          },
-        );
-        if (step < 0)
-          return written === 0 ? { kind: 'closed' } : { kind: 'partial', bytes: written, total: text.length };
-        written += step;
-        if (step === 0) {
-          if (Date.now() >= deadline) return { kind: 'partial', bytes: written, total: text.length };
-          await sleep(STDIN_RETRY_MS);
-        }
-      }
-    } finally {
-      await fifo.close();
-    }
-    // The supervisor closes it once what the FIFO holds has gone in (the command may still read it).
-    const closed = request.close && (await closeStdin(files));
-    if (request.close && !closed && written === 0) return { kind: 'ended' };
-    return { kind: 'written', bytes: written, closed };
+    return writeToStdin(config.spillDir, terminals, request);
   };
-}
-
-/**
- * Sets a terminal task's size: the size file its supervisor reads, then SIGWINCH to the supervisor,
- * which resizes the terminal (the kernel tells the program) and records the size in the log's
- * events. False when no supervisor is there to ask.
- */
-async function resize(files: TaskFiles, size: TerminalSize): Promise<boolean> {
-  const record = await readRecord(files.state);
-  if (record === undefined) return false;
-  await writeAtomically(files.ttySize, `${size.cols}x${size.rows}\n`);
-  return signalSupervisor(record, 'SIGWINCH');
-}
-
-/** Asks the task's supervisor to close the command's stdin; false when no supervisor is there to ask. */
-async function closeStdin(files: TaskFiles): Promise<boolean> {
-  const record = await readRecord(files.state);
-  return record !== undefined && signalSupervisor(record, 'SIGUSR2');
-}
-
-/**
- * Opens the task's stdin FIFO for a non-blocking write, or says why there is none: the command
- * ended, its stdin was closed, or it has not started yet (waited for until `deadline`). The
- * supervisor makes the FIFO before it names the command in its record: a failed open says closed
- * only when the record named the command before it.
- */
-async function openFifo(
-  files: TaskFiles,
-  deadline: number,
-): Promise<FileHandle | 'ended' | 'closed' | 'not-started'> {
-  // The record named the command before the last failed open: the FIFO was ready by then.
-  let namedBeforeOpen = false;
-  for (;;) {
-    const handle = await fs
-      .open(files.stdin, constants.O_WRONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
-      .catch((err: NodeJS.ErrnoException) => {
-        // ENXIO: no reader holds it. Either the supervisor has made it and is about to open it (it
-        // names the command in its record only after), or it let go of it: the record says which.
-        if (err.code === 'ENOENT' || err.code === 'ENXIO') return undefined;
-        throw err;
-      });
-    if (handle !== undefined) {
-      if ((await handle.stat()).isFIFO()) return handle;
-      await handle.close();
-      throw new Error(`${files.stdin} is not a named pipe; refusing to write to it`);
-    }
-    const exited = await fs.access(files.exit).then(
-      () => true,
-      () => false,
-    );
-    if (exited) return 'ended';
-    const record = await readRecord(files.state);
-    if (record?.tombstone) return 'ended';
-    if (record !== undefined && record.pid > 0) {
-      if (namedBeforeOpen) return 'closed';
-      // Named only after the open failed: the supervisor may have made the FIFO in between (it
-      // names the command after). Once more, so a write right after a start never finds it closed.
-      namedBeforeOpen = true;
-      continue;
-    }
-    if (Date.now() >= deadline) return 'not-started';
-    await sleep(STDIN_RETRY_MS);
-  }
 }

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { ExecutorOptions } from '../activities/index.js';
+import type { ExecutorOptions } from '../command-host/executor-config.js';
 import type { DenyRule } from '../policy/policy-types.js';
 import { denyRuleFromFlag } from '../policy/rules.js';
 import { positiveInt } from './options.js';

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import type { ExecutorOptions } from '../activities/index.js';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
+import type { ExecutorOptions } from '../command-host/executor-config.js';
 import { hideKeyMaterial } from '../worker/hide-key-material.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
 import { credentialFiles } from './credential-files.js';

@@ -1,5 +1,5 @@
 import type { DataConverter } from '@temporalio/common';
-import type { ExecutorOptions } from '../activities/index.js';
+import type { ExecutorOptions } from '../command-host/executor-config.js';
 import {
   type ConnectionConfig,
   resolveConnectionConfig,

@@ -1,3 +1,10 @@
+/**
+ * How a worker runs commands: its options (`ExecutorOptions`, each field with its default), their
+ * compiled form, and the config the command activities run with. As the Temporal SDK compiles a
+ * worker's options, `compileExecutorOptions` only fills defaults, checks values and converts them;
+ * it probes nothing and makes nothing. What the host offers (cgroups, bwrap, sessions apart) is
+ * found when the worker is created: `setUpExecutor` (executor-setup.ts) makes the `ExecutorConfig`.
+ */
 import os from 'node:os';
 import path from 'node:path';
 import type { DenyRule } from '../policy/policy-types.js';
@@ -15,12 +22,11 @@ import {
   HEARTBEAT_TIMEOUT_MS,
 } from '../shared/limits.js';
 import { hostTaskQueue } from '../shared/task-queues.js';
-import { type Containment, detectContainment } from './containment/cgroups.js';
-import { createSandbox, type Sandbox } from './containment/sandbox.js';
+import type { Containment, TaskLimits } from './containment/cgroups.js';
+import type { Sandbox, SandboxOptions } from './containment/sandbox.js';
 import type { UidRange } from './containment/session-identities.js';
-import { createSessionIsolation, type SessionIsolation } from './containment/session-isolation.js';
+import type { SessionIsolation, SessionIsolationOptions } from './containment/session-isolation.js';
 import { defaultHostId } from './host-identity.js';
-import { supervisorPath } from './supervisor/supervisor.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
 export interface ExecutorOptions {
@@ -190,7 +196,12 @@ export interface ExecutorOptions {
   warmSupervisors?: number;
 }
 
-export interface ExecutorConfig {
+/**
+ * `ExecutorOptions` compiled: every default filled and every value checked, durations in ms and
+ * sizes in bytes. Nothing of the host in it yet: the limits, sandbox and isolation asked for are
+ * what `setUpExecutor` tries on the host.
+ */
+export interface CompiledExecutorOptions {
   defaultTimeoutMs: number;
   maxTimeoutMs: number;
   defaultWorkdir: string;
@@ -206,23 +217,49 @@ export interface ExecutorConfig {
   hostQueue: string;
   lostAfterMs: number;
   heartbeatTimeoutMs: number;
-  /** How tasks are contained here, and the limits in force (what the host can enforce). */
-  containment: Containment;
+  /** The limits asked for each task; `ExecutorConfig.containment` says which the host enforces. */
+  wantedLimits: TaskLimits;
+  /** Tasks are kept together by the supervisor's process tree, never a cgroup (`containment: 'process-tree'`). */
+  processTreeOnly: boolean;
   spillQuotaBytes: number;
   envAllowlist: readonly string[] | undefined;
   nonInteractiveDefaults: boolean;
+  /** Set when commands are to run in the bwrap sandbox. */
+  sandboxOptions: SandboxOptions | undefined;
+  /** Whether sessions are to be kept apart. */
+  isolationRequest: IsolationRequest;
+  /** The deny rules, when there are any. */
+  denyCommands?: CompiledRules;
+  warmSupervisors: number;
+}
+
+/** Whether sessions are to be kept apart, as the options ask. */
+export type IsolationRequest =
+  /** The sandbox, stricter, stands alone: nothing to say of isolation. */
+  | { kind: 'sandbox' }
+  /** None, as asked (`isolation: 'none'`). */
+  | { kind: 'none' }
+  /** Sessions apart where the host offers the means (`auto`), or else the worker refuses to start (`session`). */
+  | { kind: 'auto' | 'session'; options: SessionIsolationOptions };
+
+/** What the command activities run with: the compiled options, and what the host set up for them. */
+export interface ExecutorConfig extends CompiledExecutorOptions {
+  /** How tasks are contained here, and the limits in force (what the host can enforce). */
+  containment: Containment;
   /** Set when commands run in the bwrap sandbox. */
   sandbox: Sandbox | undefined;
   /** Set when sessions are kept apart. */
   isolation: SessionIsolation | undefined;
   /** What the worker says at start about isolation: in force, or what is not isolated and why. */
   isolationSummary: string;
-  /** The deny rules, when there are any. */
-  denyCommands?: CompiledRules;
-  warmSupervisors: number;
 }
 
-export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): ExecutorConfig {
+/**
+ * Fills the defaults of `options` and checks them: a value out of range throws one line naming the
+ * option. Reads only what the defaults are made of (the process's cwd and uid, the temporary
+ * directory, the host's memory, and for the host id its name and machine id); probes nothing.
+ */
+export function compileExecutorOptions(options: ExecutorOptions, taskQueue: string): CompiledExecutorOptions {
   const maxTimeoutMs = positiveOption('maxTimeoutMs', options.maxTimeoutMs ?? DEFAULT_MAX_TIMEOUT_MS);
   const defaultTimeoutMs = Math.min(
     positiveOption('defaultTimeoutMs', options.defaultTimeoutMs ?? DEFAULT_TIMEOUT_MS),
@@ -260,33 +297,27 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
       'heartbeatTimeoutMs',
       options.heartbeatTimeoutMs ?? HEARTBEAT_TIMEOUT_MS,
     ),
-    containment: detectContainment(
-      {
-        outputBytesPerStream: positiveOption(
-          'maxOutputBytesPerStream',
-          options.maxOutputBytesPerStream ?? DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
-        ),
-        processes: positiveOption('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
-        memoryBytes: positiveOption('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
-      },
-      options.containment === 'process-tree',
-    ),
+    wantedLimits: {
+      outputBytesPerStream: positiveOption(
+        'maxOutputBytesPerStream',
+        options.maxOutputBytesPerStream ?? DEFAULT_MAX_OUTPUT_BYTES_PER_STREAM,
+      ),
+      processes: positiveOption('maxProcesses', options.maxProcesses ?? DEFAULT_MAX_PROCESSES),
+      memoryBytes: positiveOption('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
+    },
+    processTreeOnly: options.containment === 'process-tree',
     spillQuotaBytes: positiveOption('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
     envAllowlist: options.envAllowlist,
     nonInteractiveDefaults: options.nonInteractiveDefaults ?? true,
-    sandbox:
+    sandboxOptions:
       options.sandbox === 'bwrap'
-        ? createSandbox(
-            {
-              network: options.sandboxNetwork ?? false,
-              writable: options.sandboxWritable ?? [],
-              hidden: options.sandboxHidden ?? [],
-            },
-            supervisorPath(),
-            spillDir,
-          )
+        ? {
+            network: options.sandboxNetwork ?? false,
+            writable: options.sandboxWritable ?? [],
+            hidden: options.sandboxHidden ?? [],
+          }
         : undefined,
-    ...isolationOf(options, spillDir),
+    isolationRequest: isolationRequestOf(options),
     ...(options.denyCommands?.length ? { denyCommands: compileDenyRules(options.denyCommands) } : {}),
     warmSupervisors: warmCount(options.warmSupervisors ?? DEFAULT_WARM_SUPERVISORS),
   };
@@ -312,38 +343,22 @@ function warmCount(value: number): number {
 }
 
 /**
- * Sessions apart when asked for (`session`: or the worker refuses to start) or when the host offers
- * the means (`auto`); else none, with what that leaves open. The sandbox, stricter, stands alone.
+ * Sessions apart when asked for (`session`) or by default (`auto`: where the host offers the
+ * means), with the sessions' options; none with `none`. The sandbox, stricter, stands alone.
  */
-function isolationOf(
-  options: ExecutorOptions,
-  spillDir: string,
-): { isolation: SessionIsolation | undefined; isolationSummary: string } {
+function isolationRequestOf(options: ExecutorOptions): IsolationRequest {
+  if (options.sandbox === 'bwrap') return { kind: 'sandbox' };
   const mode = options.isolation ?? 'auto';
-  if (options.sandbox === 'bwrap') return { isolation: undefined, isolationSummary: '' };
-  const none = (why: string) => ({
-    isolation: undefined,
-    isolationSummary: `isolation: none (${why}): every command runs as the worker's user, sees its processes and reaches the host's loopback (the Temporal server)`,
-  });
-  if (mode === 'none') return none('--isolation none');
-  let isolation: SessionIsolation;
-  try {
-    isolation = createSessionIsolation(
-      {
-        hidden: options.sandboxHidden ?? [],
-        ...(options.isolationUids ? { uids: options.isolationUids } : {}),
-        ...(options.isolationEgress === false ? { egress: false } : {}),
-        ...(options.isolationAllowedPorts ? { allowedPorts: options.isolationAllowedPorts } : {}),
-        ...(options.isolationEgressNetns ? { egressNetns: options.isolationEgressNetns } : {}),
-        ...(options.spillRetentionMs !== undefined ? { retentionMs: options.spillRetentionMs } : {}),
-      },
-      supervisorPath(),
-      spillDir,
-    );
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    if (mode === 'session') throw new Error(`sessions cannot be kept apart on this host: ${why}`);
-    return none(why);
-  }
-  return { isolation, isolationSummary: isolation.summary };
+  if (mode === 'none') return { kind: 'none' };
+  return {
+    kind: mode === 'session' ? 'session' : 'auto',
+    options: {
+      hidden: options.sandboxHidden ?? [],
+      ...(options.isolationUids ? { uids: options.isolationUids } : {}),
+      ...(options.isolationEgress === false ? { egress: false } : {}),
+      ...(options.isolationAllowedPorts ? { allowedPorts: options.isolationAllowedPorts } : {}),
+      ...(options.isolationEgressNetns ? { egressNetns: options.isolationEgressNetns } : {}),
+      ...(options.spillRetentionMs !== undefined ? { retentionMs: options.spillRetentionMs } : {}),
+    },
+  };
 }

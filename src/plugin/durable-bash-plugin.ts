@@ -13,8 +13,8 @@ import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, ReplayWorkerOptions, Worker, WorkerOptions } from '@temporalio/worker';
-import type { ExecutorOptions } from '../activities/index.js';
 import { registerSearchAttributes } from '../client/register-search-attributes.js';
+import type { ExecutorOptions } from '../command-host/executor-config.js';
 import { ActivityName, ToolCallActivityName } from '../shared/activity-names.js';
 import {
   DEFAULT_MAX_CACHED_WORKFLOWS,

@@ -132,10 +132,6 @@ export class CodecKeyError extends Error {
   override readonly name = 'CodecKeyError';
 }
 
-export function isCodecKeyError(err: unknown): err is CodecKeyError {
-  return err instanceof CodecKeyError;
-}
-
 /**
  * Thrown by `BashTasks.writeStdin` when a write to a task's stdin was refused or came to nothing:
  * its stdin is not open (or closed), its command ended or has not started, or its host did not answer.

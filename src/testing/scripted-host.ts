@@ -17,8 +17,12 @@ import { Worker } from '@temporalio/worker';
 import { createChooseHost } from '../activities/choose-host.js';
 import { createReleaseCommand } from '../activities/release-command.js';
 import { createResolveCommand } from '../activities/resolve-command.js';
-import { AttachedTasks } from '../activities/run-command.js';
-import { compileExecutorOptions, type ExecutorOptions } from '../command-host/executor-config.js';
+import { AttachedTasks } from '../command-host/attached-tasks.js';
+import {
+  type CompiledExecutorOptions,
+  compileExecutorOptions,
+  type ExecutorOptions,
+} from '../command-host/executor-config.js';
 import type { BashTaskInput } from '../shared/task.js';
 import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createToolCallActivities } from '../tools/tool-call-activities.js';
@@ -64,7 +68,7 @@ export class ScriptedHost {
   readonly hostQueue: string;
   private readonly runs: ScriptedRuns;
   private readonly client: Client;
-  private readonly config: ReturnType<typeof compileExecutorOptions>;
+  private readonly config: CompiledExecutorOptions;
   private queueWorker: Worker | undefined;
   /** The host's own workers: its queue and its control queue. */
   private hostWorkers: Worker[] = [];
@@ -81,8 +85,6 @@ export class ScriptedHost {
         // Named in texts (a cut output's complete copy); nothing is written there.
         spillDir: path.join(os.tmpdir(), 'durable-bash-scripted'),
         ...options.executor,
-        // No command runs here: nothing to keep apart.
-        isolation: 'none',
       },
       this.taskQueue,
     );

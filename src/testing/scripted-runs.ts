@@ -16,12 +16,13 @@
  */
 import os from 'node:os';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { readableEnd, streamReadOf } from '../activities/read-output.js';
+import { streamReadOf } from '../command-host/spill/host-reads.js';
 import { namedTail } from '../command-host/spill/spill-files.js';
 import { taskFiles } from '../command-host/supervisor/task-files.js';
 import { HEARTBEAT_TAIL_BYTES, HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
 import type { HostRead, HostReadRequest } from '../shared/read-position.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
+import { readableEnd } from '../shared/stream-text.js';
 import {
   AttemptFailureType,
   type CommandOutcome,

@@ -5,7 +5,7 @@ import {
   type WorkerStatus,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
-import type { ExecutorOptions } from '../activities/index.js';
+import type { ExecutorOptions } from '../command-host/executor-config.js';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { CommandHost } from './command-host.js';

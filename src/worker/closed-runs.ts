@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { AttachedTasks } from '../activities/index.js';
+import type { AttachedTasks } from '../command-host/attached-tasks.js';
 import { CLOSED_RUN_QUERY_BATCH } from '../shared/limits.js';
 
 /** A run id as the server makes them (a UUID); anything else is never put into a query. */

@@ -8,14 +8,14 @@
  */
 import { Client, type DataConverter } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkerStatus } from '@temporalio/worker';
+import { type CommandActivities, createCommandActivities } from '../activities/index.js';
+import { AttachedTasks } from '../command-host/attached-tasks.js';
 import {
-  AttachedTasks,
-  type CommandActivities,
   compileExecutorOptions,
-  createCommandActivities,
   type ExecutorConfig,
   type ExecutorOptions,
-} from '../activities/index.js';
+} from '../command-host/executor-config.js';
+import { setUpExecutor } from '../command-host/executor-setup.js';
 import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
 import { assertSupervisorBinary, supervisorPath } from '../command-host/supervisor/supervisor.js';
 import { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
@@ -83,7 +83,9 @@ export class CommandHost {
   /** Synchronous, so a worker plugin can add the activities when the worker is configured. */
   constructor(private readonly options: CommandHostOptions) {
     assertSupervisorBinary();
-    this.config = compileExecutorOptions(options.executor ?? {}, options.taskQueue);
+    // As the SDK's Worker.create: the options compiled (defaults, checks), then the host probed
+    // and its resources made (cgroups, the sandbox or sessions apart, with their supervisor copies).
+    this.config = setUpExecutor(compileExecutorOptions(options.executor ?? {}, options.taskQueue));
     this.client = new Client({
       connection: options.connection,
       namespace: options.namespace,

@@ -7,7 +7,7 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import type { AttachedTasks, TaskRuns } from '../activities/index.js';
+import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
 import { endGroup, killOrphanedGroup } from '../command-host/supervisor/process-groups.js';
 import { currentBootId, isRunning, isThisProcess } from '../command-host/supervisor/process-identity.js';
 import { isSameProcess, readEnd, readRecord } from '../command-host/supervisor/supervisor-records.js';

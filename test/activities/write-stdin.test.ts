@@ -3,8 +3,8 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, writeFileSync } 
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compileExecutorOptions } from '../../src/activities/index.js';
 import { createWriteStdin } from '../../src/activities/write-stdin.js';
+import { compileExecutorOptions } from '../../src/command-host/executor-config.js';
 import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import { TerminalLogs } from '../../src/command-host/terminal/terminal-logs.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { ExecutorOptions } from '../../src/activities/index.js';
+import type { ExecutorOptions } from '../../src/command-host/executor-config.js';
 import { type RunningWorker, startBashWorker } from './bash-worker.js';
 
 export interface IsolatedWorker extends RunningWorker {

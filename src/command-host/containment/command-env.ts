@@ -1,4 +1,4 @@
-import type { ExecutorConfig } from '../executor-config.js';
+import type { CompiledExecutorOptions } from '../executor-config.js';
 import { withNonInteractiveDefaults } from './non-interactive-env.js';
 
 /** What a terminal task's programs are told they run on: the emulator its screen is rendered by speaks xterm's language. */
@@ -10,7 +10,7 @@ export const TERMINAL_TYPE = 'xterm-256color';
  * asking questions (they are answered with `bash_input`).
  */
 export function taskEnv(
-  config: Pick<ExecutorConfig, 'secretEnv' | 'envAllowlist' | 'nonInteractiveDefaults'>,
+  config: Pick<CompiledExecutorOptions, 'secretEnv' | 'envAllowlist' | 'nonInteractiveDefaults'>,
   env: NodeJS.ProcessEnv = process.env,
   options: { terminal?: boolean } = {},
 ): NodeJS.ProcessEnv {

@@ -1,3 +1,7 @@
+/**
+ * A task's spill files on its host, the one place they are opened: the private directory, the
+ * command's writers and the readers' handles, and reads of their bytes and tails.
+ */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
@@ -40,18 +44,65 @@ function unsafeDirProblem(stat: Stats): string | undefined {
   return undefined;
 }
 
-/** Opens a new spill file for writing: created here (never an existing file), no links followed, 0600. */
-export function createSpillFile(file: string): Promise<fs.FileHandle> {
-  return fs.open(
+/**
+ * Opens a spill file for the command's writes: created here with mode 0600, or the one an attempt
+ * that died before starting anything left (no supervisor claimed the task, so nothing wrote it).
+ * Links are never followed, and only a regular file of this user is accepted.
+ */
+export async function openSpillWriter(file: string): Promise<fs.FileHandle> {
+  const handle = await fs.open(
     file,
-    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW | constants.O_APPEND,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_APPEND,
     0o600,
   );
+  const stat = await handle.stat();
+  const uid = process.getuid?.();
+  if (!stat.isFile() || (uid !== undefined && stat.uid !== uid) || (stat.mode & 0o077) !== 0) {
+    await handle.close();
+    throw new Error(`spill file ${file} is not a private regular file of this user`);
+  }
+  return handle;
 }
 
 /** Opens a spill file for reading. Readers keep the handle, so an unlinked file stays readable. */
 export function openSpillReader(file: string): Promise<fs.FileHandle> {
   return fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+}
+
+/** Read handles on a task's spill files: they keep working if a file is unlinked. */
+export interface SpillReaders {
+  stdout: fs.FileHandle;
+  stderr: fs.FileHandle;
+}
+
+/**
+ * Opens both of a task's spill files for reading. One that is gone (a foreground run removes the
+ * files its result does not name; a sweep removes old ones) reads as empty: the end is still known.
+ */
+export async function openReaders(files: { stdout: string; stderr: string }): Promise<SpillReaders> {
+  const stdout = await openOrEmpty(files.stdout);
+  try {
+    return { stdout, stderr: await openOrEmpty(files.stderr) };
+  } catch (err) {
+    await stdout.close();
+    throw err;
+  }
+}
+
+async function openOrEmpty(file: string): Promise<fs.FileHandle> {
+  try {
+    return await openSpillReader(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    return fs.open('/dev/null', 'r');
+  }
+}
+
+export async function closeReaders(readers: SpillReaders): Promise<void> {
+  await Promise.all([
+    readers.stdout.close().catch(() => undefined),
+    readers.stderr.close().catch(() => undefined),
+  ]);
 }
 
 /** The stream's size and its last `maxBytes` bytes, raw. */

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
-import type { ExecutorConfig } from '../executor-config.js';
+import type { CompiledExecutorOptions } from '../executor-config.js';
 import { isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
 
 /**
@@ -30,7 +30,7 @@ export class SpillSweeper {
 
   constructor(
     private readonly config: Pick<
-      ExecutorConfig,
+      CompiledExecutorOptions,
       'spillDir' | 'spillRetentionMs' | 'spillQuotaBytes' | 'lostAfterMs'
     >,
   ) {}

@@ -2,7 +2,6 @@
  * Waiting for a supervised command's end and turning it into an outcome: shared by the command
  * activity (attached while the command runs) and the stop activity (a kill while no attempt runs).
  */
-import fs, { type FileHandle } from 'node:fs/promises';
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
@@ -14,7 +13,7 @@ import {
   type TerminalEnd,
 } from '../../shared/task.js';
 import { readProgress } from '../progress-heartbeats.js';
-import { openSpillReader, streamTail } from '../spill/spill-files.js';
+import { closeReaders, openReaders, type SpillReaders, streamTail } from '../spill/spill-files.js';
 import { TerminalLogs } from '../terminal/terminal-logs.js';
 import { killOrphanedGroup } from './process-groups.js';
 import { currentBootId } from './process-identity.js';
@@ -115,42 +114,6 @@ async function endOrLost(files: TaskFiles, record: SupervisorRecord, reason: str
   if (end) return end;
   killOrphanedGroup(record);
   throw commandLost(reason);
-}
-
-/** Read handles on a task's spill files: they keep working if a file is unlinked. */
-export interface SpillReaders {
-  stdout: FileHandle;
-  stderr: FileHandle;
-}
-
-/**
- * Opens both spill files. One that is gone (a foreground run removes the files its result does not
- * name; a sweep removes old ones) reads as empty: the end is still known.
- */
-export async function openReaders(files: TaskFiles): Promise<SpillReaders> {
-  const stdout = await openOrEmpty(files.stdout);
-  try {
-    return { stdout, stderr: await openOrEmpty(files.stderr) };
-  } catch (err) {
-    await stdout.close();
-    throw err;
-  }
-}
-
-async function openOrEmpty(file: string): Promise<FileHandle> {
-  try {
-    return await openSpillReader(file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    return fs.open('/dev/null', 'r');
-  }
-}
-
-export async function closeReaders(readers: SpillReaders): Promise<void> {
-  await Promise.all([
-    readers.stdout.close().catch(() => undefined),
-    readers.stderr.close().catch(() => undefined),
-  ]);
 }
 
 /** Tells when a supervisor (by pid and start time) exits; `unwatched` when it cannot (see SupervisorNursery.watchExit). */

@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { TaskLimits } from '../containment/cgroups.js';
+import type { ExitWatch } from './command-end.js';
 import { launcherProgram, limitFlags, reportOf, type SpawnReport } from './supervisor.js';
 import type { TaskFiles } from './task-files.js';
 
@@ -257,3 +258,8 @@ export class SupervisorNursery {
 }
 
 const CLOSE_TIMEOUT_MS = 5_000;
+
+/** The nursery's watch of a supervisor's exit, as `waitForEnd` takes it. */
+export function exitWatchOf(nursery: SupervisorNursery): ExitWatch {
+  return (pid, start) => nursery.watchExit(pid, start);
+}

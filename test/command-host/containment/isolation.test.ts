@@ -10,13 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecutorOptions } from '../../../src/activities/index.js';
 import { sessionKey } from '../../../src/client/ownership.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
   sessionNetworksDir,
 } from '../../../src/command-host/containment/session-isolation.js';
+import type { ExecutorOptions } from '../../../src/command-host/executor-config.js';
 import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
 import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
 import type { CommandSpec, TaskId } from '../../../src/shared/task.js';

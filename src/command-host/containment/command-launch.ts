@@ -1,0 +1,65 @@
+/**
+ * How a command is launched in its containment: the bwrap sandbox's launcher, or its session's
+ * (sessions apart), with the inner supervisor it runs under; or the task's end when its workdir
+ * would open the sandbox up or its session cannot be had.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { type CommandSpec, RunFailureType } from '../../shared/task.js';
+import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
+import type { SessionIsolation, SessionLaunch } from './session-isolation.js';
+
+/** The launcher and the inner supervisor a command runs under; empty when it runs under no launcher. */
+export interface CommandLaunch {
+  /** The launcher's argv, up to the inner supervisor. */
+  launcher?: string[];
+  /** The inner supervisor's options (a session's). */
+  inner?: string[];
+  /** The inner supervisor's binary: the sandbox's or the sessions' private copy. */
+  innerBinary?: string;
+}
+
+/** The launch of `spec`'s command under the sandbox, or in its session, or none. */
+export async function commandLaunch(
+  containment: { sandbox: Sandbox | undefined; isolation: SessionIsolation | undefined },
+  spec: CommandSpec,
+): Promise<CommandLaunch> {
+  const { sandbox, isolation } = containment;
+  const isolated = isolation ? await sessionLaunch(isolation, spec) : undefined;
+  const launcher = sandbox ? sandboxLauncher(sandbox, spec.workdir) : isolated?.launcher;
+  return {
+    ...(sandbox && launcher ? { launcher, innerBinary: sandbox.supervisor } : {}),
+    ...(isolation && isolated
+      ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: isolation.supervisor }
+      : {}),
+  };
+}
+
+/** How the command runs in its session, or the task's end when its workdir or its session cannot be had. */
+async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Promise<SessionLaunch> {
+  try {
+    return await isolation.launch(spec);
+  } catch (err) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.spawnFailed,
+      message:
+        err instanceof SandboxWorkdirError
+          ? err.message.replace('in the sandbox', 'by a session')
+          : `the command's session could not be set up: ${err instanceof Error ? err.message : String(err)}`,
+      nonRetryable: true,
+    });
+  }
+}
+
+/** The sandbox's launcher for a workdir, or the task's end when the workdir would open it up. */
+function sandboxLauncher(sandbox: Sandbox, workdir: string): string[] {
+  try {
+    return sandbox.launcher(workdir);
+  } catch (err) {
+    if (!(err instanceof SandboxWorkdirError)) throw err;
+    throw ApplicationFailure.create({
+      type: RunFailureType.spawnFailed,
+      message: err.message,
+      nonRetryable: true,
+    });
+  }
+}

@@ -48,7 +48,7 @@ export function signalSupervisor(
 }
 
 /** How long after its SIGKILL a supervisor may take to record the end before it is killed itself. */
-export const FORCED_END_AFTER_MS = 6_000;
+const FORCED_END_AFTER_MS = 6_000;
 
 /**
  * Ends the command's group through its supervisor: SIGTERM now, SIGKILL (SIGUSR1) after the grace.

@@ -18,6 +18,9 @@ import type { ExitWatch } from './command-end.js';
 import { launcherProgram, limitFlags, reportOf, type SpawnReport } from './supervisor.js';
 import type { TaskFiles } from './task-files.js';
 
+/** How long a closing nursery may take to let its warm supervisors go before it is killed: they only exit. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
 /** What a launch needs: the same as a spawned supervisor, with the spill files named, not opened. */
 export interface NurseryLaunch {
   files: TaskFiles;
@@ -256,8 +259,6 @@ export class SupervisorNursery {
     }
   }
 }
-
-const CLOSE_TIMEOUT_MS = 5_000;
 
 /** The nursery's watch of a supervisor's exit, as `waitForEnd` takes it. */
 export function exitWatchOf(nursery: SupervisorNursery): ExitWatch {

@@ -7,10 +7,10 @@ import type { AgentSessions } from '../../src/shared/notice.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import type { completionNotice } from '../../src/workflows/completion-notice.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
 import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { noticeOf, noticeOutcome as outcomeOfNotice } from '../helpers/notices.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
@@ -97,22 +97,9 @@ async function taskEnd(taskId: string): Promise<void> {
     .catch(() => undefined);
 }
 
-const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
+const notice = (taskId: string) => noticeOf(env.client, taskId);
 
-/**
- * A notice's outcome once it has one. The notice of a task that was read is started by its reader,
- * moments after the task closed: wait for it to exist.
- */
-async function noticeOutcome(taskId: string): Promise<string> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await notice(taskId).result();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) || attempt >= 100) throw err;
-      await sleep(50);
-    }
-  }
-}
+const noticeOutcome = (taskId: string) => outcomeOfNotice(env.client, taskId);
 
 /** Reads the task with bash_output (waiting up to 10 s each time) until what it read matches `until`. */
 async function readUntil(

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentSessions } from '../../src/shared/notice.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { bashTask } from '../../src/workflows/bash-task.js';
-import type { completionNotice } from '../../src/workflows/completion-notice.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { noticeOutcome as outcomeOfNotice } from '../helpers/notices.js';
 import { readToEnd } from '../helpers/read-to-end.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
@@ -78,19 +76,7 @@ function moved(result: string): { output: string; taskId: string; afterMs: numbe
   };
 }
 
-const notice = (taskId: string) => env.client.workflow.getHandle<typeof completionNotice>(`${taskId}-notice`);
-
-/** A notice's outcome once it has one: a read task's reader starts it moments after the task closed. */
-async function noticeOutcome(taskId: string): Promise<string> {
-  for (let attempt = 0; ; attempt += 1) {
-    try {
-      return await notice(taskId).result();
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError) || attempt >= 100) throw err;
-      await sleep(50);
-    }
-  }
-}
+const noticeOutcome = (taskId: string) => outcomeOfNotice(env.client, taskId);
 
 describe('bash with autoBackgroundAfterMs', () => {
   it('moves a long foreground run to the background, shows the rest once, and sends a completion notice', async () => {

@@ -1,3 +1,4 @@
+/** This host's identity across worker restarts, which names its own task queues (`<task queue>@<host id>`). */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';

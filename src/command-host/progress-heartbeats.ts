@@ -1,3 +1,4 @@
+/** A running command's heartbeats: liveness at a fixed cadence, carrying its pid, byte counts and bounded tails. */
 import type fs from 'node:fs/promises';
 import type { Context } from '@temporalio/activity';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TAIL_BYTES, SPILL_SWEEP_INTERVAL_MS } from '../shared/limits.js';

@@ -1,3 +1,4 @@
+/** The environment a command gets: the worker's, less Temporal's credentials and configured secrets, plus the task's. */
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import { withNonInteractiveDefaults } from './non-interactive-env.js';
 

@@ -1,3 +1,4 @@
+/** The worker's deny rules, applied on the host before a command is spawned. */
 import { ApplicationFailure } from '@temporalio/activity';
 import { type CompiledRules, checkCommand } from '../../policy/rules.js';
 import { RunFailureType } from '../../shared/task.js';

@@ -1,3 +1,4 @@
+/** Removes the spill files of tasks past their retention, or over the directory's quota, oldest first. */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';

@@ -17,10 +17,7 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
       taskQueue: config.commandTaskQueue,
       lostAfterMs: config.lostAfterMs,
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
-      // This worker serves the command queue itself: its host runs the command, with no extra hop.
-      ...(config.commandTaskQueue === config.taskQueue
-        ? { hostQueue: config.hostQueue, hostId: config.hostId, eagerFirstAttempt: true }
-        : {}),
+      ...hostOf(input, config),
     };
     if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;
     // A terminal's typing comes through the stdin FIFO: its supervisor always makes one.
@@ -31,4 +28,26 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
     return spec;
   };
+}
+
+/**
+ * The host the spec names, when it is known before the start: the one the request pins (a sandbox
+ * session's), or this worker's when it serves the command queue itself (no extra hop). The first
+ * attempt goes eagerly on the workflow's own queue only when that queue's worker is the host.
+ * Said here rather than behind a patch: the workflow already runs on a host its spec names.
+ */
+function hostOf(
+  input: BashTaskInput,
+  config: CompiledExecutorOptions,
+): Pick<CommandSpec, 'hostQueue' | 'hostId' | 'eagerFirstAttempt'> {
+  const servesCommands = config.commandTaskQueue === config.taskQueue;
+  if (input.host !== undefined)
+    return {
+      hostQueue: input.host.hostQueue,
+      hostId: input.host.hostId,
+      ...(servesCommands && input.host.hostQueue === config.hostQueue ? { eagerFirstAttempt: true } : {}),
+    };
+  return servesCommands
+    ? { hostQueue: config.hostQueue, hostId: config.hostId, eagerFirstAttempt: true }
+    : {};
 }

@@ -11,7 +11,7 @@ import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
 import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
-import type { BashTaskInput, NoticeTarget, TaskId } from '../shared/task.js';
+import type { BashTaskInput, CommandHost, NoticeTarget, TaskId } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import type { TerminalSize } from '../shared/terminal.js';
 import { bashTask } from '../workflows/bash-task.js';
@@ -32,6 +32,8 @@ export interface StartRequest {
   keepStdinOpen?: boolean;
   /** Run on a pseudo-terminal of this size. */
   terminal?: TerminalSize;
+  /** Run on this host (a sandbox session's); absent for whichever worker of the queue answers. */
+  host?: CommandHost;
 }
 
 /** What a start needs of its client. */
@@ -75,6 +77,7 @@ export function taskStart(
     ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
     ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
     ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
+    ...(request.host ? { host: { hostId: request.host.hostId, hostQueue: request.host.hostQueue } } : {}),
   };
   const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
   return {

@@ -79,6 +79,11 @@ export interface BashTaskInput {
   session?: string;
   /** Run the command on a pseudo-terminal of this size (`tty: true`), held by its supervisor. */
   terminal?: TerminalSize;
+  /**
+   * Run the command on this host (a sandbox session's, where its workspace is) rather than on
+   * whichever worker of the command queue answers. Absent: any worker's.
+   */
+  host?: CommandHost;
 }
 
 /**

@@ -1,12 +1,13 @@
 import os from 'node:os';
 import path from 'node:path';
 import type { BackgroundQuota } from '../client/background-quota.js';
-import type { BashTasks } from '../client/bash-tasks.js';
+import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
 import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { positiveOption } from '../shared/checks.js';
 import { errorResult } from '../shared/error-result.js';
 import { backgroundStarted, renderMovedRun, renderRun } from '../shared/render.js';
+import type { CommandHost, TaskId } from '../shared/task.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from '../shared/tool-types.js';
 import {
   type BashArguments,
@@ -38,7 +39,7 @@ export interface BashToolOptions extends BashGuards {
  * starts one workflow per run, and renders what the model sees.
  */
 export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): Tool<BashArguments> {
-  const { autoBackgroundAfterMs, quota } = guards;
+  const { autoBackgroundAfterMs } = guards;
   if (autoBackgroundAfterMs !== undefined) positiveOption('autoBackgroundAfterMs', autoBackgroundAfterMs);
   return {
     name: 'bash',
@@ -53,23 +54,17 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
     async execute(args: unknown, exec: ToolExecContext = {}): Promise<ToolResult> {
       try {
         const call = parseArguments(bashArguments, args);
-        const background = call.run_in_background === true;
-        const workdir = resolveWorkdir(call.workdir, exec.agent?.cwd);
         const sessionId = exec.agent?.sessionId;
-        await checkPermission({ command: call.command, workdir, background, sessionId }, guards, exec.signal);
-        const start = () => tasks.start(startRequest(call, workdir, sessionId));
-        const taskId =
-          background && sessionId !== undefined && quota !== undefined
-            ? await quota.start(sessionId, start)
-            : await start();
-        if (background) return textResult(backgroundStarted(taskId));
-        const ended = await tasks.foregroundResult(taskId, {
+        const taskId = await startBashRun(tasks, guards, call, {
+          workdir: resolveWorkdir(call.workdir, exec.agent?.cwd),
+          ...(sessionId !== undefined ? { sessionId } : {}),
+          ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
+        });
+        if (call.run_in_background === true) return textResult(backgroundStarted(taskId));
+        const ended = await foregroundOutcome(tasks, guards, taskId, {
+          ...(sessionId !== undefined ? { sessionId } : {}),
           ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
           ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
-          ...(sessionId !== undefined ? { owner: sessionId } : {}),
-          ...(sessionId !== undefined && quota !== undefined
-            ? { admitMove: (move: () => Promise<boolean>) => quota.move(sessionId, taskId, move) }
-            : {}),
         });
         if (ended.kind === 'moved') {
           return textResult(renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname()));
@@ -80,6 +75,58 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
       }
     },
   };
+}
+
+/** Where a run starts: its resolved workdir, its session, and its host when the session has one. */
+export interface RunPlace {
+  workdir: string | undefined;
+  sessionId?: string;
+  /** A sandbox session's host, where its workspace is. @default whichever worker answers */
+  host?: CommandHost;
+  /** Aborts a wait for approval. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Starts the run a checked `bash` call asks for, after the permission policy (and, for a background
+ * run of a session, the quota) let it: the one way every entry point starts a command.
+ */
+export async function startBashRun(
+  tasks: BashTasks,
+  guards: BashGuards,
+  call: BashArguments,
+  place: RunPlace,
+): Promise<TaskId> {
+  const background = call.run_in_background === true;
+  const { workdir, sessionId, host } = place;
+  await checkPermission({ command: call.command, workdir, background, sessionId }, guards, place.signal);
+  const start = () =>
+    tasks.start({ ...startRequest(call, workdir, sessionId), ...(host !== undefined ? { host } : {}) });
+  return background && sessionId !== undefined && guards.quota !== undefined
+    ? guards.quota.start(sessionId, start)
+    : start();
+}
+
+/**
+ * Waits for a foreground run as the `bash` tool does: its result, or its output so far once it
+ * moved to the background after `autoBackgroundAfterMs` (the quota admitting the move).
+ */
+export function foregroundOutcome(
+  tasks: BashTasks,
+  guards: BashGuards,
+  taskId: TaskId,
+  options: { sessionId?: string; signal?: AbortSignal; autoBackgroundAfterMs?: number },
+): Promise<ForegroundOutcome> {
+  const { sessionId, signal, autoBackgroundAfterMs } = options;
+  const { quota } = guards;
+  return tasks.foregroundResult(taskId, {
+    ...(signal !== undefined ? { signal } : {}),
+    ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
+    ...(sessionId !== undefined ? { owner: sessionId } : {}),
+    ...(sessionId !== undefined && quota !== undefined
+      ? { admitMove: (move: () => Promise<boolean>) => quota.move(sessionId, taskId, move) }
+      : {}),
+  });
 }
 
 /** The run a `bash` call asks for (with its workdir resolved), as the client starts it. */

@@ -5,7 +5,7 @@ import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import type { Tool } from '../shared/tool-types.js';
-import { createBashTool } from './bash.js';
+import { type BashGuards, createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
@@ -63,8 +63,15 @@ export interface BashToolsOptions {
   eagerStart?: boolean;
 }
 
-/** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
-export function createBashTools(options: BashToolsOptions): Tool[] {
+/** The client and the guards every tool (and every sandbox session) of one set of options shares. */
+export interface BashToolsCore {
+  tasks: BashTasks;
+  /** The permission policy, its approver and the background quota, checked before each start. */
+  guards: BashGuards;
+}
+
+/** The tasks client and the guards `options` ask for, built once for the tools or a sandbox. */
+export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
   const client =
     options.namespace === undefined || options.namespace === options.client.options.namespace
       ? options.client
@@ -79,11 +86,22 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
   });
   const quotaLimit = options.maxBackgroundTasksPerSession ?? DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION;
   const quota = quotaLimit === Number.POSITIVE_INFINITY ? undefined : new BackgroundQuota(tasks, quotaLimit);
-  const tools: Tool[] = [
-    createBashTool(tasks, {
+  return {
+    tasks,
+    guards: {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
       ...(quota !== undefined ? { quota } : {}),
+    },
+  };
+}
+
+/** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
+export function createBashTools(options: BashToolsOptions): Tool[] {
+  const { tasks, guards } = bashToolsCore(options);
+  const tools: Tool[] = [
+    createBashTool(tasks, {
+      ...guards,
       ...(options.autoBackgroundAfterMs !== undefined
         ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
         : {}),

@@ -42,13 +42,15 @@ export async function startBashWorker(
   env: TestWorkflowEnvironment,
   executor: ExecutorOptions = {},
   taskQueue = `test-${randomUUID()}`,
+  /** A second worker of the same queue needs a connection of its own (the SDK refuses two on one). */
+  connection = env.nativeConnection,
 ): Promise<RunningWorker> {
   const ownSpillDir =
     executor.spillDir === undefined
       ? mkdtempSync(path.join(os.tmpdir(), 'durable-bash-test-spill-'))
       : undefined;
   const worker = await createBashWorker({
-    connection: env.nativeConnection,
+    connection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     executor: { ...sandboxFromEnv(), ...(ownSpillDir ? { spillDir: ownSpillDir } : {}), ...executor },

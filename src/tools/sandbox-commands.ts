@@ -1,0 +1,76 @@
+/**
+ * Commands of a sandbox session (docs/SANDBOXES.md): what the framework adapters (OpenAI Agents'
+ * sandbox client, the AI SDK 7 sandbox session) call to run a command. A call takes the `bash`
+ * tool's arguments and goes through the `bash` tool's own checks, permission policy and quota
+ * (`startBashRun`), pinned to the session's host and kept inside its workspace.
+ */
+import path from 'node:path';
+import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
+import { InvalidArgumentsError } from '../shared/errors.js';
+import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
+import type { CommandHost, TaskId } from '../shared/task.js';
+import { bashArguments, parseArguments } from './arguments.js';
+import { type BashGuards, foregroundOutcome, startBashRun } from './bash.js';
+import { type BashToolsOptions, bashToolsCore } from './create-bash-tools.js';
+
+/** Where a sandbox session's commands run: its session, its host, its workspace. */
+export interface SandboxScope {
+  /** The agent session: the owner of its tasks, and its identity on the host when sessions are apart. */
+  sessionId: string;
+  /** The worker host the workspace lives on; every command of the session runs there. */
+  host: CommandHost;
+  /** The workspace directory on that host: a relative workdir resolves against it, and none leaves it. */
+  root: string;
+}
+
+/** A sandbox session's commands, over the same tasks client and guards the tools use. */
+export class SandboxCommands {
+  readonly tasks: BashTasks;
+  readonly guards: BashGuards;
+  /** The longest one read may wait for output (the `bash_output` tool's cap). */
+  readonly maxWaitMs: number;
+
+  constructor(options: BashToolsOptions) {
+    const { tasks, guards } = bashToolsCore(options);
+    this.tasks = tasks;
+    this.guards = guards;
+    this.maxWaitMs = options.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  }
+
+  /**
+   * Starts a run of the `bash` tool's arguments (`command`, `description`, `run_in_background`,
+   * `tty`, ...) in the session: checked as the tool checks them, its workdir inside the workspace.
+   * Throws the tool's one-line errors (`InvalidArgumentsError`, `CommandDeniedError`, ...).
+   */
+  async start(scope: SandboxScope, args: unknown, signal?: AbortSignal): Promise<TaskId> {
+    const call = parseArguments(bashArguments, args);
+    return startBashRun(this.tasks, this.guards, call, {
+      workdir: workspaceWorkdir(scope.root, call.workdir),
+      sessionId: scope.sessionId,
+      host: scope.host,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+  }
+
+  /** Waits for a foreground run, moving it to the background after `autoBackgroundAfterMs` (as `bash` does). */
+  foreground(
+    scope: SandboxScope,
+    taskId: TaskId,
+    options: { signal?: AbortSignal; autoBackgroundAfterMs?: number } = {},
+  ): Promise<ForegroundOutcome> {
+    return foregroundOutcome(this.tasks, this.guards, taskId, { sessionId: scope.sessionId, ...options });
+  }
+}
+
+/**
+ * A command's workdir in the workspace: the root itself, a path relative to it, or an absolute path
+ * inside it. Anything else is refused before the run starts.
+ */
+export function workspaceWorkdir(root: string, workdir: string | undefined): string {
+  const resolved = path.resolve(root, workdir ?? '.');
+  const relative = path.relative(root, resolved);
+  if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) return resolved;
+  throw new InvalidArgumentsError(
+    `invalid workdir: ${JSON.stringify(workdir)} is outside the session's workspace ${root}`,
+  );
+}

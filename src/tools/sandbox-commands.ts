@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
-import { InvalidArgumentsError } from '../shared/errors.js';
+import { InvalidArgumentsError, UnknownTaskError } from '../shared/errors.js';
 import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { bashArguments, parseArguments } from './arguments.js';
@@ -60,7 +60,30 @@ export class SandboxCommands {
   ): Promise<ForegroundOutcome> {
     return foregroundOutcome(this.tasks, this.guards, taskId, { sessionId: scope.sessionId, ...options });
   }
+
+  /**
+   * Kills every running task of the session (each whole process tree, as `bash_kill`) and waits for
+   * their ends: those visibility lists, and `known` (the adapter's own, which a listing may not show
+   * yet). Answers how many were running.
+   */
+  async killAll(scope: SandboxScope, known: readonly TaskId[] = []): Promise<number> {
+    const listed = await this.tasks.list({ owner: scope.sessionId, running: true }, MAX_LISTED_TASKS);
+    const taskIds = new Set([...known, ...listed.map((task) => task.taskId)]);
+    const kills = await Promise.all(
+      [...taskIds].map((taskId) =>
+        this.tasks.kill(taskId, scope.sessionId).catch((err: unknown) => {
+          // A task that a listing showed but that is gone, or not this session's, is not ours to end.
+          if (err instanceof UnknownTaskError) return 'already-finished' as const;
+          throw err;
+        }),
+      ),
+    );
+    return kills.filter((kill) => kill !== 'already-finished').length;
+  }
 }
+
+/** The most running tasks one `killAll` lists (a session's background cap is 20 by default). */
+const MAX_LISTED_TASKS = 1000;
 
 /**
  * A command's workdir in the workspace: the root itself, a path relative to it, or an absolute path

@@ -96,4 +96,19 @@ describe('sandbox commands', () => {
       commands.start(scopeOn('host-a'), { command: 'rm -rf /tmp/x', description: 'Remove' }),
     ).rejects.toThrow(CommandDeniedError);
   });
+
+  it("kills every running task of the session, listed or known, and no other session's", async () => {
+    const commands = new SandboxCommands({ client: env.client, taskQueue });
+    const scope = { ...scopeOn('host-a'), sessionId: 'sandbox-kill-all' };
+    const other = { ...scopeOn('host-a'), sessionId: 'sandbox-kill-all-other' };
+    const sleep = { command: 'sleep 600', description: 'Sleep', run_in_background: true };
+    const mine = [await commands.start(scope, sleep), await commands.start(scope, sleep)];
+    const theirs = await commands.start(other, sleep);
+    expect(await commands.killAll(scope, mine)).toBe(2);
+    for (const taskId of mine)
+      expect((await commands.tasks.snapshot(taskId, scope.sessionId)).state.status).toBe('killed');
+    expect((await commands.tasks.snapshot(theirs, other.sessionId)).state.status).toBe('running');
+    expect(await commands.killAll(other, [theirs])).toBe(1);
+    expect(await commands.killAll(scope, mine)).toBe(0);
+  });
 });

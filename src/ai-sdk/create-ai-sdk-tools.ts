@@ -7,7 +7,7 @@ import { resultText, type Tool, type ToolExecContext, type ToolResult } from '..
 import { describeValue } from '../tools/arguments.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
 
-/** The agent session the tools act for, when the call's `experimental_context` names none. */
+/** The agent session the tools act for, when the call's context names none. */
 export interface AiSdkSession {
   /**
    * The agent session: it owns the background tasks it starts (another session's are refused),
@@ -40,6 +40,11 @@ export class BashToolError extends Error {
   ) {
     super(resultText(result));
   }
+
+  /** The tool's text alone: AI SDK 7 sends the model `String(error)` (6 sends `message`). */
+  override toString(): string {
+    return this.message;
+  }
 }
 
 export function isBashToolError(err: unknown): err is BashToolError {
@@ -47,9 +52,10 @@ export function isBashToolError(err: unknown): err is BashToolError {
 }
 
 /**
- * The durable-bash tools for `generateText`/`streamText`. A call's session comes from the call's
- * `experimental_context` (`{ sessionId, cwd }`), field by field, then from `options`; the call's
- * `abortSignal` stops a foreground run. A result is the tool's text; an error result throws a
+ * The durable-bash tools for `generateText`/`streamText`, AI SDK 6 or 7. A call's session comes from
+ * its context (`{ sessionId, cwd }`), field by field, then from `options`: AI SDK 7 gives each tool
+ * its own (`toolsContext: { bash: {...} }`), AI SDK 6 the whole call's (`experimental_context`). The
+ * call's `abortSignal` stops a foreground run. A result is the tool's text; an error result throws a
  * `BashToolError` whose message is that text.
  */
 export function createAiSdkTools(options: AiSdkToolsOptions): AiSdkTools {
@@ -70,8 +76,12 @@ function toAiSdkTool(bashTool: Tool, defaults: AiSdkSession): AiSdkTool<unknown,
     // left to the tool, so a bad call reads the tool's own one line (`invalid timeoutMs: ...`), not
     // the SDK's dump of zod issues.
     inputSchema: jsonSchema(bashTool.inputSchema as JSONSchema7, { validate: acceptAny }),
-    async execute(input, { abortSignal, experimental_context }) {
-      const agent = sessionOf(defaults, experimental_context);
+    async execute(input, options) {
+      const { abortSignal } = options;
+      const agent =
+        options.context !== undefined
+          ? sessionOf(defaults, options.context, `toolsContext.${bashTool.name}`)
+          : sessionOf(defaults, (options as AiSdk6Options).experimental_context, 'experimental_context');
       const exec: ToolExecContext = {
         ...(agent !== undefined ? { agent } : {}),
         ...(abortSignal !== undefined ? { signal: abortSignal } : {}),
@@ -83,26 +93,47 @@ function toAiSdkTool(bashTool: Tool, defaults: AiSdkSession): AiSdkTool<unknown,
   });
 }
 
+/**
+ * Thrown by `execute` when the call's context gives a `sessionId` or `cwd` that is not a non-empty
+ * string. A `TypeError` whose text, as the model reads it, is its message in AI SDK 6 and 7 alike.
+ */
+class InvalidContextError extends TypeError {
+  override toString(): string {
+    return this.message;
+  }
+}
+
+/** What AI SDK 6 passes `execute` beside AI SDK 7's fields: the call's context, one for all tools. */
+interface AiSdk6Options {
+  experimental_context?: unknown;
+}
+
 function acceptAny(value: unknown) {
   return { success: true, value } as const;
 }
 
-/** The call's session: `experimental_context`'s `sessionId` and `cwd` where it gives them, else the defaults. */
-function sessionOf(defaults: AiSdkSession, context: unknown): ToolExecContext['agent'] {
+/** The call's session: the context's `sessionId` and `cwd` where it gives them, else the defaults. */
+function sessionOf(defaults: AiSdkSession, context: unknown, field: string): ToolExecContext['agent'] {
   const given = typeof context === 'object' && context !== null ? (context as Record<string, unknown>) : {};
   const sessionId =
     given.sessionId !== undefined
-      ? checkedString('experimental_context.sessionId', given.sessionId)
+      ? checkedString(`${field}.sessionId`, given.sessionId, InvalidContextError)
       : defaults.sessionId;
-  const cwd = given.cwd !== undefined ? checkedString('experimental_context.cwd', given.cwd) : defaults.cwd;
+  const cwd =
+    given.cwd !== undefined ? checkedString(`${field}.cwd`, given.cwd, InvalidContextError) : defaults.cwd;
   if (sessionId === undefined) {
-    if (cwd !== undefined) throw new TypeError(`invalid cwd: a session's cwd needs a sessionId, got none`);
+    if (cwd !== undefined)
+      throw new InvalidContextError(`invalid cwd: a session's cwd needs a sessionId, got none`);
     return undefined;
   }
   return cwd !== undefined ? { sessionId, cwd } : { sessionId };
 }
 
-function checkedString(field: string, value: unknown): string {
+function checkedString(
+  field: string,
+  value: unknown,
+  ErrorClass: new (message: string) => TypeError = TypeError,
+): string {
   if (typeof value === 'string' && value !== '') return value;
-  throw new TypeError(`invalid ${field}: expected a non-empty string, got ${describeValue(value)}`);
+  throw new ErrorClass(`invalid ${field}: expected a non-empty string, got ${describeValue(value)}`);
 }

@@ -2,14 +2,41 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { generateText, stepCountIs } from 'ai';
+import aiPackage from 'ai/package.json' with { type: 'json' };
 import { MockLanguageModelV3 } from 'ai/test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type AiSdkTools, createAiSdkTools, isBashToolError } from '../../src/ai-sdk/index.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
+
+/** This file runs against AI SDK 6 and 7; the two differ in where a call's context goes and how a tool's error reads. */
+const AI_SDK_MAJOR = Number(aiPackage.version.split('.')[0]);
+
+/**
+ * A call's session, as each major takes it: 7 per tool (`toolsContext`), 6 for the whole call. An
+ * `object` to the type checker, which sees 7's types only (where `AiSdkTools` declares no context).
+ */
+function sessionContext(tools: AiSdkTools, context: unknown): object {
+  if (context === undefined) return {};
+  return AI_SDK_MAJOR >= 7
+    ? { toolsContext: Object.fromEntries(Object.keys(tools).map((name) => [name, context])) }
+    : { experimental_context: context };
+}
+
+/** A finished tool call's error, if it failed: 7 gives a `tool-error` output, 6 `success` and `error`. */
+function toolErrorOf(event: object): unknown {
+  const finished = event as {
+    success?: boolean;
+    error?: unknown;
+    toolOutput?: { type: string; error?: unknown };
+  };
+  if (finished.toolOutput !== undefined)
+    return finished.toolOutput.type === 'tool-error' ? finished.toolOutput.error : undefined;
+  return finished.success === false ? finished.error : undefined;
+}
 
 const suite = useDevServerWithWorker();
 let tools: AiSdkTools;
@@ -73,6 +100,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const NO_NEW_OUTPUT_RUNNING = '(no new output)\n[status: running]';
 
 describe('createAiSdkTools', () => {
+  it('runs against the AI SDK major its vitest config resolves `ai` to', () => {
+    expect(AI_SDK_MAJOR).toBe(inject('aiSdkMajor'));
+  });
+
   it('offers the model every tool createBashTools makes, with its description and JSON Schema', async () => {
     const bashTools = createBashTools({ client: suite.env.client });
     const { model } = scriptedModel(() => answer('nothing to do'));
@@ -117,7 +148,7 @@ describe('createAiSdkTools', () => {
       tools,
       prompt: 'start a long job, check on it, then stop it',
       stopWhen: stepCountIs(100),
-      experimental_context: { sessionId: 'ai-sdk-session-a' },
+      ...sessionContext(tools, { sessionId: 'ai-sdk-session-a' }),
     });
 
     expect(taskId).toMatch(/^bash-[0-9a-f-]{36}$/);
@@ -203,7 +234,8 @@ describe('createAiSdkTools', () => {
       stopWhen: stepCountIs(5),
       abortSignal: abort.signal,
       experimental_onToolCallFinish: (event) => {
-        if (!event.success) toolErrors.push(event.error);
+        const error = toolErrorOf(event);
+        if (error !== undefined) toolErrors.push(error);
       },
     });
     await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
@@ -247,7 +279,7 @@ describe('createAiSdkTools', () => {
       sessionId: 'ai-sdk-session-c',
       cwd: root,
     });
-    const pwdIn = async (experimental_context?: unknown) => {
+    const pwdIn = async (context?: unknown) => {
       const { model, received } = scriptedModel((results) =>
         results.length === 0 ? call('bash', { command: 'pwd', description: 'Print the cwd' }) : answer('ok'),
       );
@@ -256,7 +288,7 @@ describe('createAiSdkTools', () => {
         tools: scoped,
         prompt: 'where',
         stopWhen: stepCountIs(3),
-        experimental_context,
+        ...sessionContext(scoped, context),
       });
       return received.flat()[0]?.output;
     };
@@ -264,7 +296,7 @@ describe('createAiSdkTools', () => {
     expect(await pwdIn({ cwd: '/' })).toEqual({ type: 'text', value: '/\n' });
     expect(await pwdIn({ sessionId: 42 })).toEqual({
       type: 'error-text',
-      value: 'invalid experimental_context.sessionId: expected a non-empty string, got 42',
+      value: `invalid ${AI_SDK_MAJOR >= 7 ? 'toolsContext.bash' : 'experimental_context'}.sessionId: expected a non-empty string, got 42`,
     });
   });
 });

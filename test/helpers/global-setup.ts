@@ -11,6 +11,8 @@ import { ensureRunDir } from './run-dir.js';
 declare module 'vitest' {
   export interface ProvidedContext {
     workflowBundlePath: string;
+    /** The AI SDK major `ai` resolves to: 6 (`ai-v6`, vitest.config.ts) or 7 (vitest.frameworks.config.ts). */
+    aiSdkMajor: number;
   }
 }
 

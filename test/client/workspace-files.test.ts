@@ -67,7 +67,13 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
 
   /** Runs `command` in the workspace as the session's own `bash` call would; stdout and exit code. */
   const inSession = async (ws: SandboxWorkspace, command: string) => {
-    const taskId = await tasks.start({ command, workdir: ws.root, owner: ws.sessionId, background: false });
+    const taskId = await tasks.start({
+      command,
+      description: 'In the session',
+      workdir: ws.root,
+      owner: ws.sessionId,
+      background: false,
+    });
     const result = await tasks.result(taskId);
     return { stdout: result.stdout.tail ?? '', stderr: result.stderr.tail ?? '', exitCode: result.exitCode };
   };

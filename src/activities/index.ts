@@ -8,6 +8,7 @@ import { createReleaseCommand } from './release-command.js';
 import { createResolveCommand } from './resolve-command.js';
 import { createRunCommand } from './run-command.js';
 import { createStopCommand } from './stop-command.js';
+import { createWorkspaceFile } from './workspace-files.js';
 import { createWriteStdin } from './write-stdin.js';
 
 /** The activities a command worker registers, bound to its executor config. */
@@ -25,6 +26,7 @@ export function createCommandActivities(
     writeStdin: createWriteStdin(config, attached.terminals),
     readOutput: createReadOutput(config, attached),
     releaseCommand: createReleaseCommand(attached),
+    workspaceFile: createWorkspaceFile(config),
   };
 }
 

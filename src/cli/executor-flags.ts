@@ -13,6 +13,10 @@ export function withExecutorOptions(command: Command): Command {
     .option('--output-limit-bytes <n>', 'bytes of each stream kept in a result', positiveInt)
     .option('--spill-dir <dir>', 'private directory for complete output files')
     .option(
+      '--workspace-dir <dir>',
+      "where sandbox sessions' workspaces live (default: <tmpdir>/durable-bash-workspaces-<uid>)",
+    )
+    .option(
       '--spill-retention-ms <ms>',
       'keep a finished spill file this long after its last write',
       positiveInt,
@@ -130,6 +134,7 @@ export interface ExecutorFlags {
   maxTimeoutMs?: number;
   outputLimitBytes?: number;
   spillDir?: string;
+  workspaceDir?: string;
   spillRetentionMs?: number;
   hostId?: string;
   lostAfterMs?: number;
@@ -160,6 +165,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.maxTimeoutMs !== undefined ? { maxTimeoutMs: flags.maxTimeoutMs } : {}),
     ...(flags.outputLimitBytes !== undefined ? { outputLimitBytes: flags.outputLimitBytes } : {}),
     ...(flags.spillDir !== undefined ? { spillDir: flags.spillDir } : {}),
+    ...(flags.workspaceDir !== undefined ? { workspaceDir: flags.workspaceDir } : {}),
     ...(flags.spillRetentionMs !== undefined ? { spillRetentionMs: flags.spillRetentionMs } : {}),
     ...(flags.hostId ? { hostId: flags.hostId } : {}),
     ...(flags.lostAfterMs !== undefined ? { lostAfterMs: flags.lostAfterMs } : {}),

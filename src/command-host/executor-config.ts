@@ -56,6 +56,13 @@ export interface ExecutorOptions {
    */
   spillDir?: string;
   /**
+   * Where sandbox sessions' workspaces live on this host (docs/SANDBOXES.md, "Workspaces"): each is
+   * `<workspaceDir>/<session key>/<random id>`, mode 0700, a workdir its session's commands write.
+   * Not in the spill directory, which commands never see.
+   * @default `<os tmpdir>/durable-bash-workspaces-<uid>`
+   */
+  workspaceDir?: string;
+  /**
    * How long a spill file no command here still writes is kept after its last write; older ones
    * are removed (checked at most every minute, when a command starts).
    * @default DEFAULT_SPILL_RETENTION_MS (7 days)
@@ -207,6 +214,7 @@ export interface CompiledExecutorOptions {
   defaultWorkdir: string;
   outputLimitBytes: number;
   spillDir: string;
+  workspaceDir: string;
   spillRetentionMs: number;
   secretEnv: readonly string[];
   commandTaskQueue: string;
@@ -267,6 +275,14 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
   );
   const uid = process.getuid?.() ?? 'user';
   const spillDir = path.resolve(options.spillDir ?? path.join(os.tmpdir(), `durable-bash-${uid}`));
+  const workspaceDir = path.resolve(
+    options.workspaceDir ?? path.join(os.tmpdir(), `durable-bash-workspaces-${uid}`),
+  );
+  if (`${workspaceDir}/`.startsWith(`${spillDir}/`) || `${spillDir}/`.startsWith(`${workspaceDir}/`)) {
+    throw new TypeError(
+      `invalid workspaceDir: expected a directory apart from the spill directory ${spillDir}, got ${workspaceDir}`,
+    );
+  }
   const commandTaskQueue = options.commandTaskQueue ?? taskQueue;
   const hostId = options.hostId ?? defaultHostId(spillDir);
   if (!/^[\w.@-]{1,100}$/.test(hostId)) {
@@ -283,6 +299,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
       options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,
     ),
     spillDir,
+    workspaceDir,
     spillRetentionMs: positiveOption(
       'spillRetentionMs',
       options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS,

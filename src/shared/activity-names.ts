@@ -11,6 +11,8 @@ export const ActivityName = {
   writeStdin: 'writeStdin',
   readOutput: 'readOutput',
   releaseCommand: 'releaseCommand',
+  /** A sandbox session's workspace file operation (workflows/workspace-files.ts). */
+  workspaceFile: 'workspaceFile',
 } as const;
 
 /** The tool-call activities' names (agent workflows record them), likewise fixed (checked in tools/tool-call-activities.ts). */

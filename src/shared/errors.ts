@@ -139,3 +139,124 @@ export class CodecKeyError extends Error {
 export class StdinWriteError extends ToolCallError {
   override readonly name = 'StdinWriteError';
 }
+
+/**
+ * Thrown by `WorkspaceFiles` (a sandbox session's workspace, src/client/workspace-files.ts) when an
+ * operation is refused; each subclass keeps the facts of its refusal. The message is one line.
+ */
+export class WorkspaceError extends ToolCallError {
+  override readonly name: string = 'WorkspaceError';
+}
+
+/**
+ * Thrown by `WorkspaceFiles` when a path lies outside the workspace: `..` above its root, an
+ * absolute path elsewhere, or (found on the host) a link on the way that points out.
+ */
+export class WorkspacePathError extends WorkspaceError {
+  override readonly name = 'WorkspacePathError';
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(`path ${path} is outside the workspace: ${reason}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles` when a path names nothing (or a directory on its way is missing). */
+export class WorkspaceFileNotFoundError extends WorkspaceError {
+  override readonly name = 'WorkspaceFileNotFoundError';
+  constructor(readonly path: string) {
+    super(`no such file or directory in the workspace: ${path}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles.readFile` when the file is larger than the read may return. */
+export class WorkspaceFileTooLargeError extends WorkspaceError {
+  override readonly name = 'WorkspaceFileTooLargeError';
+  constructor(
+    readonly path: string,
+    readonly size: number,
+    readonly limit: number,
+  ) {
+    super(`file ${path} is ${size} bytes, over the limit of ${limit} bytes a read returns`);
+  }
+}
+
+/**
+ * Thrown by `WorkspaceFiles.archive` and `extract` when the archive would pass a limit: one of the
+ * caller's (`maxInputBytes`, `maxExtractedBytes`, `maxMembers`) or what one operation carries
+ * (`transferBytes`, WORKSPACE_TRANSFER_MAX_BYTES).
+ */
+export class WorkspaceArchiveLimitError extends WorkspaceError {
+  override readonly name = 'WorkspaceArchiveLimitError';
+  constructor(
+    readonly limit: 'maxInputBytes' | 'maxExtractedBytes' | 'maxMembers' | 'transferBytes',
+    readonly actual: number,
+    readonly max: number,
+  ) {
+    super(`workspace archive over its ${limit} limit: ${actual} > ${max}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles.extract` when the data is not a workspace archive it can read. */
+export class WorkspaceArchiveFormatError extends WorkspaceError {
+  override readonly name = 'WorkspaceArchiveFormatError';
+  constructor(readonly reason: string) {
+    super(`not a workspace archive: ${reason}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles` when a path that must be a directory (or lie in one) is not one. */
+export class WorkspaceNotADirectoryError extends WorkspaceError {
+  override readonly name = 'WorkspaceNotADirectoryError';
+  constructor(readonly path: string) {
+    super(`not a directory in the workspace: ${path}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles.readFile` and `writeFile` when the path is a directory. */
+export class WorkspaceIsADirectoryError extends WorkspaceError {
+  override readonly name = 'WorkspaceIsADirectoryError';
+  constructor(readonly path: string) {
+    super(`is a directory in the workspace: ${path}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles.mkdir` (not recursive) when the path exists. */
+export class WorkspaceFileExistsError extends WorkspaceError {
+  override readonly name = 'WorkspaceFileExistsError';
+  constructor(readonly path: string) {
+    super(`already exists in the workspace: ${path}`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles.remove` (not recursive) when the directory holds something. */
+export class WorkspaceDirectoryNotEmptyError extends WorkspaceError {
+  override readonly name = 'WorkspaceDirectoryNotEmptyError';
+  constructor(readonly path: string) {
+    super(`directory not empty in the workspace: ${path} (remove it with recursive: true)`);
+  }
+}
+
+/** Thrown by `WorkspaceFiles` when the session's identity may not do it (its commands could not either). */
+export class WorkspacePermissionError extends WorkspaceError {
+  override readonly name = 'WorkspacePermissionError';
+  constructor(readonly path: string) {
+    super(`permission denied in the workspace: ${path}`);
+  }
+}
+
+/**
+ * Thrown by `WorkspaceFiles` when the operation could not run on the workspace's host (its
+ * launcher or program failed), or no worker there answered within WORKSPACE_OP_TIMEOUT_MS.
+ */
+export class WorkspaceOperationError extends WorkspaceError {
+  override readonly name = 'WorkspaceOperationError';
+  constructor(readonly reason: string) {
+    super(`workspace operation failed: ${reason}`);
+  }
+}
+
+export function isWorkspaceError(err: unknown): err is WorkspaceError {
+  return err instanceof WorkspaceError;
+}

@@ -270,3 +270,16 @@ export const MCP_MAX_WAIT_MS = 45_000;
  * (and, once it has ended, one read of its result); `tasks/result` waits on the workflow, not by polling.
  */
 export const MCP_TASK_POLL_INTERVAL_MS = 2_000;
+
+/**
+ * Bytes one workspace operation carries (a file read or written, an archive): its data crosses
+ * Temporal as one payload, four times (workflow input, activity input or result, workflow result),
+ * and the server refuses a payload over 2 MiB; 1.5 MiB leaves room for the codec's envelope.
+ */
+export const WORKSPACE_TRANSFER_MAX_BYTES = 1536 * 1024;
+
+/**
+ * How long a workspace operation may take from its scheduling to its end on the workspace's host
+ * (no retry after): a dead host answers WorkspaceOperationError after this, never a hang.
+ */
+export const WORKSPACE_OP_TIMEOUT_MS = 30_000;

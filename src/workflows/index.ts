@@ -1,3 +1,4 @@
 export { bashTask } from './bash-task.js';
 export { completionNotice } from './completion-notice.js';
 export { bashOutputReader } from './output-reader.js';
+export { workspaceFiles } from './workspace-files.js';

@@ -1,0 +1,224 @@
+/**
+ * A workspace's file operations on its host: made and removed by the worker, every other operation
+ * run as the session's own commands run. Where commands run as the worker (no sandbox, sessions not
+ * apart), the fenced operation (workspace-program.ts) runs in the worker's process; where they run
+ * in a launcher (sessions apart, the sandbox), it runs through that same launcher and inner
+ * supervisor, as `node -e` with the program's compiled text: so a file it writes is the session's
+ * as a command's would be, and it reads nothing the session's uid could not.
+ *
+ * No tar: the SDKs' persist/hydrate format is the OpenAI Agents SDK's JSON workspace archive
+ * (version 1, base64 files), which the program writes and reads itself, so nothing but Node runs
+ * in the session.
+ */
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { TaskId } from '../../shared/task.js';
+import {
+  normalizePosix,
+  type WorkspaceFailure,
+  WorkspaceFailureType,
+  type WorkspaceReply,
+  type WorkspaceRequest,
+} from '../../shared/workspace.js';
+import { commandLaunch } from '../containment/command-launch.js';
+import type { ExecutorConfig } from '../executor-config.js';
+import { type ProgramMessage, type ProgramRequest, runWorkspaceOp } from './workspace-program.js';
+
+/** A refusal on the host: the activity turns it into an ApplicationFailure of its type. */
+export class WorkspaceRefusal extends Error {
+  constructor(readonly failure: WorkspaceFailure) {
+    super(failure.type);
+  }
+}
+
+/**
+ * How long the program may run in the session's launcher before it is killed: well within the
+ * operation's WORKSPACE_OP_TIMEOUT_MS, so the refusal still reaches the caller.
+ */
+const PROGRAM_TIMEOUT_MS = 20_000;
+
+/** A session key, as `sessionKey()` makes it: it names a directory, so nothing else passes. */
+const SESSION_KEY = /^[0-9a-f]{32}$/;
+
+/** What the host needs of the executor: its containment and where workspaces live. */
+export type WorkspaceHostConfig = Pick<
+  ExecutorConfig,
+  'workspaceDir' | 'sandbox' | 'isolation' | 'taskQueue' | 'lostAfterMs'
+>;
+
+/** Runs one request on this host: its reply, or the bytes of a read or an archive. */
+export async function runWorkspaceRequest(
+  config: WorkspaceHostConfig,
+  request: WorkspaceRequest,
+  data?: Uint8Array,
+): Promise<WorkspaceReply | Uint8Array> {
+  if (request.op === 'create') return { op: 'create', root: createWorkspace(config, request) };
+  if (!SESSION_KEY.test(request.workspace.sessionKey))
+    failed(`invalid session key ${request.workspace.sessionKey}`);
+  checkRoot(request.workspace.root);
+  // Before any launcher, which would only say it cannot bind it.
+  if (!existsSync(request.workspace.root)) {
+    throw new WorkspaceRefusal({
+      type: WorkspaceFailureType.notFound,
+      facts: { path: request.workspace.root },
+    });
+  }
+  const outcome =
+    config.sandbox || config.isolation
+      ? await runLaunched(config, request, data)
+      : runWorkspaceOp(request, data);
+  if (outcome.failure) throw new WorkspaceRefusal(outcome.failure);
+  if (request.op === 'destroy') removeEmptied(config, request.workspace.root);
+  return outcome.bytes ?? outcome.reply ?? { op: 'done' };
+}
+
+function failed(reason: string): never {
+  throw new WorkspaceRefusal({ type: WorkspaceFailureType.failed, facts: { reason } });
+}
+
+/** A root the caller named: absolute, normalized, not `/` (a fence around everything is none). */
+function checkRoot(root: string): void {
+  if (!root.startsWith('/') || normalizePosix(root) !== root || root === '/') {
+    failed(`invalid workspace root ${root}: expected an absolute, normalized directory other than /`);
+  }
+}
+
+/**
+ * Makes the workspace's directory as the worker, mode 0700, as a task's workdir is made: commands
+ * of the session write it (shown as theirs by the idmapped mount when sessions are apart).
+ */
+function createWorkspace(
+  config: WorkspaceHostConfig,
+  request: { sessionKey: string; root?: string },
+): string {
+  if (!SESSION_KEY.test(request.sessionKey)) failed(`invalid session key ${request.sessionKey}`);
+  if (request.root !== undefined) {
+    checkRoot(request.root);
+    mkdirSync(request.root, { recursive: true, mode: 0o700 });
+    return request.root;
+  }
+  const sessionDir = path.join(config.workspaceDir, request.sessionKey);
+  mkdirSync(sessionDir, { recursive: true, mode: 0o700 });
+  const root = path.join(sessionDir, randomUUID());
+  mkdirSync(root, { mode: 0o700 });
+  return root;
+}
+
+/** After the program emptied it as the session: the directory itself, and its session's when empty. */
+function removeEmptied(config: WorkspaceHostConfig, root: string): void {
+  rmdirSync(root);
+  const sessionDir = path.dirname(root);
+  if (path.dirname(sessionDir) !== config.workspaceDir) return;
+  try {
+    rmdirSync(sessionDir);
+  } catch {
+    // Another workspace of the session is still there.
+  }
+}
+
+/** Runs the program as the session's command would run, in its workspace: one request on stdin. */
+async function runLaunched(
+  config: WorkspaceHostConfig,
+  request: ProgramRequest,
+  data?: Uint8Array,
+): Promise<{ reply?: WorkspaceReply; bytes?: Uint8Array; failure?: WorkspaceFailure }> {
+  let launch: Awaited<ReturnType<typeof commandLaunch>>;
+  try {
+    launch = await commandLaunch(config, {
+      // A task id's shape: the session's launch marks it (its network stays while the program
+      // runs); no supervisor claims it, so the sweep drops the mark a minute on.
+      taskId: `bash-${randomUUID()}` as TaskId,
+      command: `workspace ${request.op}`,
+      workdir: request.workspace.root,
+      background: false,
+      taskQueue: config.taskQueue,
+      lostAfterMs: config.lostAfterMs,
+      session: request.workspace.sessionKey,
+    });
+  } catch (err) {
+    if (err instanceof ApplicationFailure) failed(err.message);
+    throw err;
+  }
+  if (!launch.launcher || !launch.innerBinary) failed('no launcher for the session');
+  const argv = [
+    ...launch.launcher,
+    launch.innerBinary,
+    '--inner',
+    ...(launch.inner ?? []),
+    '--',
+    process.execPath,
+    '--input-type=module',
+    '-e',
+    programText(),
+  ];
+  const input: ProgramMessage = {
+    request,
+    ...(data ? { data: Buffer.from(data).toString('base64') } : {}),
+  };
+  const { stdout, stderr, code } = await run(argv, JSON.stringify(input));
+  let message: ProgramMessage;
+  try {
+    message = JSON.parse(stdout) as ProgramMessage;
+  } catch {
+    const why = stderr.trim().split('\n', 1)[0] || `the program exited with ${code}`;
+    return failed(`${request.op} could not run in the session: ${why}`);
+  }
+  if (message.error !== undefined) failed(`${request.op}: ${message.error}`);
+  return {
+    ...(message.reply ? { reply: message.reply } : {}),
+    ...(message.failure ? { failure: message.failure } : {}),
+    ...(message.data !== undefined ? { bytes: new Uint8Array(Buffer.from(message.data, 'base64')) } : {}),
+  };
+}
+
+function run(
+  argv: string[],
+  input: string,
+): Promise<{ stdout: string; stderr: string; code: number | string }> {
+  return new Promise((resolve, reject) => {
+    const [file, ...args] = argv as [string, ...string[]];
+    const child = spawn(file, args, {
+      // The inner supervisor reports on fd 3; nothing of the worker's environment goes in.
+      stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      timeout: PROGRAM_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout?.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => err.push(chunk));
+    (child.stdio[3] as NodeJS.ReadableStream | null)?.resume();
+    child.on('error', reject);
+    child.on('close', (code, signal) =>
+      resolve({
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+        code: code ?? signal ?? 'nothing',
+      }),
+    );
+    child.stdin?.on('error', () => undefined); // A program that died early: its exit says why.
+    child.stdin?.end(input);
+  });
+}
+
+let cachedProgram: string | undefined;
+
+/**
+ * The program's text: its compiled module, then a call of its main. Run from the TypeScript sources
+ * (tests), the build's copy is used, as the codec's failure converter is (`npm run build` first).
+ */
+function programText(): string {
+  if (cachedProgram === undefined) {
+    const beside = fileURLToPath(new URL('./workspace-program.js', import.meta.url));
+    const file = existsSync(beside)
+      ? beside
+      : fileURLToPath(new URL('../../../dist/command-host/workspace/workspace-program.js', import.meta.url));
+    cachedProgram = `${readFileSync(file, 'utf8')}\nawait workspaceProgramMain();\n`;
+  }
+  return cachedProgram;
+}

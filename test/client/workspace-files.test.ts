@@ -269,9 +269,9 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
     await expect(files.stat(ws, 'deep')).rejects.toThrow(WorkspaceFileNotFoundError);
   });
 
-  it.runIf(name === 'sessions apart')(
-    'reads nothing the session could not: a file its uid may not read is refused, as its cat is',
-    async () => {
+  // Only where sessions have uids of their own: defined there alone (a skipped test fails CI).
+  if (name === 'sessions apart')
+    it('reads nothing the session could not: a file its uid may not read is refused, as its cat is', async () => {
       const ws = await files.create(session);
       await files.writeFile(ws, 'locked', bytes('secret'));
       // Made unreadable by the session's own command (mode 000); the worker, root, could still read it.
@@ -286,6 +286,5 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
       expect((await inSession(ws, 'cat foreign')).exitCode).not.toBe(0);
       await expect(files.readFile(ws, 'foreign')).rejects.toThrow(WorkspacePermissionError);
       await expect(files.writeFile(ws, 'foreign', bytes('x'))).rejects.toThrow(WorkspacePermissionError);
-    },
-  );
+    });
 });

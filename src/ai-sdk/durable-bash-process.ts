@@ -22,7 +22,7 @@ import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
  * here. At this bound the stream that wants more waits until the other is read or cancelled, as a
  * pipe does; the task's output waits in its spill files meanwhile, nothing is lost.
  */
-export const MAX_UNREAD_BYTES = 1024 * 1024;
+const MAX_UNREAD_BYTES = 1024 * 1024;
 
 /** How long one read waits on the task's host for new output; a pull that got none reads again. */
 const READ_WAIT_MS = 30_000;
@@ -34,7 +34,7 @@ const UNCLAIMED_RETRY_MS = 500;
 const STDIN_CHUNK_BYTES = MAX_INPUT_BYTES / 4;
 
 /** The pause before sending the rest of a stdin write the command did not take (it is not reading yet). */
-const STDIN_RETRY_MS = 100;
+const PARTIAL_STDIN_RETRY_MS = 100;
 
 const STREAMS = ['stdout', 'stderr'] as const;
 type StreamName = (typeof STREAMS)[number];
@@ -340,7 +340,7 @@ function stdinWriter(commands: Promise<SandboxCommands>, target: ProcessTarget):
       const result = await tasks.writeStdin(target.taskId, target.sessionId, { text: rest, close });
       if (result.kind !== 'partial') return;
       rest = Buffer.from(rest).subarray(result.bytes).toString('utf8');
-      await sleep(STDIN_RETRY_MS);
+      await sleep(PARTIAL_STDIN_RETRY_MS);
     }
   };
   return new WritableStream<Uint8Array>({

@@ -34,7 +34,7 @@ import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
  * The most bytes `writeFile` collects from its stream: what one workspace operation carries
  * (WORKSPACE_TRANSFER_MAX_BYTES of the workspace's file operations, under Temporal's 2 MB payload).
  */
-export const MAX_STREAM_WRITE_BYTES = 1536 * 1024;
+const MAX_STREAM_WRITE_BYTES = 1536 * 1024;
 
 /** The longest description a task gets from its command (the command's first line, cut). */
 const DESCRIPTION_CHARS = 80;

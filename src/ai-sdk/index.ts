@@ -9,14 +9,12 @@ export {
 } from './create-ai-sdk-tools.js';
 export {
   DurableBashProcess,
-  MAX_UNREAD_BYTES,
   type SerializedDurableBashProcess,
 } from './durable-bash-process.js';
 export {
   createDurableBashSandbox,
   DurableBashSandbox,
   type DurableBashSandboxOptions,
-  MAX_STREAM_WRITE_BYTES,
   type SerializedDurableBashSandbox,
 } from './durable-bash-sandbox.js';
 export { type DurableBashClientOptions, registerDurableBashClient } from './sandbox-client.js';

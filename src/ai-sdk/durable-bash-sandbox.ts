@@ -18,7 +18,7 @@ import {
   WorkspaceIsADirectoryError,
   WorkspaceNotADirectoryError,
 } from '../shared/errors.js';
-import { DEFAULT_MAX_TIMEOUT_MS } from '../shared/limits.js';
+import { DEFAULT_MAX_TIMEOUT_MS, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
 import { markers } from '../shared/render.js';
 import { tailText } from '../shared/stream-text.js';
 import type { BashTaskResult, CommandHost, StreamTail } from '../shared/task.js';
@@ -29,12 +29,6 @@ import { SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js
 import { DurableBashProcess, exitCodeOf } from './durable-bash-process.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
-
-/**
- * The most bytes `writeFile` collects from its stream: what one workspace operation carries
- * (WORKSPACE_TRANSFER_MAX_BYTES of the workspace's file operations, under Temporal's 2 MB payload).
- */
-const MAX_STREAM_WRITE_BYTES = 1536 * 1024;
 
 /** The longest description a task gets from its command (the command's first line, cut). */
 const DESCRIPTION_CHARS = 80;
@@ -221,7 +215,7 @@ export class DurableBashSandbox implements SandboxSession {
     await this.writeBinaryFile({ ...options, content: new TextEncoder().encode(options.content) });
   }
 
-  /** Collects the stream (at most MAX_STREAM_WRITE_BYTES; past it, the stream is cancelled and nothing is written), then writes it. */
+  /** Collects the stream (at most WORKSPACE_TRANSFER_MAX_BYTES; past it, the stream is cancelled and nothing is written), then writes it. */
   async writeFile(options: WriteOptions<ReadableStream<Uint8Array>>): Promise<void> {
     const path = checkedPath(options);
     if (!(options.content instanceof ReadableStream))
@@ -236,10 +230,10 @@ export class DurableBashSandbox implements SandboxSession {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.length;
-      if (size > MAX_STREAM_WRITE_BYTES) {
+      if (size > WORKSPACE_TRANSFER_MAX_BYTES) {
         await reader.cancel();
         throw new InvalidArgumentsError(
-          `invalid content: the stream is over the ${MAX_STREAM_WRITE_BYTES} bytes one write carries; nothing was written`,
+          `invalid content: the stream is over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one write carries; nothing was written`,
         );
       }
       chunks.push(value);

@@ -17,11 +17,7 @@ import {
 import { useDevServerWithWorker } from '../../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
 
-// The workspace's host: the worker's, named so the sandbox's commands are pinned to it.
-const HOST_ID = 'ai-sdk-7-host';
-process.env.WS_STUB_HOST = HOST_ID;
-
-const suite = useDevServerWithWorker({ executor: { hostId: HOST_ID } });
+const suite = useDevServerWithWorker();
 const execFileAsync = promisify(execFile);
 let sandbox: DurableBashSandbox;
 

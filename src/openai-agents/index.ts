@@ -1,7 +1,13 @@
 /**
- * durable-bash/openai-agents: the durable-bash tools as an OpenAI Agents SDK sandbox
- * (`@openai/agents-core/sandbox`, which needs Node.js 22+). For now, only the check of the Node.js.
+ * `durable-bash/openai-agents`: a durable-bash session as the OpenAI Agents SDK's sandbox
+ * (`@openai/agents-core/sandbox`, which needs Node.js 22+; docs/SANDBOXES.md, "OpenAI Agents SDK").
  */
-import { requireNode } from '../shared/node-version.js';
+import './node-check.js';
 
-requireNode('durable-bash/openai-agents', 22);
+export {
+  type DurableBashCreateOptions,
+  DurableBashSandboxClient,
+  type DurableBashSandboxClientOptions,
+} from './client.js';
+export { asSandboxError } from './errors.js';
+export { DurableBashSandboxSession, type DurableBashSessionState, type SandboxProcess } from './session.js';

@@ -1,0 +1,537 @@
+/**
+ * A durable-bash agent session as the OpenAI Agents SDK's `SandboxSession`: every command a
+ * durable-bash task started through `SandboxCommands` (the `bash` tool's checks, policy and quota,
+ * pinned to the workspace's host), every file call a `WorkspaceFiles` operation on that host. The
+ * SDK's numeric process ids live in `state`, so they survive serialization with the run.
+ */
+import path from 'node:path';
+import { applyDiff, type Editor } from '@openai/agents-core';
+import {
+  type ExecCommandArgs,
+  type ListDirectoryArgs,
+  Manifest,
+  type MaterializeEntryArgs,
+  type ReadFileArgs,
+  type SandboxArchiveLimits,
+  SandboxConfigurationError,
+  type SandboxDirectoryEntry,
+  type SandboxExecResult,
+  SandboxLifecycleError,
+  type SandboxSession,
+  type SandboxSessionState,
+  SandboxUnsupportedFeatureError,
+  type ViewImageArgs,
+  validateSandboxArchiveLimits,
+  type WorkspaceArchiveData,
+  type WorkspaceArchiveOptions,
+  type WriteStdinArgs,
+} from '@openai/agents-core/sandbox';
+import {
+  formatExecResponse,
+  imageOutputFromBytes,
+  MAX_VIEW_IMAGE_BYTES,
+} from '@openai/agents-core/sandbox/internal';
+import type { SandboxWorkspace, WorkspaceFiles } from '../client/workspace-files.js';
+import type { OutputRead } from '../shared/read-position.js';
+import { finishedState } from '../shared/status-line.js';
+import type { CommandHost, TaskId } from '../shared/task.js';
+import { inputText } from '../tools/bash-input.js';
+import type { SandboxCommands, SandboxScope } from '../tools/sandbox-commands.js';
+import { sandboxCall } from './errors.js';
+import { cutToTokens, type ExecOutput, exitCodeOf, readsOutput, resultOutput } from './exec-output.js';
+
+/** The SDK's defaults (its shell capability and UnixLocal session): a command's yield, and a poll's. */
+const DEFAULT_EXEC_YIELD_TIME_MS = 10_000;
+const DEFAULT_WRITE_STDIN_YIELD_TIME_MS = 250;
+
+/** Ctrl-C as `write_stdin` sends it: typed into a terminal; for a task without one, a kill. */
+const CTRL_C = '\u0003';
+
+/** What an `exec` describes its task with in the Web UI and `durable-bash ps`: the command's first line, cut. */
+const DESCRIPTION_CHARS = 100;
+
+/** A command of the session the SDK knows by a number: its task, and whether it runs on a terminal. */
+export interface SandboxProcess {
+  taskId: TaskId;
+  tty: boolean;
+}
+
+/** The session's state: what `serializeSessionState` writes and `resume` needs. */
+export interface DurableBashSessionState extends SandboxSessionState {
+  /** The durable-bash agent session: owner of its tasks, its identity on the host when sessions are apart. */
+  sessionId: string;
+  /** The worker host where the workspace is and every command runs. */
+  host: CommandHost;
+  /** The workspace directory on that host; also the manifest's root, so paths mean the same in commands and file calls. */
+  workspaceRoot: string;
+  /** The SDK's process ids (`sessionId` of an exec still running) to their tasks, by the id as a string. */
+  processes: Record<string, SandboxProcess>;
+  /** The next process id to give out. */
+  nextProcessId: number;
+}
+
+/** What a session needs besides its state. */
+export interface SessionServices {
+  commands: SandboxCommands;
+  files: WorkspaceFiles;
+  archiveLimits?: SandboxArchiveLimits | null;
+}
+
+export class DurableBashSandboxSession implements SandboxSession<DurableBashSessionState> {
+  state: DurableBashSessionState;
+  private readonly commands: SandboxCommands;
+  private readonly files: WorkspaceFiles;
+  private archiveLimits: SandboxArchiveLimits | null | undefined;
+  private closing: Promise<void> | undefined;
+
+  constructor(state: DurableBashSessionState, services: SessionServices) {
+    this.state = state;
+    this.commands = services.commands;
+    this.files = services.files;
+    this.archiveLimits = services.archiveLimits;
+  }
+
+  private get scope(): SandboxScope {
+    return { sessionId: this.state.sessionId, host: this.state.host, root: this.state.workspaceRoot };
+  }
+
+  private get workspace(): SandboxWorkspace {
+    return this.scope;
+  }
+
+  supportsPty(): boolean {
+    return true;
+  }
+
+  setArchiveLimits(limits?: SandboxArchiveLimits | null): void {
+    validateSandboxArchiveLimits(limits);
+    this.archiveLimits = limits;
+  }
+
+  async execCommand(args: ExecCommandArgs): Promise<string> {
+    return formatExecResponse(await this.exec(args));
+  }
+
+  /**
+   * Runs `cmd` as a task and answers when it ends or `yieldTimeMs` passes. Without a terminal, it
+   * is a foreground run of the `bash` tool that moves to the background after the yield (the tool's
+   * own auto-background); with `tty`, a background terminal task read for the yield. Still running:
+   * the answer's `sessionId` names it for `writeStdin`.
+   */
+  exec(args: ExecCommandArgs): Promise<SandboxExecResult> {
+    return sandboxCall(async () => {
+      const started = Date.now();
+      this.assertOpen();
+      const yieldTimeMs = yieldOf(args.yieldTimeMs, DEFAULT_EXEC_YIELD_TIME_MS);
+      const maxOutputTokens = maxTokensOf(args.maxOutputTokens);
+      const command = commandLine(args);
+      if (args.workdir !== undefined) this.files.resolve(this.workspace, args.workdir);
+      const tty = args.tty === true;
+      const taskId = await this.commands.start(this.scope, {
+        command,
+        description: describe(args.cmd),
+        ...(args.workdir !== undefined ? { workdir: args.workdir } : {}),
+        ...(tty ? { tty: true, run_in_background: true } : {}),
+      });
+      if (tty) {
+        const processId = this.track({ taskId, tty });
+        return this.answer(
+          processId,
+          await this.readFor(taskId, Date.now() + yieldTimeMs),
+          started,
+          maxOutputTokens,
+        );
+      }
+      const outcome = await this.commands.foreground(this.scope, taskId, {
+        autoBackgroundAfterMs: yieldTimeMs,
+      });
+      if (outcome.kind === 'ended') {
+        const exitCode = exitCodeOf(finishedState(outcome.result));
+        return execResult(resultOutput(outcome.result), started, maxOutputTokens, { exitCode });
+      }
+      return this.answer(this.track({ taskId, tty }), [outcome.read], started, maxOutputTokens);
+    });
+  }
+
+  /**
+   * Types `chars` into a running command (its terminal; without one, Ctrl-C kills it and anything
+   * else is refused, its stdin being closed) and answers what it printed within `yieldTimeMs`.
+   * Empty `chars` polls. An id the session does not know answers as the SDK's UnixLocal session does.
+   */
+  writeStdin(args: WriteStdinArgs): Promise<string> {
+    return sandboxCall(async () => {
+      const started = Date.now();
+      this.assertOpen();
+      if (!Number.isSafeInteger(args.sessionId))
+        throw new SandboxConfigurationError(
+          `invalid sessionId: expected the integer an exec answered with, got ${JSON.stringify(args.sessionId)}`,
+        );
+      const yieldTimeMs = yieldOf(args.yieldTimeMs, DEFAULT_WRITE_STDIN_YIELD_TIME_MS);
+      const maxOutputTokens = maxTokensOf(args.maxOutputTokens);
+      const chars = args.chars ?? '';
+      if (typeof chars !== 'string')
+        throw new SandboxConfigurationError(`invalid chars: expected a string, got ${typeof chars}`);
+      const process = this.state.processes[String(args.sessionId)];
+      if (process === undefined)
+        return formatExecResponse({
+          output: `write_stdin failed: session not found: ${args.sessionId}`,
+          wallTimeSeconds: 0,
+          exitCode: 1,
+        });
+      const { taskId } = process;
+      if (process.tty && chars !== '') {
+        inputText(
+          taskId,
+          await this.commands.tasks.writeStdin(taskId, this.state.sessionId, { text: chars, close: false }),
+          false,
+        );
+      } else if (chars !== '') {
+        if (chars.includes(CTRL_C)) await this.commands.tasks.kill(taskId, this.state.sessionId);
+        const text = chars.split(CTRL_C).join('');
+        // Refused with the tool's own line (its stdin is closed: an exec without tty has none).
+        if (text !== '')
+          inputText(
+            taskId,
+            await this.commands.tasks.writeStdin(taskId, this.state.sessionId, { text, close: false }),
+            false,
+          );
+      }
+      const reads = await this.readFor(taskId, Date.now() + yieldTimeMs);
+      return formatExecResponse(this.answer(args.sessionId, reads, started, maxOutputTokens));
+    });
+  }
+
+  /**
+   * Reads the task until it ends or `deadline` passes. Each read moves the durable read position
+   * past what it returned, so nothing read here comes again, in this process or any other.
+   */
+  private async readFor(taskId: TaskId, deadline: number): Promise<OutputRead[]> {
+    const reads: OutputRead[] = [];
+    for (;;) {
+      const waitMs = Math.min(this.commands.maxWaitMs, Math.max(0, deadline - Date.now()));
+      const read = await this.commands.tasks.read(taskId, this.state.sessionId, { waitMs, terminal: 'raw' });
+      reads.push(read);
+      if (read.state.status !== 'running' || read.unclaimed || Date.now() >= deadline) return reads;
+    }
+  }
+
+  /** The answer of reads of a tracked process: its end (and the id given up), or that it runs on. */
+  private answer(
+    processId: number,
+    reads: OutputRead[],
+    started: number,
+    maxOutputTokens: number | undefined,
+  ): SandboxExecResult {
+    const state = reads.at(-1)?.state ?? { status: 'running' };
+    const output = readsOutput(reads);
+    if (state.status === 'running')
+      return execResult(output, started, maxOutputTokens, { sessionId: processId });
+    delete this.state.processes[String(processId)];
+    return execResult(output, started, maxOutputTokens, { exitCode: exitCodeOf(state) });
+  }
+
+  private track(process: SandboxProcess): number {
+    const processId = this.state.nextProcessId;
+    this.state.nextProcessId += 1;
+    this.state.processes[String(processId)] = process;
+    return processId;
+  }
+
+  async readFile(args: ReadFileArgs): Promise<Uint8Array> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(args.runAs);
+      return this.files.readFile(this.workspace, args.path, {
+        ...(args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}),
+      });
+    });
+  }
+
+  async viewImage(args: ViewImageArgs) {
+    const bytes = await this.readFile({ path: args.path, maxBytes: MAX_VIEW_IMAGE_BYTES, ...runAsOf(args) });
+    return imageOutputFromBytes(args.path, bytes);
+  }
+
+  /** The directory's entries, their paths relative to the workspace as the SDK's own sessions give them. */
+  async listDir(args: ListDirectoryArgs): Promise<SandboxDirectoryEntry[]> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(args.runAs);
+      const entries = await this.files.list(this.workspace, args.path);
+      return entries.map((entry) => ({
+        name: entry.name,
+        path: path.relative(this.state.workspaceRoot, entry.path),
+        type: entry.type === 'file' || entry.type === 'dir' ? entry.type : 'other',
+      }));
+    });
+  }
+
+  async pathExists(filePath: string, runAs?: string): Promise<boolean> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(runAs);
+      return (await this.files.stat(this.workspace, filePath)) !== undefined;
+    });
+  }
+
+  async directoryExists(filePath: string, runAs?: string): Promise<boolean> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(runAs);
+      return (await this.files.stat(this.workspace, filePath))?.type === 'dir';
+    });
+  }
+
+  /** Writes one manifest entry (a file, or a directory and its children) and adds it to the manifest. */
+  async materializeEntry(args: MaterializeEntryArgs): Promise<void> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(args.runAs);
+      assertEntrySupported(args.path, args.entry);
+      const relative = path.relative(this.state.workspaceRoot, this.files.resolve(this.workspace, args.path));
+      await this.writeEntry(relative, args.entry);
+      this.state.manifest = withEntries(this.state.manifest, { [relative]: args.entry });
+    });
+  }
+
+  /** Writes every entry of `manifest` into the workspace and adds them to the session's manifest. */
+  async applyManifest(manifest: Manifest, runAs?: string): Promise<void> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(runAs);
+      assertManifestSupported(manifest);
+      // Every path checked before the first is written: a manifest applies whole or not at all.
+      for (const entryPath of Object.keys(manifest.entries)) this.files.resolve(this.workspace, entryPath);
+      for (const [entryPath, entry] of Object.entries(manifest.entries))
+        await this.writeEntry(entryPath, entry);
+      this.state.manifest = withEntries(this.state.manifest, manifest.entries);
+    });
+  }
+
+  private async writeEntry(entryPath: string, entry: MaterializeEntryArgs['entry']): Promise<void> {
+    if (entry.type === 'file') {
+      const content =
+        typeof entry.content === 'string' ? new TextEncoder().encode(entry.content) : entry.content;
+      await this.files.writeFile(this.workspace, entryPath, content);
+      return;
+    }
+    if (entry.type !== 'dir') throw unsupportedEntry(entryPath, entry.type);
+    await this.files.mkdir(this.workspace, entryPath, { recursive: true });
+    for (const [name, child] of Object.entries(entry.children ?? {}))
+      await this.writeEntry(path.posix.join(entryPath, name), child);
+  }
+
+  /** The workspace as a tar archive, within the session's archive limits. */
+  async persistWorkspace(): Promise<Uint8Array> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      return this.files.archive(this.workspace, this.archiveLimits ?? {});
+    });
+  }
+
+  /** Replaces the workspace's contents with an archive `persistWorkspace` made, within the archive limits. */
+  async hydrateWorkspace(data: WorkspaceArchiveData, options: WorkspaceArchiveOptions = {}): Promise<void> {
+    return sandboxCall(async () => {
+      this.assertOpen();
+      const limits = options.archiveLimits === undefined ? this.archiveLimits : options.archiveLimits;
+      validateSandboxArchiveLimits(limits);
+      await this.files.extract(this.workspace, archiveBytes(data), limits ?? {});
+    });
+  }
+
+  /** The filesystem capability's editor (`apply_patch`): the SDK's diff, applied to workspace files. */
+  createEditor(runAs?: string): Editor {
+    checkRunAs(runAs);
+    const read = async (filePath: string) =>
+      new TextDecoder().decode(await this.files.readFile(this.workspace, filePath));
+    const write = (filePath: string, text: string) =>
+      this.files.writeFile(this.workspace, filePath, new TextEncoder().encode(text));
+    return {
+      createFile: (operation) =>
+        sandboxCall(() => write(operation.path, applyDiff('', operation.diff, 'create'))),
+      updateFile: (operation) =>
+        sandboxCall(async () => {
+          const updated = applyDiff(await read(operation.path), operation.diff);
+          const destination = operation.moveTo ?? operation.path;
+          await write(destination, updated);
+          if (
+            this.files.resolve(this.workspace, destination) !==
+            this.files.resolve(this.workspace, operation.path)
+          )
+            await this.files.remove(this.workspace, operation.path);
+        }),
+      deleteFile: (operation) => sandboxCall(() => this.files.remove(this.workspace, operation.path)),
+    };
+  }
+
+  /** Leaves the session's tasks running and its workspace in place: `resume` finds both. */
+  async stop(): Promise<void> {}
+
+  /** Kills the session's tasks (each whole tree, as `bash_kill`) and removes its workspace. */
+  shutdown(): Promise<void> {
+    this.closing ??= sandboxCall(async () => {
+      const known = Object.values(this.state.processes).map((process) => process.taskId);
+      await this.commands.killAll(this.scope, known);
+      this.state.processes = {};
+      await this.files.destroy(this.workspace);
+    });
+    return this.closing;
+  }
+
+  /** As `shutdown`. */
+  delete(): Promise<void> {
+    return this.shutdown();
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined)
+      throw new SandboxLifecycleError(`sandbox session ${this.state.sessionId} was shut down`);
+  }
+}
+
+/** `yieldTimeMs` checked: absent gives the SDK's default. */
+function yieldOf(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+    throw new SandboxConfigurationError(
+      `invalid yieldTimeMs: expected a number of milliseconds >= 0, got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+function maxTokensOf(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw new SandboxConfigurationError(
+      `invalid maxOutputTokens: expected an integer >= 1, got ${JSON.stringify(value)}`,
+    );
+  return value;
+}
+
+/** A shell the session can run `cmd` in: a plain name or path, with no quoting to get wrong. */
+const SHELL_NAME = /^[\w./+-]{1,200}$/;
+
+/**
+ * The command the task runs. Every task is `bash -c <command>` (the `bash` tool's rule), so
+ * `shell` bash (by name or path) runs `cmd` as it is, and another shell runs as
+ * `<shell> -c '<cmd>'` in it (the permission policy reads through that, as it does for `sh -c`).
+ * `login` changes nothing: no profile is read, as for every `bash` call. `runAs` is refused (see
+ * `checkRunAs`).
+ */
+function commandLine(args: ExecCommandArgs): string {
+  if (typeof args.cmd !== 'string' || args.cmd.trim() === '')
+    throw new SandboxConfigurationError(
+      `invalid cmd: expected a non-blank string, got ${JSON.stringify(args.cmd)}`,
+    );
+  checkRunAs(args.runAs);
+  const { shell } = args;
+  if (shell === undefined || shell === '' || path.posix.basename(shell) === 'bash') return args.cmd;
+  if (!SHELL_NAME.test(shell))
+    throw new SandboxConfigurationError(
+      `invalid shell: expected a shell's name or path (letters, digits, '.', '/', '_', '+', '-'), got ${JSON.stringify(shell)}`,
+    );
+  return `${shell} -c ${singleQuoted(args.cmd)}`;
+}
+
+function singleQuoted(text: string): string {
+  return `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * Every command and file call of a session runs as the session's own identity (its uid when
+ * sessions are apart, else the worker's): another user would cross the fence between sessions.
+ */
+function checkRunAs(runAs: string | undefined): void {
+  if (runAs === undefined || runAs.trim() === '') return;
+  throw new SandboxConfigurationError(
+    `invalid runAs: ${JSON.stringify(runAs)}; a durable-bash session runs everything as its own identity, so runAs must be left out`,
+  );
+}
+
+function runAsOf(args: { runAs?: string }): { runAs?: string } {
+  return args.runAs !== undefined ? { runAs: args.runAs } : {};
+}
+
+function describe(cmd: string): string {
+  const line = cmd.trim().split('\n')[0] ?? '';
+  return line.length > DESCRIPTION_CHARS ? `${line.slice(0, DESCRIPTION_CHARS - 1)}…` : line;
+}
+
+function execResult(
+  output: ExecOutput,
+  started: number,
+  maxOutputTokens: number | undefined,
+  end: { exitCode: number } | { sessionId: number },
+): SandboxExecResult {
+  const cut = cutToTokens(output.output, maxOutputTokens, output.spillPath);
+  return {
+    output: cut.text,
+    stdout: output.stdout,
+    stderr: output.stderr,
+    wallTimeSeconds: (Date.now() - started) / 1000,
+    ...end,
+    ...(cut.originalTokenCount !== undefined ? { originalTokenCount: cut.originalTokenCount } : {}),
+  };
+}
+
+function archiveBytes(data: WorkspaceArchiveData): Uint8Array {
+  if (typeof data === 'string') return new Uint8Array(Buffer.from(data, 'base64'));
+  return data instanceof Uint8Array ? data : new Uint8Array(data);
+}
+
+/** The manifest with `entries` added (a later entry at a path replaces the earlier one). */
+function withEntries(manifest: Manifest, entries: Manifest['entries']): Manifest {
+  return manifestWith(manifest, { entries: { ...manifest.entries, ...entries } });
+}
+
+/** A copy of the manifest with another root or other entries. */
+export function manifestWith(
+  manifest: Manifest,
+  change: { root?: string; entries?: Manifest['entries'] },
+): Manifest {
+  return new Manifest({
+    version: manifest.version,
+    root: change.root ?? manifest.root,
+    entries: change.entries ?? manifest.entries,
+    environment: manifest.environment,
+    users: manifest.users,
+    groups: manifest.groups,
+    extraPathGrants: manifest.extraPathGrants,
+    remoteMountCommandAllowlist: manifest.remoteMountCommandAllowlist,
+  });
+}
+
+function unsupportedEntry(entryPath: string, type: string): SandboxUnsupportedFeatureError {
+  return new SandboxUnsupportedFeatureError(
+    `manifest entry ${entryPath} is a ${type}; a durable-bash workspace takes files and directories only`,
+    { feature: `manifest.entries.${type}`, path: entryPath },
+  );
+}
+
+function assertEntrySupported(entryPath: string, entry: MaterializeEntryArgs['entry']): void {
+  if (entry.type === 'file') return;
+  if (entry.type !== 'dir') throw unsupportedEntry(entryPath, entry.type);
+  for (const [name, child] of Object.entries(entry.children ?? {}))
+    assertEntrySupported(path.posix.join(entryPath, name), child);
+}
+
+/**
+ * Refuses what a durable-bash workspace cannot do, before anything is written: entries other than
+ * files and directories (local sources, git repositories, mounts), environment variables (a task
+ * runs in its worker's per-session environment, as every `bash` call), users, groups and path grants.
+ */
+export function assertManifestSupported(manifest: Manifest): void {
+  for (const [entryPath, entry] of Object.entries(manifest.entries)) assertEntrySupported(entryPath, entry);
+  const refuse = (feature: string, what: string) => {
+    throw new SandboxUnsupportedFeatureError(
+      `the manifest has ${what}; a durable-bash session does not take them`,
+      {
+        feature,
+      },
+    );
+  };
+  if (Object.keys(manifest.environment).length > 0) refuse('manifest.environment', 'environment variables');
+  if (manifest.users.length > 0) refuse('manifest.users', 'users');
+  if (manifest.groups.length > 0) refuse('manifest.groups', 'groups');
+  if (manifest.extraPathGrants.length > 0) refuse('manifest.extraPathGrants', 'extra path grants');
+}

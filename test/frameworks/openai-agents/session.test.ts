@@ -1,0 +1,280 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {
+  Manifest,
+  SandboxArchiveError,
+  SandboxConfigurationError,
+  SandboxPathResolutionError,
+  SandboxUnsupportedFeatureError,
+} from '@openai/agents-core/sandbox';
+import { NativeConnection } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  DurableBashSandboxClient,
+  type DurableBashSandboxSession,
+} from '../../../src/openai-agents/index.js';
+import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { processesMatching, waitFor } from '../../helpers/processes.js';
+import { useDevServer } from '../../helpers/temporal-env.js';
+
+const server = useDevServer();
+const hostId = `oa-host-${process.pid}`;
+const taskQueue = `test-openai-agents-${process.pid}`;
+let worker: RunningWorker;
+let connection: NativeConnection;
+let client: DurableBashSandboxClient;
+
+beforeAll(async () => {
+  process.env.STUB_HOST_ID = hostId;
+  connection = await NativeConnection.connect({ address: server.env.address });
+  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-spill-'));
+  worker = await startBashWorker(server.env, { hostId, spillDir }, taskQueue, connection);
+  client = new DurableBashSandboxClient({ client: server.env.client, taskQueue });
+});
+
+afterAll(async () => {
+  await worker?.stop();
+  await connection?.close();
+});
+
+/** The SDK's text frame, with the parts that change from run to run taken out. */
+const frame = (text: string) =>
+  text.replace(/^Chunk ID: \w+\n/, '').replace(/^Wall time: [\d.]+ seconds\n/, '');
+
+/** The tasks of a session, as `durable-bash ps` would list them. */
+const tasksOf = async (session: DurableBashSandboxSession) => {
+  const commands = (client as unknown as { commands: { tasks: { list: Function } } }).commands;
+  return (await commands.tasks.list({ owner: session.state.sessionId }, 100)) as unknown[];
+};
+
+describe('the OpenAI Agents sandbox session', () => {
+  it('answers a command that ends within its yield with its output and exit code', async () => {
+    const session = await client.create();
+    const result = await session.exec({ cmd: 'echo out; echo err >&2; pwd; exit 3', yieldTimeMs: 20_000 });
+    expect(result).toMatchObject({
+      output: `out\n${session.state.workspaceRoot}\n[stderr]\nerr\n`,
+      stdout: `out\n${session.state.workspaceRoot}\n`,
+      stderr: 'err\n',
+      exitCode: 3,
+    });
+    expect(result.sessionId).toBeUndefined();
+    await session.delete();
+  });
+
+  it('moves a command past its yield to the background, and polls it with empty chars', async () => {
+    const session = await client.create();
+    const text = await session.execCommand({
+      cmd: 'echo first; sleep 3; echo second; exit 7',
+      yieldTimeMs: 1_000,
+    });
+    expect(frame(text)).toBe('Process running with session ID 1\nOutput:\nfirst\n');
+    const polled = await session.writeStdin({ sessionId: 1, chars: '', yieldTimeMs: 10_000 });
+    expect(frame(polled)).toBe('Process exited with code 7\nOutput:\nsecond\n');
+    // The id is given up once its end was told; an unknown id answers as the SDK's UnixLocal does.
+    expect(frame(await session.writeStdin({ sessionId: 1 }))).toBe(
+      'Process exited with code 1\nOutput:\nwrite_stdin failed: session not found: 1',
+    );
+    await session.delete();
+  });
+
+  it('types into a command on a terminal', async () => {
+    const session = await client.create();
+    const started = await session.exec({ cmd: 'cat', tty: true, yieldTimeMs: 500 });
+    expect(started.sessionId).toBe(1);
+    const echoed = await session.writeStdin({ sessionId: 1, chars: 'hello\n', yieldTimeMs: 1_500 });
+    // The terminal echoes the line, and cat prints it back: raw, as the SDK's own PTY shows it.
+    expect(frame(echoed)).toBe('Process running with session ID 1\nOutput:\nhello\r\nhello\r\n');
+    const ended = await session.writeStdin({ sessionId: 1, chars: '\u0004', yieldTimeMs: 10_000 });
+    expect(frame(ended)).toMatch(/^Process exited with code 0\nOutput:\n/);
+    await session.delete();
+  });
+
+  it('cuts output over maxOutputTokens in the middle, naming the full output', async () => {
+    const session = await client.create();
+    const moved = await session.exec({
+      cmd: 'seq 1 2000; sleep 30',
+      yieldTimeMs: 1_500,
+      maxOutputTokens: 60,
+    });
+    const lines = moved.output.split('\n');
+    expect(lines[0]).toBe('1');
+    expect(lines.at(-2)).toBe('2000');
+    expect(moved.output).toMatch(/\n…\d+ tokens truncated; full output: \/\S+\.stdout…\n/);
+    expect(moved.originalTokenCount).toBe(Math.ceil(Buffer.byteLength(moved.stdout) / 4));
+    expect(Buffer.byteLength(moved.output)).toBeLessThanOrEqual(60 * 4);
+    await session.delete();
+  });
+
+  it('reads, lists and writes workspace files, and applies a manifest', async () => {
+    const session = await client.create({
+      manifest: new Manifest({ entries: { 'notes.txt': { type: 'file', content: 'hello\n' } } }),
+    });
+    const root = session.state.workspaceRoot;
+    expect(session.state.manifest.root).toBe(root);
+    expect(new TextDecoder().decode(await session.readFile({ path: 'notes.txt' }))).toBe('hello\n');
+    await session.materializeEntry({
+      path: 'src',
+      entry: { type: 'dir', children: { 'a.ts': { type: 'file', content: 'export {};\n' } } },
+    });
+    await session.applyManifest(new Manifest({ entries: { 'b.txt': { type: 'file', content: 'b' } } }));
+    expect(await session.listDir({ path: '.' })).toEqual([
+      { name: 'b.txt', path: 'b.txt', type: 'file' },
+      { name: 'notes.txt', path: 'notes.txt', type: 'file' },
+      { name: 'src', path: 'src', type: 'dir' },
+    ]);
+    expect(await session.pathExists('src/a.ts')).toBe(true);
+    expect(await session.pathExists(`${root}/missing`)).toBe(false);
+    expect(await session.directoryExists('src')).toBe(true);
+    expect(await session.directoryExists('notes.txt')).toBe(false);
+    expect(Object.keys(session.state.manifest.entries).sort()).toEqual(['b.txt', 'notes.txt', 'src']);
+    // The model's commands see the same files at the same paths.
+    expect((await session.exec({ cmd: `cat ${root}/src/a.ts notes.txt` })).stdout).toBe(
+      'export {};\nhello\n',
+    );
+    await session.delete();
+  });
+
+  it('persists a workspace and hydrates it into a new session', async () => {
+    const first = await client.create({
+      manifest: new Manifest({ entries: { 'kept.txt': { type: 'file', content: 'kept\n' } } }),
+    });
+    await first.exec({ cmd: 'mkdir -p out && echo built > out/result' });
+    const archive = await first.persistWorkspace();
+    await first.delete();
+    const second = await client.create();
+    await second.hydrateWorkspace(archive);
+    expect((await second.exec({ cmd: 'cat kept.txt out/result' })).stdout).toBe('kept\nbuilt\n');
+    await second.delete();
+  });
+
+  it('leaves its commands running on stop, and a resumed session finds them; delete ends them', async () => {
+    const marker = `oa-stop-${process.pid}-${Date.now()}`;
+    const session = await client.create();
+    const started = await session.exec({
+      cmd: `echo one; sleep 4; echo two # ${marker}`,
+      yieldTimeMs: 1_000,
+    });
+    expect(started.sessionId).toBe(1);
+    await session.stop();
+    const serialized = JSON.parse(JSON.stringify(await client.serializeSessionState(session.state)));
+    const resumed = await client.resume(await client.deserializeSessionState(serialized));
+    expect(frame(await resumed.writeStdin({ sessionId: 1, yieldTimeMs: 15_000 }))).toBe(
+      'Process exited with code 0\nOutput:\ntwo\n',
+    );
+    const sleeper = await resumed.exec({ cmd: `sleep 300 # ${marker}`, yieldTimeMs: 500 });
+    expect(sleeper.sessionId).toBe(2);
+    expect(processesMatching(new RegExp(marker)).length).toBeGreaterThan(0);
+    await client.delete(resumed.state);
+    await waitFor(() => processesMatching(new RegExp(marker)).length === 0, 15_000);
+    expect(await resumed.pathExists('.')).toBe(false);
+  });
+});
+
+describe('bad input to the OpenAI Agents sandbox session', () => {
+  let session: DurableBashSandboxSession;
+  beforeAll(async () => {
+    session = await client.create();
+  });
+  afterAll(async () => {
+    await session.delete();
+  });
+
+  it('gets the SDK error classes with one line, and starts nothing', async () => {
+    const before = (await tasksOf(session)).length;
+    const root = session.state.workspaceRoot;
+    const cases: Array<[Promise<unknown>, Function, string]> = [
+      [
+        session.exec({ cmd: 'true', yieldTimeMs: -1 }),
+        SandboxConfigurationError,
+        'invalid yieldTimeMs: expected a number of milliseconds >= 0, got -1',
+      ],
+      [
+        session.exec({ cmd: 'true', maxOutputTokens: 0 }),
+        SandboxConfigurationError,
+        'invalid maxOutputTokens: expected an integer >= 1, got 0',
+      ],
+      [
+        session.exec({ cmd: 'true', workdir: '../..' }),
+        SandboxPathResolutionError,
+        'path ../.. is outside the workspace',
+      ],
+      [
+        session.exec({ cmd: 'true', runAs: 'root' }),
+        SandboxConfigurationError,
+        'invalid runAs: "root"; a durable-bash session runs everything as its own identity, so runAs must be left out',
+      ],
+      [
+        session.exec({ cmd: '  ' }),
+        SandboxConfigurationError,
+        'invalid cmd: expected a non-blank string, got "  "',
+      ],
+      [session.exec({ cmd: 'true', shell: 'zsh; rm -rf /' }), SandboxConfigurationError, 'invalid shell'],
+      [
+        session.writeStdin({ sessionId: 1, yieldTimeMs: -5 }),
+        SandboxConfigurationError,
+        'invalid yieldTimeMs: expected a number of milliseconds >= 0, got -5',
+      ],
+      [
+        session.writeStdin({ sessionId: 1.5 }),
+        SandboxConfigurationError,
+        'invalid sessionId: expected the integer an exec answered with, got 1.5',
+      ],
+      [
+        session.readFile({ path: '/etc/passwd' }),
+        SandboxPathResolutionError,
+        'path /etc/passwd is outside the workspace',
+      ],
+      [session.readFile({ path: `${root}/../x` }), SandboxPathResolutionError, 'is outside the workspace'],
+      [session.listDir({ path: '..' }), SandboxPathResolutionError, 'path .. is outside the workspace'],
+      [session.pathExists('../../etc'), SandboxPathResolutionError, 'is outside the workspace'],
+      [session.directoryExists('/tmp'), SandboxPathResolutionError, 'path /tmp is outside the workspace'],
+      [
+        session.materializeEntry({ path: '../x', entry: { type: 'file', content: 'x' } }),
+        SandboxPathResolutionError,
+        'path ../x is outside the workspace',
+      ],
+      [
+        session.materializeEntry({ path: 'repo', entry: { type: 'git_repo', repo: 'openai/codex' } }),
+        SandboxUnsupportedFeatureError,
+        'manifest entry repo is a git_repo; a durable-bash workspace takes files and directories only',
+      ],
+      [
+        session.applyManifest(new Manifest({ environment: { TOKEN: 'x' } })),
+        SandboxUnsupportedFeatureError,
+        'the manifest has environment variables; a durable-bash session does not take them',
+      ],
+      [
+        session.hydrateWorkspace(new Uint8Array(2048), { archiveLimits: { maxInputBytes: 1024 } }),
+        SandboxArchiveError,
+        'workspace archive over its maxInputBytes limit: 2048 > 1024',
+      ],
+      [
+        client.create({ manifest: new Manifest({ entries: { m: { type: 'local_dir', src: '/etc' } } }) }),
+        SandboxUnsupportedFeatureError,
+        'manifest entry m is a local_dir',
+      ],
+      [
+        client.deserializeSessionState({
+          sessionId: 's',
+          host: {},
+          workspaceRoot: '/x',
+          processes: {},
+          nextProcessId: 1,
+        }),
+        SandboxConfigurationError,
+        'invalid durable-bash session state: host should be { hostId, hostQueue }, got {}',
+      ],
+    ];
+    for (const [call, type, line] of cases) {
+      const err = await call.then(
+        () => new Error('resolved'),
+        (error: unknown) => error,
+      );
+      expect(err, line).toBeInstanceOf(type);
+      expect((err as Error).message, line).toContain(line);
+      expect((err as Error).message).not.toContain('\n');
+    }
+    expect((await tasksOf(session)).length).toBe(before);
+  });
+});

@@ -65,9 +65,8 @@ export class DurableBashSandboxClient
   /**
    * A new session: a new agent session id (unless `options.sessionId` names one), an empty
    * workspace on a host of the task queue, and the manifest's files and directories written into
-   * it. The manifest's root becomes the workspace's directory, so a path means the same to the
-   * model's commands and to its file tools. A manifest with what a workspace cannot hold is
-   * refused before anything is made.
+   * it. The manifest's root (`/workspace` by default) names that directory to the model. A
+   * manifest with what a workspace cannot hold is refused before anything is made.
    */
   create(
     args?: SandboxClientCreateArgs<DurableBashCreateOptions> | Manifest,
@@ -93,7 +92,7 @@ export class DurableBashSandboxClient
       const session = this.session(
         {
           // The entries come in through applyManifest, which writes each before the manifest lists it.
-          manifest: manifestWith(manifest, { root: workspace.root, entries: {} }),
+          manifest: manifestWith(manifest, { entries: {} }),
           sessionId,
           host: workspace.host,
           workspaceRoot: workspace.root,
@@ -158,9 +157,7 @@ export class DurableBashSandboxClient
       throw bad('nextProcessId', 'a positive integer');
     const persisted =
       typeof state.manifest === 'object' && state.manifest !== null ? state.manifest : undefined;
-    const manifest = manifestWith(deserializeManifest(persisted as Record<string, unknown> | undefined), {
-      root: workspaceRoot,
-    });
+    const manifest = deserializeManifest(persisted as Record<string, unknown> | undefined);
     return { sessionId, host, workspaceRoot, processes, nextProcessId, manifest };
   }
 

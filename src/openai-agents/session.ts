@@ -62,7 +62,10 @@ export interface DurableBashSessionState extends SandboxSessionState {
   sessionId: string;
   /** The worker host where the workspace is and every command runs. */
   host: CommandHost;
-  /** The workspace directory on that host; also the manifest's root, so paths mean the same in commands and file calls. */
+  /**
+   * The workspace directory on that host. The manifest's root (`/workspace` by default) names it to
+   * the model: paths under that root mean the same place here, in file calls and in commands.
+   */
   workspaceRoot: string;
   /** The SDK's process ids (`sessionId` of an exec still running) to their tasks, by the id as a string. */
   processes: Record<string, SandboxProcess>;
@@ -124,13 +127,14 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       this.assertOpen();
       const yieldTimeMs = yieldOf(args.yieldTimeMs, DEFAULT_EXEC_YIELD_TIME_MS);
       const maxOutputTokens = maxTokensOf(args.maxOutputTokens);
-      const command = commandLine(args);
-      if (args.workdir !== undefined) this.files.resolve(this.workspace, args.workdir);
+      const command = this.onHost(commandLine(args));
+      const workdir = args.workdir === undefined ? undefined : this.workspacePath(args.workdir);
+      if (workdir !== undefined) this.files.resolve(this.workspace, workdir);
       const tty = args.tty === true;
       const taskId = await this.commands.start(this.scope, {
         command,
         description: describe(args.cmd),
-        ...(args.workdir !== undefined ? { workdir: args.workdir } : {}),
+        ...(workdir !== undefined ? { workdir } : {}),
         ...(tty ? { tty: true, run_in_background: true } : {}),
       });
       if (tty) {
@@ -147,7 +151,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       });
       if (outcome.kind === 'ended') {
         const exitCode = exitCodeOf(finishedState(outcome.result));
-        return execResult(resultOutput(outcome.result), started, maxOutputTokens, { exitCode });
+        return execResult(this.asSeen(resultOutput(outcome.result)), started, maxOutputTokens, { exitCode });
       }
       return this.answer(this.track({ taskId, tty }), [outcome.read], started, maxOutputTokens);
     });
@@ -223,7 +227,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     maxOutputTokens: number | undefined,
   ): SandboxExecResult {
     const state = reads.at(-1)?.state ?? { status: 'running' };
-    const output = readsOutput(reads);
+    const output = this.asSeen(readsOutput(reads));
     if (state.status === 'running')
       return execResult(output, started, maxOutputTokens, { sessionId: processId });
     delete this.state.processes[String(processId)];
@@ -237,11 +241,44 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     return processId;
   }
 
+  /**
+   * A path as the workspace knows it: one under the manifest's root (what the model is told its
+   * workspace is) taken relative to it; any other stands as given, for the workspace's fence.
+   */
+  private workspacePath(filePath: string): string {
+    const { root } = this.state.manifest;
+    if (filePath === root) return '.';
+    return filePath.startsWith(`${root}/`) ? filePath.slice(root.length + 1) : filePath;
+  }
+
+  /**
+   * The command with the manifest's root, where it stands as a path, turned into the workspace's
+   * directory: the SDK's UnixLocal session does the same, so `cd /workspace` works in both.
+   */
+  private onHost(command: string): string {
+    const root = escapeRegExp(this.state.manifest.root);
+    return command.replace(
+      new RegExp(`(^|[\\s"'=<>])${root}(?=$|[/\\s"'|&;<>(){}])`, 'g'),
+      (_match, prefix: string) => `${prefix}${this.state.workspaceRoot}`,
+    );
+  }
+
+  /** Output with the workspace's directory named by the manifest's root, as the model knows it. */
+  private asSeen(output: ExecOutput): ExecOutput {
+    const swap = (text: string) => text.split(this.state.workspaceRoot).join(this.state.manifest.root);
+    return {
+      ...output,
+      output: swap(output.output),
+      stdout: swap(output.stdout),
+      stderr: swap(output.stderr),
+    };
+  }
+
   async readFile(args: ReadFileArgs): Promise<Uint8Array> {
     return sandboxCall(async () => {
       this.assertOpen();
       checkRunAs(args.runAs);
-      return this.files.readFile(this.workspace, args.path, {
+      return this.files.readFile(this.workspace, this.workspacePath(args.path), {
         ...(args.maxBytes !== undefined ? { maxBytes: args.maxBytes } : {}),
       });
     });
@@ -257,7 +294,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     return sandboxCall(async () => {
       this.assertOpen();
       checkRunAs(args.runAs);
-      const entries = await this.files.list(this.workspace, args.path);
+      const entries = await this.files.list(this.workspace, this.workspacePath(args.path));
       return entries.map((entry) => ({
         name: entry.name,
         path: path.relative(this.state.workspaceRoot, entry.path),
@@ -270,7 +307,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     return sandboxCall(async () => {
       this.assertOpen();
       checkRunAs(runAs);
-      return (await this.files.stat(this.workspace, filePath)) !== undefined;
+      return (await this.files.stat(this.workspace, this.workspacePath(filePath))) !== undefined;
     });
   }
 
@@ -278,7 +315,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     return sandboxCall(async () => {
       this.assertOpen();
       checkRunAs(runAs);
-      return (await this.files.stat(this.workspace, filePath))?.type === 'dir';
+      return (await this.files.stat(this.workspace, this.workspacePath(filePath)))?.type === 'dir';
     });
   }
 
@@ -288,7 +325,10 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       this.assertOpen();
       checkRunAs(args.runAs);
       assertEntrySupported(args.path, args.entry);
-      const relative = path.relative(this.state.workspaceRoot, this.files.resolve(this.workspace, args.path));
+      const relative = path.relative(
+        this.state.workspaceRoot,
+        this.files.resolve(this.workspace, this.workspacePath(args.path)),
+      );
       await this.writeEntry(relative, args.entry);
       this.state.manifest = withEntries(this.state.manifest, { [relative]: args.entry });
     });
@@ -343,9 +383,9 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   createEditor(runAs?: string): Editor {
     checkRunAs(runAs);
     const read = async (filePath: string) =>
-      new TextDecoder().decode(await this.files.readFile(this.workspace, filePath));
+      new TextDecoder().decode(await this.files.readFile(this.workspace, this.workspacePath(filePath)));
     const write = (filePath: string, text: string) =>
-      this.files.writeFile(this.workspace, filePath, new TextEncoder().encode(text));
+      this.files.writeFile(this.workspace, this.workspacePath(filePath), new TextEncoder().encode(text));
     return {
       createFile: (operation) =>
         sandboxCall(() => write(operation.path, applyDiff('', operation.diff, 'create'))),
@@ -431,6 +471,10 @@ function commandLine(args: ExecCommandArgs): string {
       `invalid shell: expected a shell's name or path (letters, digits, '.', '/', '_', '+', '-'), got ${JSON.stringify(shell)}`,
     );
   return `${shell} -c ${singleQuoted(args.cmd)}`;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 function singleQuoted(text: string): string {
@@ -521,6 +565,11 @@ function assertEntrySupported(entryPath: string, entry: MaterializeEntryArgs['en
  * runs in its worker's per-session environment, as every `bash` call), users, groups and path grants.
  */
 export function assertManifestSupported(manifest: Manifest): void {
+  if (manifest.root === '/')
+    throw new SandboxUnsupportedFeatureError(
+      "the manifest's root is /; a durable-bash workspace is a directory, so its root must be one too (the default /workspace names it)",
+      { feature: 'manifest.root' },
+    );
   for (const [entryPath, entry] of Object.entries(manifest.entries)) assertEntrySupported(entryPath, entry);
   const refuse = (feature: string, what: string) => {
     throw new SandboxUnsupportedFeatureError(

@@ -53,8 +53,9 @@ describe('the OpenAI Agents sandbox session', () => {
     const session = await client.create();
     const result = await session.exec({ cmd: 'echo out; echo err >&2; pwd; exit 3', yieldTimeMs: 20_000 });
     expect(result).toMatchObject({
-      output: `out\n${session.state.workspaceRoot}\n[stderr]\nerr\n`,
-      stdout: `out\n${session.state.workspaceRoot}\n`,
+      // The workspace's directory as the model knows it: the manifest's root.
+      output: 'out\n/workspace\n[stderr]\nerr\n',
+      stdout: 'out\n/workspace\n',
       stderr: 'err\n',
       exitCode: 3,
     });
@@ -111,7 +112,7 @@ describe('the OpenAI Agents sandbox session', () => {
       manifest: new Manifest({ entries: { 'notes.txt': { type: 'file', content: 'hello\n' } } }),
     });
     const root = session.state.workspaceRoot;
-    expect(session.state.manifest.root).toBe(root);
+    expect(session.state.manifest.root).toBe('/workspace');
     expect(new TextDecoder().decode(await session.readFile({ path: 'notes.txt' }))).toBe('hello\n');
     await session.materializeEntry({
       path: 'src',
@@ -124,12 +125,13 @@ describe('the OpenAI Agents sandbox session', () => {
       { name: 'src', path: 'src', type: 'dir' },
     ]);
     expect(await session.pathExists('src/a.ts')).toBe(true);
+    expect(await session.pathExists('/workspace/src/a.ts')).toBe(true);
     expect(await session.pathExists(`${root}/missing`)).toBe(false);
     expect(await session.directoryExists('src')).toBe(true);
     expect(await session.directoryExists('notes.txt')).toBe(false);
     expect(Object.keys(session.state.manifest.entries).sort()).toEqual(['b.txt', 'notes.txt', 'src']);
     // The model's commands see the same files at the same paths.
-    expect((await session.exec({ cmd: `cat ${root}/src/a.ts notes.txt` })).stdout).toBe(
+    expect((await session.exec({ cmd: 'cat /workspace/src/a.ts notes.txt', workdir: '/workspace' })).stdout).toBe(
       'export {};\nhello\n',
     );
     await session.delete();

@@ -1,0 +1,75 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useDevServer } from '../../helpers/temporal-env.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
+
+const server = useDevServer();
+const run = promisify(execFile);
+const AGENT = path.resolve('test/frameworks/openai-agents/agent-process.mjs');
+const hostId = `oa-run-host-${process.pid}`;
+const taskQueue = `test-openai-agents-run-${process.pid}`;
+const workers: WorkerProcess[] = [];
+
+afterAll(async () => {
+  for (const worker of workers) await worker.crash();
+});
+
+interface AgentReport {
+  interruptions: string[];
+  finalOutput: string | null;
+  toolOutputs: Array<{ callId: string; text: string }>;
+}
+
+/** One agent process (Node.js 24, as this test runs), to its end; what its model was given. */
+async function agentProcess(mode: 'start' | 'resume', stateFile: string, command = ''): Promise<AgentReport> {
+  const { stdout } = await run(
+    process.execPath,
+    [AGENT, mode, server.env.address, taskQueue, stateFile, command],
+    {
+      env: { ...process.env, STUB_HOST_ID: hostId },
+      timeout: 90_000,
+    },
+  );
+  return JSON.parse(stdout) as AgentReport;
+}
+
+const startWorker = (spillDir: string) =>
+  startWorkerProcess(server.env, taskQueue, ['--host-id', hostId, '--spill-dir', spillDir]).then((worker) => {
+    workers.push(worker);
+    return worker;
+  });
+
+describe('a SandboxAgent run on durable-bash, resumed in a new process', () => {
+  it("gets a command's output once and its exact exit code after the agent process ended and the worker was SIGKILLed", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-'));
+    const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-spill-'));
+    const stateFile = path.join(dir, 'run-state.json');
+    const first = await startWorker(spillDir);
+
+    const started = await agentProcess('start', stateFile, 'echo first; sleep 6; echo second; exit 7');
+    expect(started.interruptions).toEqual(['write_stdin']);
+    const exec = started.toolOutputs.find((output) => output.callId === 'call-exec')?.text ?? '';
+    expect(exec).toMatch(/\nProcess running with session ID 1\nOutput:\nfirst\n$/);
+
+    // The agent process has ended; now the worker dies and another takes its place.
+    await first.crash();
+    await startWorker(spillDir);
+
+    const resumed = await agentProcess('resume', stateFile);
+    expect(resumed.finalOutput).toBe('done');
+    const poll = resumed.toolOutputs.find((output) => output.callId === 'call-poll')?.text ?? '';
+    expect(poll).toMatch(/\nProcess exited with code 7\nOutput:\nsecond\n$/);
+    // Each tool result once (a later model call is given the earlier ones again, as history).
+    const results = new Map(
+      [...started.toolOutputs, ...resumed.toolOutputs].map((output) => [output.callId, output.text]),
+    );
+    expect([...results.keys()].sort()).toEqual(['call-exec', 'call-poll']);
+    const everything = [...results.values()].join('\n');
+    expect(everything.match(/^first$/gm)).toHaveLength(1);
+    expect(everything.match(/^second$/gm)).toHaveLength(1);
+  }, 180_000);
+});

@@ -17,6 +17,7 @@ import {
 } from '@openai/agents-core/sandbox';
 import { deserializeManifest, serializeManifestRecord } from '@openai/agents-core/sandbox/internal';
 import { WorkspaceFiles } from '../client/workspace-files.js';
+import { WorkspaceFileNotFoundError } from '../shared/errors.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import type { BashToolsOptions } from '../tools/create-bash-tools.js';
 import { SandboxCommands } from '../tools/sandbox-commands.js';
@@ -116,7 +117,11 @@ export class DurableBashSandboxClient
       validateSandboxArchiveLimits(limits);
       const session = this.session(state, limits);
       const workspace = { sessionId: state.sessionId, host: state.host, root: state.workspaceRoot };
-      if ((await this.files.stat(workspace, '.'))?.type !== 'dir')
+      const root = await this.files.stat(workspace, '.').catch((err: unknown) => {
+        if (err instanceof WorkspaceFileNotFoundError) return undefined;
+        throw err;
+      });
+      if (root?.type !== 'dir')
         throw new SandboxWorkspaceRootNotFoundError(
           `the workspace ${state.workspaceRoot} of sandbox session ${state.sessionId} is gone from host ${state.host.hostId}`,
         );

@@ -365,7 +365,10 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   async persistWorkspace(): Promise<Uint8Array> {
     return sandboxCall(async () => {
       this.assertOpen();
-      return this.files.archive(this.workspace, this.archiveLimits ?? {});
+      // The manifest's ephemeral entries stay out, as the SDK's own sessions leave them out.
+      return this.files.archive(this.workspace, limitsOf(this.archiveLimits), {
+        exclude: [...this.state.manifest.ephemeralPersistencePaths()],
+      });
     });
   }
 
@@ -375,7 +378,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       this.assertOpen();
       const limits = options.archiveLimits === undefined ? this.archiveLimits : options.archiveLimits;
       validateSandboxArchiveLimits(limits);
-      await this.files.extract(this.workspace, archiveBytes(data), limits ?? {});
+      await this.files.extract(this.workspace, archiveBytes(data), limitsOf(limits));
     });
   }
 
@@ -516,6 +519,11 @@ function execResult(
     ...end,
     ...(cut.originalTokenCount !== undefined ? { originalTokenCount: cut.originalTokenCount } : {}),
   };
+}
+
+/** The SDK's archive limits as the workspace takes them: undefined is the SDK's defaults, null none at all. */
+function limitsOf(limits: SandboxArchiveLimits | null | undefined): SandboxArchiveLimits | undefined {
+  return limits === null ? { maxInputBytes: null, maxExtractedBytes: null, maxMembers: null } : limits;
 }
 
 function archiveBytes(data: WorkspaceArchiveData): Uint8Array {

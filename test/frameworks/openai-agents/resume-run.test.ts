@@ -30,7 +30,6 @@ async function agentProcess(mode: 'start' | 'resume', stateFile: string, command
     process.execPath,
     [AGENT, mode, server.env.address, taskQueue, stateFile, command],
     {
-      env: { ...process.env, STUB_HOST_ID: hostId },
       timeout: 90_000,
     },
   );

@@ -7,6 +7,8 @@ import {
   SandboxConfigurationError,
   SandboxPathResolutionError,
   SandboxUnsupportedFeatureError,
+  SandboxWorkspaceReadNotFoundError,
+  SandboxWorkspaceRootNotFoundError,
 } from '@openai/agents-core/sandbox';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,7 +28,6 @@ let connection: NativeConnection;
 let client: DurableBashSandboxClient;
 
 beforeAll(async () => {
-  process.env.STUB_HOST_ID = hostId;
   connection = await NativeConnection.connect({ address: server.env.address });
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-spill-'));
   worker = await startBashWorker(server.env, { hostId, spillDir }, taskQueue, connection);
@@ -131,9 +132,9 @@ describe('the OpenAI Agents sandbox session', () => {
     expect(await session.directoryExists('notes.txt')).toBe(false);
     expect(Object.keys(session.state.manifest.entries).sort()).toEqual(['b.txt', 'notes.txt', 'src']);
     // The model's commands see the same files at the same paths.
-    expect((await session.exec({ cmd: 'cat /workspace/src/a.ts notes.txt', workdir: '/workspace' })).stdout).toBe(
-      'export {};\nhello\n',
-    );
+    expect(
+      (await session.exec({ cmd: 'cat /workspace/src/a.ts notes.txt', workdir: '/workspace' })).stdout,
+    ).toBe('export {};\nhello\n');
     await session.delete();
   });
 
@@ -169,7 +170,8 @@ describe('the OpenAI Agents sandbox session', () => {
     expect(processesMatching(new RegExp(marker)).length).toBeGreaterThan(0);
     await client.delete(resumed.state);
     await waitFor(() => processesMatching(new RegExp(marker)).length === 0, 15_000);
-    expect(await resumed.pathExists('.')).toBe(false);
+    await expect(resumed.pathExists('.')).rejects.toThrow(SandboxWorkspaceReadNotFoundError);
+    await expect(client.resume(resumed.state)).rejects.toThrow(SandboxWorkspaceRootNotFoundError);
   });
 });
 

@@ -36,19 +36,18 @@ import type { OutputRead } from '../shared/read-position.js';
 import { finishedState } from '../shared/status-line.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { inputText } from '../tools/bash-input.js';
-import type { SandboxCommands, SandboxScope } from '../tools/sandbox-commands.js';
+import { commandDescription, type SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
 import { sandboxCall } from './errors.js';
 import { cutToTokens, type ExecOutput, exitCodeOf, readsOutput, resultOutput } from './exec-output.js';
 
-/** The SDK's defaults (its shell capability and UnixLocal session): a command's yield, and a poll's. */
+/** How long an exec waits without `yieldTimeMs`: the SDK's own default (its shell capability and UnixLocal session). */
 const DEFAULT_EXEC_YIELD_TIME_MS = 10_000;
+
+/** How long a `writeStdin` waits without `yieldTimeMs`: the SDK's own default, a poll's. */
 const DEFAULT_WRITE_STDIN_YIELD_TIME_MS = 250;
 
 /** Ctrl-C as `write_stdin` sends it: typed into a terminal; for a task without one, a kill. */
 const CTRL_C = '\u0003';
-
-/** What an `exec` describes its task with in the Web UI and `durable-bash ps`: the command's first line, cut. */
-const DESCRIPTION_CHARS = 100;
 
 /** A command of the session the SDK knows by a number: its task, and whether it runs on a terminal. */
 export interface SandboxProcess {
@@ -133,7 +132,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       const tty = args.tty === true;
       const taskId = await this.commands.start(this.scope, {
         command,
-        description: describe(args.cmd),
+        description: commandDescription(args.cmd),
         ...(workdir !== undefined ? { workdir } : {}),
         ...(tty ? { tty: true, run_in_background: true } : {}),
       });
@@ -497,11 +496,6 @@ function checkRunAs(runAs: string | undefined): void {
 
 function runAsOf(args: { runAs?: string }): { runAs?: string } {
   return args.runAs !== undefined ? { runAs: args.runAs } : {};
-}
-
-function describe(cmd: string): string {
-  const line = cmd.trim().split('\n')[0] ?? '';
-  return line.length > DESCRIPTION_CHARS ? `${line.slice(0, DESCRIPTION_CHARS - 1)}…` : line;
 }
 
 function execResult(

@@ -82,6 +82,24 @@ export class SandboxCommands {
   }
 }
 
+/**
+ * The longest description a sandbox command's task gets from the command: a line that fits a row
+ * of `durable-bash ps` and of the Web UI's workflow list beside the id.
+ */
+const COMMAND_DESCRIPTION_CHARS = 80;
+
+/**
+ * The `bash` tool's `description` (display only) for a sandbox command, which comes without one:
+ * the command's first line, cut to COMMAND_DESCRIPTION_CHARS.
+ */
+export function commandDescription(command: string): string {
+  const line = command.trim().split('\n')[0] ?? '';
+  if (line === '') return 'Run a command';
+  return line.length > COMMAND_DESCRIPTION_CHARS
+    ? `${line.slice(0, COMMAND_DESCRIPTION_CHARS - 3)}...`
+    : line;
+}
+
 /** The most running tasks one `killAll` lists (a session's background cap is 20 by default). */
 const MAX_LISTED_TASKS = 1000;
 

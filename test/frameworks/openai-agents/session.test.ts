@@ -12,6 +12,7 @@ import {
 } from '@openai/agents-core/sandbox';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BashTasks } from '../../../src/client/bash-tasks.js';
 import {
   DurableBashSandboxClient,
   type DurableBashSandboxSession,
@@ -45,8 +46,8 @@ const frame = (text: string) =>
 
 /** The tasks of a session, as `durable-bash ps` would list them. */
 const tasksOf = async (session: DurableBashSandboxSession) => {
-  const commands = (client as unknown as { commands: { tasks: { list: Function } } }).commands;
-  return (await commands.tasks.list({ owner: session.state.sessionId }, 100)) as unknown[];
+  const tasks = new BashTasks({ client: server.env.client, taskQueue });
+  return tasks.list({ owner: session.state.sessionId }, 100);
 };
 
 describe('the OpenAI Agents sandbox session', () => {
@@ -187,7 +188,7 @@ describe('bad input to the OpenAI Agents sandbox session', () => {
   it('gets the SDK error classes with one line, and starts nothing', async () => {
     const before = (await tasksOf(session)).length;
     const root = session.state.workspaceRoot;
-    const cases: Array<[Promise<unknown>, Function, string]> = [
+    const cases: Array<[Promise<unknown>, new (...args: never[]) => Error, string]> = [
       [
         session.exec({ cmd: 'true', yieldTimeMs: -1 }),
         SandboxConfigurationError,

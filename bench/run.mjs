@@ -91,12 +91,19 @@ function fail(message) {
 const readJson = (file) => JSON.parse(readFileSync(file, 'utf8'));
 const log = (message) => process.stdout.write(`[bench] ${message}\n`);
 
-/** One vitest run of `file` with the bench's options in the environment; its JSON, and whether it passed. */
-function vitest(file, env, out) {
+/**
+ * One vitest run of `file` with the bench's options in the environment, under `node` (this one's
+ * unless named); its JSON, and whether it passed.
+ */
+function vitest(file, env, out, node = process.execPath) {
   const result = spawnSync(
-    process.execPath,
+    node,
     [path.join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--config', 'vitest.bench.config.ts', file],
-    { cwd: root, stdio: 'inherit', env: { ...process.env, ...env, BENCH_OUT: out } },
+    {
+      cwd: root,
+      stdio: 'inherit',
+      env: { ...process.env, ...env, BENCH_OUT: out, PATH: `${path.dirname(node)}:${process.env.PATH}` },
+    },
   );
   const passed = result.status === 0;
   const json = existsSync(out) ? readJson(out) : undefined;
@@ -187,6 +194,26 @@ if (options.soak) {
     }
     if (json) results.runs.push({ kind, ...json, failed: !passed });
   }
+  // The framework sandboxes need Node.js 22+: under the Node.js 24 `npm run provision` installs.
+  const node24 = path.join(root, '.node24/bin/node');
+  const kind = options.servers[0];
+  log(
+    `the framework sandboxes against the bash tool on the ${kind} server (bench/sandboxes.bench.ts, Node.js 24)`,
+  );
+  if (!existsSync(node24))
+    spawnSync('bash', [path.join(root, 'scripts/provision-node.sh')], { stdio: 'inherit' });
+  const sandboxesOut = path.join(scratch, 'sandboxes.json');
+  const sandboxes = vitest(
+    'bench/sandboxes.bench.ts',
+    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
+    sandboxesOut,
+    node24,
+  );
+  if (!sandboxes.passed) {
+    failed = true;
+    log('the sandboxes run failed');
+  }
+  if (sandboxes.json) results.runs.push({ kind: 'sandboxes', ...sandboxes.json, failed: !sandboxes.passed });
   if (!options.quick) {
     log('a task read thousands of times (bench/many-reads.bench.ts)');
     const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));

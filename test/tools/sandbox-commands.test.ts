@@ -101,9 +101,12 @@ describe('sandbox commands', () => {
     const commands = new SandboxCommands({ client: env.client, taskQueue });
     const scope = { ...scopeOn('host-a'), sessionId: 'sandbox-kill-all' };
     const other = { ...scopeOn('host-a'), sessionId: 'sandbox-kill-all-other' };
-    const sleep = { command: 'sleep 600', description: 'Sleep', run_in_background: true };
+    const sleep = { command: 'echo up; sleep 600', description: 'Sleep', run_in_background: true };
     const mine = [await commands.start(scope, sleep), await commands.start(scope, sleep)];
     const theirs = await commands.start(other, sleep);
+    // Running, each: a kill before the command starts ends it otherwise (killed before it started).
+    for (const taskId of mine) await commands.tasks.read(taskId, scope.sessionId, { waitMs: 10_000 });
+    await commands.tasks.read(theirs, other.sessionId, { waitMs: 10_000 });
     expect(await commands.killAll(scope, mine)).toBe(2);
     for (const taskId of mine)
       expect((await commands.tasks.snapshot(taskId, scope.sessionId)).state.status).toBe('killed');

@@ -1,28 +1,28 @@
 /**
  * A process spawned in a durable-bash sandbox (AI SDK 7's `SandboxProcess`): a background task whose
- * stdout and stderr are pull-based streams fed by the task's durable reads (`BashTasks.read`, the
- * read position `bash_output` keeps), its exit from the task's result, its kill `bash_kill`'s, its
- * stdin `bash_input`'s. The handle serializes (`WORKFLOW_SERIALIZE`) and re-attaches by task id.
+ * stdout and stderr are pull-based byte streams fed by the task's durable reads (`BashTasks.read`,
+ * the read position `bash_output` keeps) and, for every byte a read skipped or could not give
+ * exactly, ranged reads of its spill files (`BashTasks.outputRange`); its exit from the task's
+ * result, its kill `bash_kill`'s, its stdin `bash_input`'s. The handle serializes
+ * (`WORKFLOW_SERIALIZE`) as the bytes each stream has given, and re-attaches by task id.
  */
 import os from 'node:os';
 import type { Experimental_SandboxProcess } from 'ai';
-import { InvalidArgumentsError, ReadAbortedError } from '../shared/errors.js';
+import { InvalidArgumentsError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES } from '../shared/limits.js';
-import { markers, UNAVAILABLE } from '../shared/render.js';
-import type { BashTaskResult, TaskId } from '../shared/task.js';
+import type { BashTaskResult, CommandHost, TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import type { SandboxCommands } from '../tools/sandbox-commands.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
+import { appendSegments, plannedEnd, type Segment, segmentsOfRead } from './stream-segments.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
 
 /**
- * The most bytes of one stream a handle holds read from the task but not yet taken by its consumer
- * (and carries when serialized): a read brings at most the worker's output limit (30 KiB by default)
- * of each stream, and one read feeds both, so a consumer that reads only stdout leaves stderr's share
- * here. At this bound the stream that wants more waits until the other is read or cancelled, as a
- * pipe does; the task's output waits in its spill files meanwhile, nothing is lost.
+ * The most bytes one ranged read of a spill file asks for: under the Temporal SDK's payload warning
+ * (512 KiB, where it logs each payload over it) with room for the envelope, and within what one
+ * workspace operation carries (WORKSPACE_TRANSFER_MAX_BYTES). A few tens of ms a call.
  */
-const MAX_UNREAD_BYTES = 1024 * 1024;
+const RANGE_CHUNK_BYTES = 448 * 1024;
 
 /** How long one read waits on the task's host for new output; a pull that got none reads again. */
 const READ_WAIT_MS = 30_000;
@@ -42,14 +42,16 @@ type StreamName = (typeof STREAMS)[number];
 /** A spawned process as plain data: what `WORKFLOW_SERIALIZE` gives and `WORKFLOW_DESERIALIZE` takes. */
 export interface SerializedDurableBashProcess {
   kind: 'durable-bash-process';
-  version: 1;
+  version: 2;
   taskId: string;
   sessionId: string;
   taskQueue: string;
+  /** The task's host (the sandbox's): where its spill files are read by range. */
+  host: CommandHost;
   /** Spawned with `stdin: true`: the handle has a `stdin` writer. */
   stdin: boolean;
-  /** Bytes read from the task that the consumer had not taken, base64, per stream (each at most MAX_UNREAD_BYTES). */
-  unread: { stdout: string; stderr: string };
+  /** How many bytes of each stream the handle's consumers were given: a deserialized handle goes on from there. */
+  delivered: { stdout: number; stderr: number };
 }
 
 /** What a process handle needs to reach its task. */
@@ -57,6 +59,7 @@ interface ProcessTarget {
   taskId: TaskId;
   sessionId: string;
   taskQueue: string;
+  host: CommandHost;
 }
 
 /** The exit a signal death reports, as a shell does: 128 plus the signal's number. */
@@ -71,27 +74,35 @@ export function exitCodeOf(result: BashTaskResult): number {
   return signalExitCode(result.signal ?? 'SIGKILL');
 }
 
+/** One stream's state: the bytes its consumer was given, and what it is owed next, in order. */
+interface StreamState {
+  delivered: number;
+  segments: Segment[];
+  cancelled: boolean;
+}
+
 /**
- * Both streams of a task, fed by its durable reads: a read is made only when a consumer pulls and
- * its own stream has nothing held, and one read at a time; each read's share of the other stream is
- * held for it (bounded by MAX_UNREAD_BYTES).
+ * Both streams of a task. A pull gives the stream's next segment: held bytes, or one ranged read
+ * (at most RANGE_CHUNK_BYTES) of the spill file; with none, one durable read (one at a
+ * time, for both streams) adds segments to each. What the handle holds is bounded: per stream, at
+ * most one read's text (the worker's output limit, 30 KiB by default), the rest as ranges to read
+ * when pulled.
  */
 class TaskStreams {
-  private readonly held: Record<StreamName, Uint8Array[]> = { stdout: [], stderr: [] };
-  private readonly heldBytes: Record<StreamName, number> = { stdout: 0, stderr: 0 };
-  private readonly cancelled: Record<StreamName, boolean> = { stdout: false, stderr: false };
+  private readonly state: Record<StreamName, StreamState>;
   private ended = false;
   private reading: Promise<void> | undefined;
-  private readAbort: AbortController | undefined;
-  /** Resolved (and replaced) whenever a stream takes or drops held bytes. */
-  private drained = promiseWithResolve();
+  /** The next read answers at once: a deserialized handle's first, and one after a read that could not say its range. */
+  private catchUp: boolean;
 
   constructor(
     private readonly commands: Promise<SandboxCommands>,
     private readonly target: ProcessTarget,
-    unread: { stdout: Uint8Array; stderr: Uint8Array },
+    delivered: { stdout: number; stderr: number } | undefined,
   ) {
-    for (const stream of STREAMS) if (unread[stream].length > 0) this.hold(stream, unread[stream]);
+    const fresh = (from: number): StreamState => ({ delivered: from, segments: [], cancelled: false });
+    this.state = { stdout: fresh(delivered?.stdout ?? 0), stderr: fresh(delivered?.stderr ?? 0) };
+    this.catchUp = delivered !== undefined;
   }
 
   stream(name: StreamName): ReadableStream<Uint8Array> {
@@ -105,39 +116,36 @@ class TaskStreams {
     );
   }
 
-  /** Hands over what is held (the serialized form carries it) and stops a waiting read, which then moves nothing. */
-  takeHeld(): { stdout: Uint8Array; stderr: Uint8Array } {
-    this.readAbort?.abort();
-    const taken = { stdout: concat(this.held.stdout), stderr: concat(this.held.stderr) };
-    for (const stream of STREAMS) {
-      this.held[stream] = [];
-      this.heldBytes[stream] = 0;
-    }
-    this.notifyDrained();
-    return taken;
+  /** The bytes of each stream its consumer was given. */
+  delivered(): { stdout: number; stderr: number } {
+    return { stdout: this.state.stdout.delivered, stderr: this.state.stderr.delivered };
   }
 
   private async pull(
     name: StreamName,
     controller: ReadableStreamDefaultController<Uint8Array>,
   ): Promise<void> {
+    const state = this.state[name];
     for (;;) {
-      const chunk = this.held[name].shift();
-      if (chunk !== undefined) {
-        this.heldBytes[name] -= chunk.length;
-        this.notifyDrained();
-        controller.enqueue(chunk);
+      const segment = state.segments[0];
+      if (segment?.kind === 'bytes') {
+        state.segments.shift();
+        state.delivered += segment.bytes.length;
+        controller.enqueue(segment.bytes);
+        return;
+      }
+      if (segment?.kind === 'range') {
+        const bytes = await this.rangeRead(name, segment.start, segment.end);
+        if (state.cancelled) return;
+        segment.start += bytes.length;
+        if (segment.start >= segment.end) state.segments.shift();
+        state.delivered += bytes.length;
+        controller.enqueue(bytes);
         return;
       }
       if (this.ended) {
         controller.close();
         return;
-      }
-      const other: StreamName = name === 'stdout' ? 'stderr' : 'stdout';
-      if (this.heldBytes[other] >= MAX_UNREAD_BYTES) {
-        // The other stream's consumer is behind: read nothing more until it takes some (or cancels).
-        await this.drained.promise;
-        continue;
       }
       this.reading ??= this.readOnce().finally(() => {
         this.reading = undefined;
@@ -146,57 +154,58 @@ class TaskStreams {
     }
   }
 
-  private cancel(name: StreamName): void {
-    this.cancelled[name] = true;
-    this.held[name] = [];
-    this.heldBytes[name] = 0;
-    this.notifyDrained();
+  /** The first bytes of `[start, end)` of the stream's spill file, at most RANGE_CHUNK_BYTES; never none. */
+  private async rangeRead(name: StreamName, start: number, end: number): Promise<Uint8Array> {
+    const { tasks } = await this.commands;
+    const bytes = await tasks.outputRange(this.target.taskId, this.target.sessionId, {
+      hostQueue: this.target.host.hostQueue,
+      stream: name,
+      start,
+      end: Math.min(end, start + RANGE_CHUNK_BYTES),
+    });
+    if (bytes.length === 0)
+      throw new Error(
+        `task ${this.target.taskId}'s ${name} ends before byte ${end} on its host ${this.target.host.hostId}: its spill file was cut short`,
+      );
+    return bytes;
   }
 
-  /** One durable read: its bytes held for their streams, in order; a read no worker took is left for later. */
+  private cancel(name: StreamName): void {
+    this.state[name].cancelled = true;
+    this.state[name].segments = [];
+  }
+
+  /** One durable read: what it moved over added to each stream; a read no worker took is left for later. */
   private async readOnce(): Promise<void> {
     const commands = await this.commands;
-    const abort = new AbortController();
-    this.readAbort = abort;
-    let read: Awaited<ReturnType<SandboxCommands['tasks']['read']>>;
-    try {
-      read = await commands.tasks.read(this.target.taskId, this.target.sessionId, {
-        waitMs: Math.min(READ_WAIT_MS, commands.maxWaitMs),
-        signal: abort.signal,
-        terminal: 'raw',
-      });
-    } catch (err) {
-      // Stopped by a serialization: the host had not answered, so the read moved nothing.
-      if (err instanceof ReadAbortedError && abort.signal.aborted) return;
-      throw err;
-    } finally {
-      if (this.readAbort === abort) this.readAbort = undefined;
-    }
+    const read = await commands.tasks.read(this.target.taskId, this.target.sessionId, {
+      waitMs: this.catchUp ? 0 : Math.min(READ_WAIT_MS, commands.maxWaitMs),
+      terminal: 'raw',
+    });
     if (read.unclaimed) {
       // No worker took the read: the position did not move, and these bytes come with a later read.
       await sleep(UNCLAIMED_RETRY_MS);
       return;
     }
-    for (const stream of STREAMS) {
-      const part = read[stream];
-      if (part.droppedBytes > 0) {
-        // The consumer fell more than the worker's output limit behind: those bytes are in the spill file only.
-        this.hold(stream, encoder.encode(`\n${markers.dropped(part.spillPath ?? UNAVAILABLE)}\n`));
-      }
-      if (part.text !== '') this.hold(stream, encoder.encode(part.text));
+    if (read.ranges === undefined) {
+      // The read could not say what it moved over: the next one, made at once, says where the
+      // position now stands, and everything before it is read by range.
+      this.catchUp = true;
+      return;
+    }
+    this.catchUp = false;
+    for (const name of STREAMS) {
+      const state = this.state[name];
+      if (state.cancelled) continue;
+      const added = segmentsOfRead(
+        plannedEnd(state.delivered, state.segments),
+        read.ranges[name],
+        read[name],
+        state.segments.length === 0,
+      );
+      appendSegments(state.segments, added);
     }
     if (read.state.status !== 'running') this.ended = true;
-  }
-
-  private hold(stream: StreamName, bytes: Uint8Array): void {
-    if (this.cancelled[stream]) return;
-    this.held[stream].push(bytes);
-    this.heldBytes[stream] += bytes.length;
-  }
-
-  private notifyDrained(): void {
-    this.drained.resolve();
-    this.drained = promiseWithResolve();
   }
 }
 
@@ -219,11 +228,12 @@ export class DurableBashProcess implements Experimental_SandboxProcess {
     private readonly target: ProcessTarget,
     options: {
       stdin: boolean;
-      unread?: { stdout: Uint8Array; stderr: Uint8Array };
+      /** A deserialized handle's: the bytes of each stream already given, where its streams go on. */
+      delivered?: { stdout: number; stderr: number };
       abortSignal?: AbortSignal;
     },
   ) {
-    this.streams = new TaskStreams(commands, target, options.unread ?? { stdout: empty, stderr: empty });
+    this.streams = new TaskStreams(commands, target, options.delivered);
     this.stdout = this.streams.stream('stdout');
     this.stderr = this.streams.stream('stderr');
     if (options.stdin) this.stdin = stdinWriter(commands, target);
@@ -264,14 +274,18 @@ export class DurableBashProcess implements Experimental_SandboxProcess {
     await commands.tasks.kill(this.target.taskId, this.target.sessionId);
   }
 
+  /**
+   * The handle as plain data: each stream's delivered offset, no bytes. The handle stays usable; a
+   * copy made from the data gives each stream from that offset on, whatever either reads meanwhile.
+   */
   static [WORKFLOW_SERIALIZE](process: DurableBashProcess): SerializedDurableBashProcess {
-    const held = process.streams.takeHeld();
     return {
       kind: 'durable-bash-process',
-      version: 1,
+      version: 2,
       ...process.target,
+      host: { ...process.target.host },
       stdin: process.stdin !== undefined,
-      unread: { stdout: base64(held.stdout), stderr: base64(held.stderr) },
+      delivered: process.streams.delivered(),
     };
   }
 
@@ -283,11 +297,13 @@ export class DurableBashProcess implements Experimental_SandboxProcess {
     commands.catch(() => {});
     return new DurableBashProcess(
       commands,
-      { taskId: checked.taskId as TaskId, sessionId: checked.sessionId, taskQueue: checked.taskQueue },
       {
-        stdin: checked.stdin,
-        unread: { stdout: fromBase64(checked.unread.stdout), stderr: fromBase64(checked.unread.stderr) },
+        taskId: checked.taskId as TaskId,
+        sessionId: checked.sessionId,
+        taskQueue: checked.taskQueue,
+        host: { hostId: checked.host.hostId, hostQueue: checked.host.hostQueue },
       },
+      { stdin: checked.stdin, delivered: { ...checked.delivered } },
     );
   }
 }
@@ -297,9 +313,9 @@ function checkSerializedProcess(data: unknown): SerializedDurableBashProcess {
   const record = (
     typeof data === 'object' && data !== null ? data : {}
   ) as Partial<SerializedDurableBashProcess>;
-  if (record.kind !== 'durable-bash-process' || record.version !== 1)
+  if (record.kind !== 'durable-bash-process' || record.version !== 2)
     throw new InvalidArgumentsError(
-      'invalid serialized process: expected a durable-bash process of version 1',
+      'invalid serialized process: expected a durable-bash process of version 2',
     );
   for (const field of ['taskId', 'sessionId', 'taskQueue'] as const) {
     const value = record[field];
@@ -310,17 +326,23 @@ function checkSerializedProcess(data: unknown): SerializedDurableBashProcess {
     throw new InvalidArgumentsError(
       `invalid serialized process: ${JSON.stringify(record.taskId)} is not a task id`,
     );
+  const host = record.host as Partial<CommandHost> | undefined;
+  if (
+    typeof host?.hostId !== 'string' ||
+    host.hostId === '' ||
+    typeof host.hostQueue !== 'string' ||
+    host.hostQueue === ''
+  )
+    throw new InvalidArgumentsError(
+      'invalid serialized process: host must be { hostId, hostQueue }, non-empty strings',
+    );
   if (typeof record.stdin !== 'boolean')
     throw new InvalidArgumentsError('invalid serialized process: stdin must be a boolean');
   for (const stream of STREAMS) {
-    const value = record.unread?.[stream];
-    if (
-      typeof value !== 'string' ||
-      !/^[A-Za-z0-9+/]*={0,2}$/.test(value) ||
-      (value.length * 3) / 4 > MAX_UNREAD_BYTES + 3
-    )
+    const value = record.delivered?.[stream];
+    if (!Number.isSafeInteger(value) || (value as number) < 0)
       throw new InvalidArgumentsError(
-        `invalid serialized process: unread.${stream} must be base64 of at most ${MAX_UNREAD_BYTES} bytes`,
+        `invalid serialized process: delivered.${stream} must be a non-negative integer`,
       );
   }
   return record as SerializedDurableBashProcess;
@@ -359,29 +381,6 @@ function stdinWriter(commands: Promise<SandboxCommands>, target: ProcessTarget):
   });
 }
 
-const encoder = new TextEncoder();
-const empty = new Uint8Array(0);
-
-function concat(chunks: Uint8Array[]): Uint8Array {
-  return chunks.length === 1 ? (chunks[0] as Uint8Array) : new Uint8Array(Buffer.concat(chunks));
-}
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString('base64');
-}
-
-function fromBase64(text: string): Uint8Array {
-  return new Uint8Array(Buffer.from(text, 'base64'));
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function promiseWithResolve(): { promise: Promise<void>; resolve: () => void } {
-  let resolve = () => {};
-  const promise = new Promise<void>((settle) => {
-    resolve = settle;
-  });
-  return { promise, resolve };
 }

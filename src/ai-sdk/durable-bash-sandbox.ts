@@ -153,7 +153,7 @@ export class DurableBashSandbox implements SandboxSession {
     );
     return new DurableBashProcess(
       this.commands,
-      { taskId, sessionId: this.sessionId, taskQueue: this.settings.taskQueue },
+      { taskId, sessionId: this.sessionId, taskQueue: this.settings.taskQueue, host: this.host },
       { stdin: options.stdin === true, ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}) },
     );
   }

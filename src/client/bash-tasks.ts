@@ -27,6 +27,7 @@ import { type ReadOptions, TaskReads } from './task-reads.js';
 import { isTaskWorkflow, type TaskSnapshot } from './task-snapshot.js';
 import { type StartRequest, startTask, supportsEagerStart } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+import { WorkspaceFiles } from './workspace-files.js';
 
 export type { ForegroundOutcome } from './foreground.js';
 export type { ReadOptions } from './task-reads.js';
@@ -65,6 +66,7 @@ export class BashTasks {
   /** Set when the client encrypts with durable-bash's codec: owners are then stored hashed. */
   private readonly ownerHasher: OwnerHasher | undefined;
   private readonly reads: TaskReads;
+  private files: WorkspaceFiles | undefined;
 
   constructor(options: BashTasksOptions) {
     this.client = options.client;
@@ -218,6 +220,23 @@ export class BashTasks {
     } catch (err) {
       throw asClientError(this.client, err);
     }
+  }
+
+  /**
+   * The raw bytes `[start, end)` of a task's stdout or stderr, read from its spill file on its host
+   * (`hostQueue`, where it ran): at most WORKSPACE_TRANSFER_MAX_BYTES a call, fewer when the file is
+   * shorter. Works after the task's end while its spill files are kept (the retention); moves no read
+   * position. Only the owning session may read; `WorkspaceFileNotFoundError` once the file is gone.
+   */
+  async outputRange(
+    taskId: string,
+    callerSessionId: string | undefined,
+    range: { hostQueue: string; stream: 'stdout' | 'stderr'; start: number; end: number },
+  ): Promise<Uint8Array> {
+    await this.describeOwned(taskId, callerSessionId);
+    this.files ??= new WorkspaceFiles({ client: this.client, taskQueue: this.taskQueue });
+    const { hostQueue, ...bytes } = range;
+    return this.files.outputRange(hostQueue, { taskId, ...bytes });
   }
 
   /** What the server holds of a task now (its status, the tails of its output); moves no read position. */

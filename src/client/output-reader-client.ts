@@ -85,6 +85,15 @@ export async function readNewOutput(
     host: snapshot.host,
     unclaimed: !claimed,
     ...(snapshot.limits ? { limits: snapshot.limits } : {}),
+    ...(claimed ? { ranges: rangesOf(from, upTo) } : {}),
+  };
+}
+
+/** The ranges a read moved the position over, from where it stood to where the read took it. */
+export function rangesOf(before: ReadPosition, upTo: ReadPosition): NonNullable<OutputRead['ranges']> {
+  return {
+    stdout: { from: before.stdout, upTo: Math.max(before.stdout, upTo.stdout) },
+    stderr: { from: before.stderr, upTo: Math.max(before.stderr, upTo.stderr) },
   };
 }
 

@@ -18,6 +18,7 @@ import {
   HostReadAborted,
   type OutputRead,
   type ReaderOptions,
+  rangesOf,
   readNewOutput,
   readOnHost,
   readPosition,
@@ -117,6 +118,7 @@ export class TaskReads {
     const readerOptions = this.reader;
     const deadline = Date.now() + Math.max(0, options.waitMs ?? 0);
     let shown: HostRead | undefined;
+    let shownRanges: OutputRead['ranges'];
     for (;;) {
       const result = await readOnHost(
         this.client,
@@ -133,7 +135,7 @@ export class TaskReads {
       // A reader that answered too late to read moved nothing: as with no worker on the host, the
       // caller gets what the server holds, never a "(no new output)" that may not be true.
       if (result === undefined || result.kind === 'host-unavailable' || result.kind === 'late') {
-        if (shown !== undefined) return runningRead(shown);
+        if (shown !== undefined) return runningRead(shown, shownRanges);
         // No worker on the host answered: what the server last knew, the position unmoved.
         if (isTerminalTask(description) && options.terminal !== 'raw') return screenUnavailable();
         const position = result?.position ?? (await readPosition(this.client, taskId));
@@ -142,15 +144,18 @@ export class TaskReads {
       }
       const { read } = result;
       const grew = read.upTo.stdout > result.before.stdout || read.upTo.stderr > result.before.stderr;
+      const ranges = rangesOf(result.before, read.upTo);
+      shownRanges = shown === undefined ? ranges : joinRanges(shown, shownRanges, read, ranges);
       shown = shown === undefined ? read : joinReads(shown, read);
-      if (read.ended) return this.closingRead(description, shown, options.terminal);
+      if (read.ended) return this.closingRead(description, shown, shownRanges, options.terminal);
       const wantedNow =
         grew &&
         (options.wanted === undefined ||
           read.stdout.droppedBytes + read.stderr.droppedBytes > 0 ||
           options.wanted(read.terminal ? terminalText(read.terminal) : read.stdout.text) ||
           options.wanted(read.stderr.text));
-      if (wantedNow || Date.now() >= deadline || options.waitMs === undefined) return runningRead(shown);
+      if (wantedNow || Date.now() >= deadline || options.waitMs === undefined)
+        return runningRead(shown, shownRanges);
     }
   }
 
@@ -191,6 +196,7 @@ export class TaskReads {
   private async closingRead(
     description: WorkflowExecutionDescription,
     shown: HostRead,
+    shownRanges: OutputRead['ranges'],
     terminal: TerminalReadMode | undefined,
   ): Promise<OutputRead> {
     const until = Date.now() + CLOSING_READ_WAIT_MS;
@@ -201,15 +207,19 @@ export class TaskReads {
         const rest = await readNewOutput(this.client, snapshot, this.reader, false, terminal);
         // The host read the whole log: the screen it rendered is the last one.
         const screen = shown.terminal ?? rest.terminal;
+        const { ranges: restRanges, ...restRead } = rest;
+        // A rest that moved nothing adds no range; one whose text the server alone holds, none known.
+        const ranges = rest.unclaimed ? undefined : joinRanges(shown, shownRanges, rest, restRanges);
         return {
-          ...rest,
+          ...restRead,
+          ...(ranges ? { ranges } : {}),
           stdout: joinStreams(shown.stdout, rest.stdout),
           stderr: joinStreams(shown.stderr, rest.stderr),
           host: rest.host ?? shown.host,
           ...(screen ? { terminal: screen } : {}),
         };
       }
-      if (Date.now() >= until) return runningRead(shown);
+      if (Date.now() >= until) return runningRead(shown, shownRanges);
       await sleep(CLOSING_READ_INTERVAL_MS);
     }
   }
@@ -296,7 +306,7 @@ function screenUnavailable(): OutputRead {
 }
 
 /** A host read as a `bash_output` answer while the task runs. */
-function runningRead(read: HostRead): OutputRead {
+function runningRead(read: HostRead, ranges: OutputRead['ranges']): OutputRead {
   return {
     state: { status: 'running' },
     stdout: read.stdout,
@@ -304,7 +314,31 @@ function runningRead(read: HostRead): OutputRead {
     host: read.host,
     unclaimed: false,
     ...(read.terminal ? { terminal: read.terminal } : {}),
+    ...(ranges ? { ranges } : {}),
   };
+}
+
+/**
+ * The ranges of two reads of one call, joined as their texts are (`joinStreams`): undefined when the
+ * joined text would not end the joined range (the second read does not start where the first
+ * stopped, or leaves out bytes after text the first showed).
+ */
+function joinRanges(
+  first: Pick<OutputRead, 'stdout' | 'stderr'>,
+  firstRanges: OutputRead['ranges'],
+  second: Pick<OutputRead, 'stdout' | 'stderr'>,
+  secondRanges: OutputRead['ranges'],
+): OutputRead['ranges'] {
+  if (firstRanges === undefined || secondRanges === undefined) return undefined;
+  const joined = { ...firstRanges };
+  for (const stream of ['stdout', 'stderr'] as const) {
+    const [a, b] = [firstRanges[stream], secondRanges[stream]];
+    // The second moved nothing of this stream: the first's range stands.
+    if (b.upTo === b.from && second[stream].text === '') continue;
+    if (a.upTo !== b.from || (first[stream].text !== '' && second[stream].droppedBytes > 0)) return undefined;
+    joined[stream] = { from: a.from, upTo: b.upTo };
+  }
+  return joined;
 }
 
 /** Two reads of one call, one after the other, as one. */

@@ -240,6 +240,29 @@ export class WorkspaceFiles {
     await this.call(ws, { op: 'extract', workspace: this.ref(ws), limits: resolved }, data);
   }
 
+  /**
+   * The raw bytes `[start, end)` of a task's stdout or stderr, from its spill file on `hostQueue`'s
+   * host (fewer when the file is shorter, none past its end); at most WORKSPACE_TRANSFER_MAX_BYTES a
+   * call. Checks no ownership: `BashTasks.outputRange` does, and is what callers use.
+   */
+  async outputRange(
+    hostQueue: string,
+    range: { taskId: string; stream: 'stdout' | 'stderr'; start: number; end: number },
+  ): Promise<Uint8Array> {
+    const { taskId, stream, start, end } = range;
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+      throw new RangeError(`invalid output range: expected 0 <= start <= end, got [${start}, ${end})`);
+    if (end - start > WORKSPACE_TRANSFER_MAX_BYTES)
+      throw new RangeError(
+        `invalid output range: ${end - start} bytes is over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one call carries`,
+      );
+    const input: WorkspaceFilesInput = {
+      request: { op: 'outputRange', taskId, stream, start, end },
+      hostQueue,
+    };
+    return (await this.run(input, undefined)) as Uint8Array;
+  }
+
   /** Removes the workspace's directory and all it holds. */
   async destroy(ws: SandboxWorkspace): Promise<void> {
     await this.call(ws, { op: 'destroy', workspace: this.ref(ws) });
@@ -255,6 +278,14 @@ export class WorkspaceFiles {
     data?: Uint8Array,
   ): Promise<WorkspaceReply | WorkspaceCreated | Uint8Array> {
     const input: WorkspaceFilesInput = { request, ...(ws ? { hostQueue: ws.host.hostQueue } : {}) };
+    return this.run(input, data, ws?.host.hostId);
+  }
+
+  private async run(
+    input: WorkspaceFilesInput,
+    data: Uint8Array | undefined,
+    hostId?: string,
+  ): Promise<WorkspaceReply | WorkspaceCreated | Uint8Array> {
     try {
       return await this.client.workflow.execute(workspaceFiles, {
         taskQueue: this.taskQueue,
@@ -263,12 +294,12 @@ export class WorkspaceFiles {
         workflowExecutionTimeout: WORKSPACE_WORKFLOW_TIMEOUT_MS,
       });
     } catch (err) {
-      throw this.errorOf(err, ws);
+      throw this.errorOf(err, hostId ?? input.hostQueue);
     }
   }
 
   /** The error a caller sees: the refusal's class, the host's silence, or an unreachable server. */
-  private errorOf(err: unknown, ws: SandboxWorkspace | undefined): unknown {
+  private errorOf(err: unknown, host: string | undefined): unknown {
     if (!(err instanceof WorkflowFailedError)) return asClientError(this.client, err);
     const cause = err.cause instanceof ActivityFailure ? err.cause.cause : err.cause;
     if (cause instanceof ApplicationFailure && isFailureType(cause.type)) {
@@ -278,7 +309,7 @@ export class WorkspaceFiles {
     if (cause instanceof TimeoutFailure) {
       return new WorkspaceOperationError(
         err.cause instanceof ActivityFailure
-          ? `no worker on the workspace's host ${ws?.host.hostId ?? `of task queue ${this.taskQueue}`} answered within ${WORKSPACE_OP_TIMEOUT_MS / 1000} s`
+          ? `no worker on the workspace's host ${host ?? `of task queue ${this.taskQueue}`} answered within ${WORKSPACE_OP_TIMEOUT_MS / 1000} s`
           : `no worker of task queue ${this.taskQueue} answered within ${WORKSPACE_WORKFLOW_TIMEOUT_MS / 1000} s`,
       );
     }

@@ -161,6 +161,16 @@ export type HostReadResult = { serverTimeMs: number } & (
   | { kind: 'late'; position: ReadPosition }
 );
 
+/**
+ * The bytes of one stream a read moved the read position over: `[from, upTo)`, `from` being where
+ * the position stood before it. The stream's `text` decodes the last bytes of the range (all of them
+ * when its `droppedBytes` is 0); a process handle reads the rest raw (`outputRange`).
+ */
+export interface ReadRange {
+  from: number;
+  upTo: number;
+}
+
 /** The answer to one `bash_output` call. */
 export interface OutputRead {
   state: TaskState;
@@ -176,4 +186,9 @@ export interface OutputRead {
   terminal?: TerminalRead;
   /** A running terminal task whose host did not answer: its screen could not be rendered. */
   screenUnavailable?: true;
+  /**
+   * Where the read moved each stream's position, when the client can tell (absent for an unclaimed
+   * read, which moved nothing, and for a read whose text does not end its range: see `ReadRange`).
+   */
+  ranges?: { stdout: ReadRange; stderr: ReadRange };
 }

@@ -75,11 +75,26 @@ export type WorkspaceRequest =
     }
   /** The archive travels as the operation's second argument; the workspace is emptied first. */
   | { op: 'extract'; workspace: WorkspaceRef; limits: ResolvedArchiveLimits }
-  | { op: 'destroy'; workspace: WorkspaceRef };
+  | { op: 'destroy'; workspace: WorkspaceRef }
+  /**
+   * The raw bytes `[start, end)` of a task's spill file on its host (fewer when the file is shorter),
+   * at most WORKSPACE_TRANSFER_MAX_BYTES: read by the worker itself, as the spill directory is its
+   * own and hidden from sessions. The caller checked that the task is the session's.
+   */
+  | OutputRangeRequest;
+
+/** See `WorkspaceRequest`: a ranged read of a task's output (a process handle's gaps, docs/SANDBOXES.md). */
+export interface OutputRangeRequest {
+  op: 'outputRange';
+  taskId: string;
+  stream: 'stdout' | 'stderr';
+  start: number;
+  end: number;
+}
 
 export type WorkspaceOp = WorkspaceRequest['op'];
 
-/** The reply of an operation that returns no bytes (`read` and `archive` return a Uint8Array). */
+/** The reply of an operation that returns no bytes (`read`, `archive` and `outputRange` return a Uint8Array). */
 export type WorkspaceReply =
   | { op: 'create'; root: string }
   | { op: 'stat'; stat: WorkspaceStatReply | null }

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { type SandboxWorkspace, WorkspaceFiles } from '../../src/client/workspace-files.js';
 import {
+  ForeignTaskError,
   WorkspaceArchiveLimitError,
   WorkspaceDirectoryNotEmptyError,
   WorkspaceFileExistsError,
@@ -120,6 +121,27 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
       `no such file or directory in the workspace: ${ws.root}/nothing`,
     );
     expect((await files.list(ws, '.')).map((entry) => entry.name)).toEqual(['run.sh', 'src']);
+  });
+
+  it("reads a task's output raw by range after its end: the owning session only, short past the file's end", async () => {
+    const ws = await files.create(session);
+    const taskId = await tasks.start({
+      command: "printf 'abc\\377def'; printf E >&2",
+      description: 'Output by range',
+      workdir: ws.root,
+      owner: session,
+      background: true,
+      host: ws.host,
+    });
+    await tasks.result(taskId);
+    const range = (start: number, end: number, owner = session, stream: 'stdout' | 'stderr' = 'stdout') =>
+      tasks.outputRange(taskId, owner, { hostQueue: ws.host.hostQueue, stream, start, end });
+    expect(await range(2, 5)).toEqual(new Uint8Array([0x63, 0xff, 0x64]));
+    expect(text(await range(5, 100))).toBe('ef');
+    expect(await range(50, 60)).toEqual(new Uint8Array(0));
+    expect(text(await range(0, 1, session, 'stderr'))).toBe('E');
+    await expect(range(0, 1, 'another-session')).rejects.toThrow(new ForeignTaskError(taskId).message);
+    await expect(range(0, 1, 'another-session')).rejects.toBeInstanceOf(ForeignTaskError);
   });
 
   it("writes files the session's next command reads as its own, and reads what the command wrote", async () => {

@@ -98,6 +98,26 @@ async function openOrEmpty(file: string): Promise<fs.FileHandle> {
   }
 }
 
+/**
+ * The bytes `[start, end)` of one spill file (fewer when the file is shorter, none past its end):
+ * a process handle's ranged read. Undefined when the file is not there (never written, or swept
+ * after the retention).
+ */
+export async function readSpillRange(file: string, start: number, end: number): Promise<Buffer | undefined> {
+  let handle: fs.FileHandle;
+  try {
+    handle = await openSpillReader(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    return await readRange(handle, start, end);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
 export async function closeReaders(readers: SpillReaders): Promise<void> {
   await Promise.all([
     readers.stdout.close().catch(() => undefined),

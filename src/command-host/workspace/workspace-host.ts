@@ -9,6 +9,9 @@
  * No tar: the SDKs' persist/hydrate format is the OpenAI Agents SDK's JSON workspace archive
  * (version 1, base64 files), which the program writes and reads itself, so nothing but Node runs
  * in the session.
+ *
+ * One operation is not a workspace's: `outputRange`, a ranged read of a task's spill file, which the
+ * worker serves itself (the spill directory is the worker's).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -16,9 +19,12 @@ import { existsSync, mkdirSync, readFileSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ApplicationFailure } from '@temporalio/activity';
+import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../shared/limits.js';
 import type { TaskId } from '../../shared/task.js';
+import { isTaskIdShape } from '../../shared/task-id.js';
 import {
   normalizePosix,
+  type OutputRangeRequest,
   type WorkspaceFailure,
   WorkspaceFailureType,
   type WorkspaceReply,
@@ -26,6 +32,8 @@ import {
 } from '../../shared/workspace.js';
 import { commandLaunch } from '../containment/command-launch.js';
 import type { ExecutorConfig } from '../executor-config.js';
+import { readSpillRange } from '../spill/spill-files.js';
+import { taskFiles } from '../supervisor/task-files.js';
 import { type ProgramMessage, type ProgramRequest, runWorkspaceOp } from './workspace-program.js';
 
 /** A refusal on the host: the activity turns it into an ApplicationFailure of its type. */
@@ -47,7 +55,7 @@ const SESSION_KEY = /^[0-9a-f]{32}$/;
 /** What the host needs of the executor: its containment and where workspaces live. */
 export type WorkspaceHostConfig = Pick<
   ExecutorConfig,
-  'workspaceDir' | 'sandbox' | 'isolation' | 'taskQueue' | 'lostAfterMs'
+  'workspaceDir' | 'sandbox' | 'isolation' | 'taskQueue' | 'lostAfterMs' | 'spillDir'
 >;
 
 /** Runs one request on this host: its reply, or the bytes of a read or an archive. */
@@ -57,6 +65,7 @@ export async function runWorkspaceRequest(
   data?: Uint8Array,
 ): Promise<WorkspaceReply | Uint8Array> {
   if (request.op === 'create') return { op: 'create', root: createWorkspace(config, request) };
+  if (request.op === 'outputRange') return readOutputRange(config, request);
   if (!SESSION_KEY.test(request.workspace.sessionKey))
     failed(`invalid session key ${request.workspace.sessionKey}`);
   checkRoot(request.workspace.root);
@@ -74,6 +83,33 @@ export async function runWorkspaceRequest(
   if (outcome.failure) throw new WorkspaceRefusal(outcome.failure);
   if (request.op === 'destroy') removeEmptied(config, request.workspace.root);
   return outcome.bytes ?? outcome.reply ?? { op: 'done' };
+}
+
+/**
+ * A ranged read of a task's spill file, in the worker's own process: the spill directory is the
+ * worker's, hidden from sessions, so never through a session's launcher. The caller (the client)
+ * checked that the task is the session's; the id is checked here before it names a path.
+ */
+async function readOutputRange(
+  config: Pick<WorkspaceHostConfig, 'spillDir'>,
+  request: OutputRangeRequest,
+): Promise<Uint8Array> {
+  const { taskId, stream, start, end } = request;
+  if (typeof taskId !== 'string' || !isTaskIdShape(taskId))
+    failed(`outputRange: invalid task id ${JSON.stringify(String(taskId).slice(0, 80))}`);
+  if (stream !== 'stdout' && stream !== 'stderr')
+    failed(`outputRange: invalid stream ${JSON.stringify(stream)}: expected stdout or stderr`);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start < 0 || end < start)
+    failed(`outputRange: invalid range [${start}, ${end}): expected 0 <= start <= end`);
+  if (end - start > WORKSPACE_TRANSFER_MAX_BYTES)
+    failed(
+      `outputRange: ${end - start} bytes is over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one operation carries`,
+    );
+  const file = taskFiles(config.spillDir, taskId)[stream];
+  const bytes = await readSpillRange(file, start, end);
+  if (bytes === undefined)
+    throw new WorkspaceRefusal({ type: WorkspaceFailureType.notFound, facts: { path: file } });
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function failed(reason: string): never {

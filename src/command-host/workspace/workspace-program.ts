@@ -25,8 +25,8 @@ export interface ProgramOutcome {
   failure?: WorkspaceFailure;
 }
 
-/** The requests the program runs (`create` is the host's own, never the program's). */
-export type ProgramRequest = Exclude<WorkspaceRequest, { op: 'create' }>;
+/** The requests the program runs (`create` and `outputRange` are the worker's own, never the program's). */
+export type ProgramRequest = Exclude<WorkspaceRequest, { op: 'create' } | { op: 'outputRange' }>;
 
 class Refusal extends Error {
   constructor(readonly failure: WorkspaceFailure) {

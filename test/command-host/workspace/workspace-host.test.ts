@@ -32,6 +32,7 @@ const plain: WorkspaceHostConfig = {
   isolation: undefined,
   taskQueue: 'unused',
   lostAfterMs: 60_000,
+  spillDir,
 };
 
 async function create(config: WorkspaceHostConfig) {
@@ -94,6 +95,26 @@ describe('runWorkspaceRequest in the worker', () => {
     await expect(runWorkspaceRequest(plain, { op: 'create', sessionKey: '../x' })).rejects.toMatchObject({
       failure: { type: 'WorkspaceOperationError' },
     });
+  });
+
+  it("reads a range of a task's spill file raw: short past its end, refused for a missing file or a bad id or size", async () => {
+    const taskId = 'bash-00000000-0000-4000-8000-0000000000aa';
+    const bytes = Buffer.from([0xff, 0xfe, 0x41, 0x0a, 0xc3]);
+    writeFileSync(path.join(spillDir, `${taskId}.stdout`), bytes);
+    const range = (stream: 'stdout' | 'stderr', start: number, end: number, id = taskId) =>
+      runWorkspaceRequest(plain, { op: 'outputRange', taskId: id, stream, start, end });
+    await expect(range('stdout', 1, 4)).resolves.toEqual(new Uint8Array(bytes.subarray(1, 4)));
+    await expect(range('stdout', 3, 100)).resolves.toEqual(new Uint8Array(bytes.subarray(3)));
+    await expect(range('stdout', 50, 60)).resolves.toEqual(new Uint8Array(0));
+    await expect(range('stderr', 0, 1)).rejects.toMatchObject({
+      failure: { type: 'WorkspaceFileNotFoundError' },
+    });
+    for (const bad of [
+      range('stdout', 0, 1, '../../etc/passwd'),
+      range('stdout', 2, 1),
+      range('stdout', 0, 1e9),
+    ])
+      await expect(bad).rejects.toMatchObject({ failure: { type: 'WorkspaceOperationError' } });
   });
 });
 

@@ -32,12 +32,11 @@ if (role === 'first') {
   }
   reader.releaseLock();
   const handle = DurableBashProcess[WORKFLOW_SERIALIZE](child);
-  process.stdout.write(JSON.stringify({ consumed, handle }));
-  process.exit(0);
+  // Exits once the pipe took it all (a large write to a pipe completes later).
+  process.stdout.write(JSON.stringify({ consumed, handle }), () => process.exit(0));
 } else {
   const child = DurableBashProcess[WORKFLOW_DESERIALIZE](data);
   const [stdout, stderr] = await Promise.all([readAll(child.stdout), readAll(child.stderr)]);
   const { exitCode } = await child.wait();
-  process.stdout.write(JSON.stringify({ stdout, stderr, exitCode }));
-  process.exit(0);
+  process.stdout.write(JSON.stringify({ stdout, stderr, exitCode }), () => process.exit(0));
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,29 +98,75 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
 
   it('hands a spawned process to another process: the rest of its output arrives once, with its exit code', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ai-sdk-7-handoff-'));
-    const lines = (prefix: string) => Array.from({ length: 6 }, (_, i) => `${prefix}-${i + 1}\n`).join('');
+    const seq = (from: number, to: number, prefix = '') =>
+      Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}\n`).join('');
     const first = path.join(dir, 'first.json');
+    // Far more than the worker's output limit (30 KiB) a read brings, on both streams, the first
+    // process stopping mid-stream: what its reads fetched but it never gave comes by range.
     writeFileSync(
       first,
       JSON.stringify({
         sandbox: DurableBashSandbox[WORKFLOW_SERIALIZE](sandbox),
-        command: 'for i in 1 2 3 4 5 6; do echo out-$i; echo err-$i >&2; sleep 0.3; done; exit 7',
+        command: 'seq 1 60000; seq 1 30000 | sed s/^/e/ >&2; sleep 1; seq 60001 120000; exit 7',
       }),
     );
     const env = { ...process.env, TEMPORAL_ADDRESS: suite.env.address };
     const script = path.resolve('test/frameworks/ai-sdk-7/handoff.mjs');
-    const a = await execFileAsync(process.execPath, [script, 'first', first, 'out-2\n'], { env });
-    const handed = JSON.parse(a.stdout) as { consumed: string; handle: { unread: { stderr: string } } };
-    expect(handed.consumed).toMatch(/^out-1\nout-2\n/);
-    // stderr's share of the reads the first process made was fetched, never consumed: it travels with the handle.
-    expect(Buffer.from(handed.handle.unread.stderr, 'base64').toString()).toMatch(/^err-1\n/);
+    const a = await execFileAsync(process.execPath, [script, 'first', first, '\n30000\n'], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const handed = JSON.parse(a.stdout) as {
+      consumed: string;
+      handle: { delivered: { stdout: number; stderr: number } };
+    };
+    expect(handed.consumed).toMatch(/^1\n2\n[\s\S]*\n30000\n/);
+    expect(handed.consumed.length).toBeLessThan(seq(1, 120000).length);
+    // The handle carries offsets, never bytes: each stream goes on from what its consumer was given.
+    expect(handed.handle.delivered).toEqual({ stdout: Buffer.byteLength(handed.consumed), stderr: 0 });
+    expect(handed.handle).not.toHaveProperty('unread');
     const second = path.join(dir, 'second.json');
     writeFileSync(second, JSON.stringify(handed.handle));
-    const b = await execFileAsync(process.execPath, [script, 'second', second], { env });
+    const b = await execFileAsync(process.execPath, [script, 'second', second], {
+      env,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     const rest = JSON.parse(b.stdout) as { stdout: string; stderr: string; exitCode: number };
-    expect(handed.consumed + rest.stdout).toBe(lines('out'));
-    expect(rest.stderr).toBe(lines('err'));
+    expect(handed.consumed + rest.stdout === seq(1, 120000)).toBe(true);
+    expect(rest.stderr === seq(1, 30000, 'e')).toBe(true);
     expect(rest.exitCode).toBe(7);
+  });
+
+  it('streams output far over the output limit, read slowly, every byte once and in order', async () => {
+    const child = await sandbox.spawn({ command: 'seq 1 200000' });
+    // The command ends long before its reader starts: every read is far behind.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    let text = '';
+    for await (const chunk of child.stdout) {
+      text += decoder.decode(chunk, { stream: true });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const expected = Array.from({ length: 200000 }, (_, i) => `${i + 1}\n`).join('');
+    expect(text.length).toBe(expected.length);
+    expect(text === expected).toBe(true);
+    await expect(child.wait()).resolves.toEqual({ exitCode: 0 });
+  });
+
+  it('streams binary output as its bytes exactly, while the command still writes it', async () => {
+    const child = await sandbox.spawn({
+      command: 'for i in 1 2 3 4 5 6; do head -c 500000 /dev/urandom; sleep 0.2; done | tee random.bin',
+    });
+    const hash = createHash('sha256');
+    let length = 0;
+    for await (const chunk of child.stdout) {
+      hash.update(chunk);
+      length += chunk.length;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await expect(child.wait()).resolves.toEqual({ exitCode: 0 });
+    expect(length).toBe(3_000_000);
+    const sum = await sandbox.run({ command: 'sha256sum random.bin' });
+    expect(hash.digest('hex')).toBe(sum.stdout.split(' ')[0]);
   });
 
   it('runs a command in the foreground: its output, its exit code, its workdir in the workspace', async () => {
@@ -232,7 +279,7 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
       'invalid startLine: expected a positive integer, got -1',
     );
     expect(() => DurableBashProcess[WORKFLOW_DESERIALIZE]({ kind: 'durable-bash-process' })).toThrow(
-      'invalid serialized process: expected a durable-bash process of version 1',
+      'invalid serialized process: expected a durable-bash process of version 2',
     );
     // A moment for the visibility store: a start would be listed by now.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -240,12 +287,13 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
     const handle = (taskId: string, sessionId = sandbox.sessionId) =>
       DurableBashProcess[WORKFLOW_DESERIALIZE]({
         kind: 'durable-bash-process',
-        version: 1,
+        version: 2,
         taskId,
         sessionId,
         taskQueue: suite.worker.taskQueue,
+        host: sandbox.host,
         stdin: false,
-        unread: { stdout: '', stderr: '' },
+        delivered: { stdout: 0, stderr: 0 },
       });
     expect(() => handle('../../etc')).toThrow('invalid serialized process: "../../etc" is not a task id');
     await expect(handle('bash-00000000-0000-0000-0000-000000000000').wait()).rejects.toThrow(

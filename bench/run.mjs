@@ -12,6 +12,9 @@
 //   --write-baseline     write bench/baseline.json from this run
 //   --isolation MODE     the workers' --isolation: auto (the default), none, session
 //   --soak [--minutes N] the soak (bench/soak.bench.ts; 10 minutes) instead of the budgets
+//   --only sandboxes     only bench/sandboxes.bench.ts (the framework sandboxes against the bash
+//                        tool, under Node.js 24); a full one replaces that table in
+//                        bench/results/latest.json and BENCHMARKS.md, dated on its own
 //
 // A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
 // --json, and a copy in the temp directory), so running it leaves the tree as it was.
@@ -66,6 +69,7 @@ function parse(argv) {
     else if (arg === '--to') options.to = path.resolve(value());
     else if (arg === '--write-baseline') options.writeBaseline = true;
     else if (arg === '--isolation') options.isolation = value();
+    else if (arg === '--only') options.only = value();
     else if (arg === '--help' || arg === '-h') {
       const text = readFileSync(fileURLToPath(import.meta.url), 'utf8');
       process.stdout.write(`${text.split('\nimport ')[0].replaceAll(/^\/\/ ?/gm, '')}\n`);
@@ -80,6 +84,8 @@ function parse(argv) {
   if (!['auto', 'none', 'session'].includes(options.isolation ?? 'auto'))
     fail(`--isolation ${options.isolation}: one of auto, none, session`);
   if (options.minutes !== undefined && !(options.minutes > 0)) fail('--minutes needs a positive number');
+  if (options.only !== undefined && options.only !== 'sandboxes')
+    fail(`--only ${options.only}: only sandboxes`);
   return options;
 }
 
@@ -144,6 +150,36 @@ function write(file, text) {
     });
 }
 
+/**
+ * bench/sandboxes.bench.ts on the `kind` server, under the Node.js 24 `npm run provision` installs
+ * (the framework sandboxes need Node.js 22+); its run joins the results. False when it failed.
+ */
+function runSandboxes(kind) {
+  const node24 = path.join(root, '.node24/bin/node');
+  log(
+    `the framework sandboxes against the bash tool on the ${kind} server (bench/sandboxes.bench.ts, Node.js 24)`,
+  );
+  if (!existsSync(node24))
+    spawnSync('bash', [path.join(root, 'scripts/provision-node.sh')], { stdio: 'inherit' });
+  const out = path.join(scratch, 'sandboxes.json');
+  const { passed, json } = vitest(
+    'bench/sandboxes.bench.ts',
+    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
+    out,
+    node24,
+  );
+  if (!passed) log('the sandboxes run failed');
+  if (json)
+    results.runs.push({
+      kind: 'sandboxes',
+      ...json,
+      date: results.date,
+      commit: results.software.commit,
+      failed: !passed,
+    });
+  return passed && json !== undefined;
+}
+
 const options = parse(process.argv.slice(2));
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
@@ -167,7 +203,25 @@ const results = {
 };
 let failed = false;
 
-if (options.soak) {
+if (options.only === 'sandboxes') {
+  failed = !runSandboxes(options.servers[0]);
+  if (!options.quick && existsSync(LATEST)) {
+    // The rest of the latest full run stays as it was; this table replaces its own.
+    const latest = readJson(LATEST);
+    latest.runs = [...latest.runs.filter((run) => run.kind !== 'sandboxes'), ...results.runs];
+    write(LATEST, `${JSON.stringify(latest, null, 2)}\n`);
+    write(path.join(root, 'BENCHMARKS.md'), markdown(latest, existsSync(SOAK) ? readJson(SOAK) : undefined));
+    log('wrote its table into BENCHMARKS.md and bench/results/latest.json');
+  }
+  process.stdout.write(
+    `\n${markdown(results, undefined)
+      .split('\n')
+      .filter((line) => line.startsWith('|'))
+      .join('\n')}\n`,
+  );
+  log(`done in ${((Date.now() - started) / 1000).toFixed(0)} s${failed ? '; FAILED' : ''}`);
+  process.exit(failed ? 1 : 0);
+} else if (options.soak) {
   const kind = options.servers[0];
   const minutes = options.minutes ?? 10;
   log(`soak: ${minutes} minutes of start / read / kill cycles on the ${kind} server`);
@@ -194,26 +248,7 @@ if (options.soak) {
     }
     if (json) results.runs.push({ kind, ...json, failed: !passed });
   }
-  // The framework sandboxes need Node.js 22+: under the Node.js 24 `npm run provision` installs.
-  const node24 = path.join(root, '.node24/bin/node');
-  const kind = options.servers[0];
-  log(
-    `the framework sandboxes against the bash tool on the ${kind} server (bench/sandboxes.bench.ts, Node.js 24)`,
-  );
-  if (!existsSync(node24))
-    spawnSync('bash', [path.join(root, 'scripts/provision-node.sh')], { stdio: 'inherit' });
-  const sandboxesOut = path.join(scratch, 'sandboxes.json');
-  const sandboxes = vitest(
-    'bench/sandboxes.bench.ts',
-    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
-    sandboxesOut,
-    node24,
-  );
-  if (!sandboxes.passed) {
-    failed = true;
-    log('the sandboxes run failed');
-  }
-  if (sandboxes.json) results.runs.push({ kind: 'sandboxes', ...sandboxes.json, failed: !sandboxes.passed });
+  failed = !runSandboxes(options.servers[0]) || failed;
   if (!options.quick) {
     log('a task read thousands of times (bench/many-reads.bench.ts)');
     const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));

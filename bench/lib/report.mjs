@@ -53,7 +53,7 @@ function runTable(run) {
   const lines = [
     `## ${run.server?.description ?? run.kind} (Temporal ${run.server?.version ?? '?'})`,
     '',
-    `${run.mode} mode, ${(run.durationMs / 1000).toFixed(0)} s${run.failed ? '; **the run failed part-way: figures below are what it measured**' : ''}`,
+    `${run.mode} mode, ${(run.durationMs / 1000).toFixed(0)} s${run.date ? `; measured ${run.date} at ${run.commit}` : ''}${run.failed ? '; **the run failed part-way: figures below are what it measured**' : ''}`,
     '',
     '| measure | raw figures | against the floor | target | holds |',
     '| --- | --- | --- | --- | --- |',
@@ -88,7 +88,9 @@ export function markdown(results, soak) {
   return [
     '# Benchmarks',
     '',
-    'Written by `npm run bench` (bench/run.mjs runs bench/budgets.bench.ts once per server); one run.',
+    'Written by `npm run bench` (bench/run.mjs runs bench/budgets.bench.ts once per server, then',
+    'bench/sandboxes.bench.ts under Node.js 24); one run, but for a table that says it was measured on',
+    'its own (`npm run bench -- --only sandboxes` replaces the sandboxes table alone).',
     'Targets: the target column. Every figure is put against floors measured in the same run on the same',
     "server: a direct `spawn('bash', ['-c', 'true'])` (spawn), Temporal's own round trip (a trivial",
     'workflow running one trivial activity on a worker in the bench process: floor), and for scale',

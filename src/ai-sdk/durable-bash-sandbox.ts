@@ -25,13 +25,10 @@ import type { BashTaskResult, CommandHost, StreamTail } from '../shared/task.js'
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { describeValue } from '../tools/arguments.js';
 import type { BashToolsOptions } from '../tools/create-bash-tools.js';
-import { SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
+import { commandDescription, SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
 import { DurableBashProcess, exitCodeOf } from './durable-bash-process.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
-
-/** The longest description a task gets from its command (the command's first line, cut). */
-const DESCRIPTION_CHARS = 80;
 
 type RunOptions = Parameters<SandboxSession['run']>[0];
 type SpawnOptions = Parameters<SandboxSession['spawn']>[0];
@@ -373,7 +370,7 @@ function taskArguments(options: RunOptions): Record<string, unknown> {
     );
   return {
     command: `${envPrefix(env)}${command}`,
-    description: describeCommand(command),
+    description: commandDescription(command),
     ...(workingDirectory !== undefined ? { workdir: workingDirectory } : {}),
   };
 }
@@ -392,13 +389,6 @@ function envPrefix(env: unknown): string {
     prefix += `export ${name}='${value.replaceAll("'", `'\\''`)}'\n`;
   }
   return prefix;
-}
-
-function describeCommand(command: string): string {
-  const line = command.trim().split('\n')[0] ?? '';
-  return line.length > DESCRIPTION_CHARS
-    ? `${line.slice(0, DESCRIPTION_CHARS - 3)}...`
-    : line || 'Run a command';
 }
 
 /** A foreground run's result as the SDK's `run` answers: each stream's text (cut ones end with the bash tool's marker), and the exit code. */

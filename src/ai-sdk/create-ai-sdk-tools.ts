@@ -2,7 +2,7 @@
  * The AI SDK adapter: each tool `createBashTools` returns, as an AI SDK `tool()` keyed by its name.
  * A thin mapping; schemas, texts and every Temporal concern stay in `src/tools`.
  */
-import { type Tool as AiSdkTool, type JSONSchema7, jsonSchema, tool } from 'ai';
+import { type Tool as AiSdkTool, type FlexibleSchema, type JSONSchema7, jsonSchema, tool } from 'ai';
 import { resultText, type Tool, type ToolExecContext, type ToolResult } from '../shared/tool-types.js';
 import { describeValue } from '../tools/arguments.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
@@ -24,8 +24,24 @@ export interface AiSdkSession {
 
 export interface AiSdkToolsOptions extends BashToolsOptions, AiSdkSession {}
 
-/** The AI SDK tool set: `bash`, `bash_output`, `bash_kill` and any other tool `createBashTools` makes. */
-export type AiSdkTools = Record<string, AiSdkTool<unknown, string>>;
+/**
+ * The AI SDK tool set: `bash`, `bash_output`, `bash_kill` and any other tool `createBashTools` makes.
+ * Typed for the installed `ai`: on AI SDK 7 each tool's context is an `AiSdkSession`, so a typed
+ * caller's `toolsContext` takes `{ bash: { sessionId } }`; on AI SDK 6 a tool has no context type.
+ */
+export type AiSdkTools = Record<string, AiSdkToolOf<ExecuteOptions>>;
+
+/** `execute`'s options in the installed `ai`: 7's carry the tool's own `context`, 6's do not. */
+type ExecuteOptions = Parameters<NonNullable<AiSdkTool<unknown, string>['execute']>>[1];
+
+/** One tool: AI SDK 7 infers a tool's context type from `contextSchema` alone, so that is the field typed. */
+type AiSdkToolOf<Options> = 'context' extends keyof Options
+  ? WithSessionContext<AiSdkTool<unknown, string>>
+  : AiSdkTool<unknown, string>;
+
+type WithSessionContext<T> = T extends unknown
+  ? Omit<T, 'contextSchema'> & { contextSchema?: FlexibleSchema<AiSdkSession | undefined> }
+  : never;
 
 /**
  * Thrown by an AI SDK tool's `execute` when the durable-bash tool answered with an error result (bad

@@ -7,13 +7,13 @@
  * (`WORKFLOW_SERIALIZE`) as the bytes each stream has given, and re-attaches by task id.
  */
 import os from 'node:os';
-import type { Experimental_SandboxProcess } from 'ai';
 import { InvalidArgumentsError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES } from '../shared/limits.js';
 import type { BashTaskResult, CommandHost, TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import type { SandboxCommands } from '../tools/sandbox-commands.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
+import type { SandboxProcess } from './sandbox-types.js';
 import { appendSegments, plannedEnd, type Segment, segmentsOfRead } from './stream-segments.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
 
@@ -214,7 +214,7 @@ class TaskStreams {
  * (the task's process lives on its worker host, and a handle may be re-attached on another machine);
  * `taskId` names it to `bash_output`, `bash_kill` and the CLI.
  */
-export class DurableBashProcess implements Experimental_SandboxProcess {
+export class DurableBashProcess implements SandboxProcess {
   readonly pid: number | undefined = undefined;
   readonly stdout: ReadableStream<Uint8Array>;
   readonly stderr: ReadableStream<Uint8Array>;

@@ -5,11 +5,6 @@
  * that host. A mapping only: every rule and text lives in src/tools, src/client and src/shared.
  */
 import { randomUUID } from 'node:crypto';
-import type {
-  Experimental_SandboxDirectoryEntry as SandboxDirectoryEntry,
-  Experimental_SandboxFileStat as SandboxFileStat,
-  Experimental_SandboxSession as SandboxSession,
-} from 'ai';
 import { type SandboxWorkspace, WorkspaceFiles } from '../client/workspace-files.js';
 import {
   InvalidArgumentsError,
@@ -28,13 +23,16 @@ import type { BashToolsOptions } from '../tools/create-bash-tools.js';
 import { commandDescription, SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
 import { DurableBashProcess, exitCodeOf } from './durable-bash-process.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
+import type {
+  SandboxPathOptions as PathOptions,
+  SandboxReadTextFileOptions as ReadTextOptions,
+  SandboxRunOptions as RunOptions,
+  SandboxDirectoryEntry,
+  SandboxFileStat,
+  SandboxSpawnOptions as SpawnOptions,
+  SandboxWriteOptions as WriteOptions,
+} from './sandbox-types.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
-
-type RunOptions = Parameters<SandboxSession['run']>[0];
-type SpawnOptions = Parameters<SandboxSession['spawn']>[0];
-type PathOptions = Parameters<SandboxSession['stat']>[0];
-type ReadTextOptions = Parameters<SandboxSession['readTextFile']>[0];
-type WriteOptions<T> = { path: string; content: T; abortSignal?: AbortSignal };
 
 export interface DurableBashSandboxOptions extends BashToolsOptions {
   /** The agent session: the owner of its tasks and, with sessions apart, its identity on the host. @default a new id */
@@ -82,7 +80,7 @@ export async function createDurableBashSandbox(
  * root, absolute ones must lie inside it; anything outside is refused with one line, before
  * anything starts.
  */
-export class DurableBashSandbox implements SandboxSession {
+export class DurableBashSandbox {
   /** @internal Made by `createDurableBashSandbox` and by `WORKFLOW_DESERIALIZE`. */
   constructor(
     private readonly commands: Promise<SandboxCommands>,

@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack`, installed into an empty project with
  * `npm install ./durable-bash-<version>.tgz`, runs docs/LIBRARY.md's first example there, word for
- * word but for the server's address and the session's working directory.
+ * word but for the server's address and the session's working directory; and a TypeScript user of
+ * AI SDK 6 compiles against its published types (`skipLibCheck` off).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,4 +71,46 @@ await client.connection.close();
     expect(run.stdout.split('\n')).toContain('listed.txt');
     expect(run.stdout).toContain('package.json');
   });
+
+  it("compiles a TypeScript user's createAiSdkTools call on AI SDK 6, with skipLibCheck off", async () => {
+    await execFileAsync(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel', 'error', 'ai@6.0.326'],
+      { cwd: project },
+    );
+    writeFileSync(
+      path.join(project, 'ai-sdk-6.ts'),
+      `import type { Client } from '@temporalio/client';
+import { generateText, type LanguageModel } from 'ai';
+import { createAiSdkTools, createDurableBashSandbox } from 'durable-bash/ai-sdk';
+declare const client: Client;
+declare const model: LanguageModel;
+const tools = createAiSdkTools({ client, taskQueue: 'q' });
+export const run = generateText({ model, tools, prompt: 'x', experimental_context: { sessionId: 's' } });
+export const sandbox = createDurableBashSandbox({ client, taskQueue: 'q' });
+`,
+    );
+    writeFileSync(
+      path.join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'es2022',
+          module: 'nodenext',
+          strict: true,
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        files: ['ai-sdk-6.ts'],
+      }),
+    );
+    const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+    const compiled = await execFileAsync(process.execPath, [tsc, '-p', '.'], { cwd: project }).catch(
+      (err: { stdout: string }) => err,
+    );
+    // @temporalio/common's own types import 'ms', whose types it does not depend on: not ours to judge.
+    const errors = compiled.stdout
+      .split('\n')
+      .filter((line) => /error TS/.test(line) && !/@temporalio\//.test(line));
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

@@ -1,4 +1,5 @@
-// A process of its own for the handoff test (sandbox.test.ts): `first` deserializes the sandbox,
+// A process of its own for the handoff test (sandbox.test.ts; the worker is SIGKILLed and the
+// server restarted between the two): `first` deserializes the sandbox,
 // spawns the command, reads stdout until it holds `until`, and prints what it read and the
 // process handle serialized; `second` deserializes that handle and reads both streams to the end.
 // Each finds its Temporal client as the CLI does (TEMPORAL_ADDRESS), registering none.

@@ -1,12 +1,13 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { generateText, jsonSchema, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDurableBashSandbox,
   DurableBashProcess,
@@ -17,6 +18,8 @@ import {
 } from '../../../src/ai-sdk/index.js';
 import { useDevServerWithWorker } from '../../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
+import { createDevServerEnv } from '../../helpers/temporal-env.js';
+import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const suite = useDevServerWithWorker();
 const execFileAsync = promisify(execFile);
@@ -94,47 +97,6 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
     });
     expect(result.text).toBe('done');
     expect(toolOutput).toEqual({ type: 'text', value: 'tick-1\ntick-2\ntick-3\nexit 0' });
-  });
-
-  it('hands a spawned process to another process: the rest of its output arrives once, with its exit code', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'ai-sdk-7-handoff-'));
-    const seq = (from: number, to: number, prefix = '') =>
-      Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}\n`).join('');
-    const first = path.join(dir, 'first.json');
-    // Far more than the worker's output limit (30 KiB) a read brings, on both streams, the first
-    // process stopping mid-stream: what its reads fetched but it never gave comes by range.
-    writeFileSync(
-      first,
-      JSON.stringify({
-        sandbox: DurableBashSandbox[WORKFLOW_SERIALIZE](sandbox),
-        command: 'seq 1 60000; seq 1 30000 | sed s/^/e/ >&2; sleep 1; seq 60001 120000; exit 7',
-      }),
-    );
-    const env = { ...process.env, TEMPORAL_ADDRESS: suite.env.address };
-    const script = path.resolve('test/frameworks/ai-sdk-7/handoff.mjs');
-    const a = await execFileAsync(process.execPath, [script, 'first', first, '\n30000\n'], {
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const handed = JSON.parse(a.stdout) as {
-      consumed: string;
-      handle: { delivered: { stdout: number; stderr: number } };
-    };
-    expect(handed.consumed).toMatch(/^1\n2\n[\s\S]*\n30000\n/);
-    expect(handed.consumed.length).toBeLessThan(seq(1, 120000).length);
-    // The handle carries offsets, never bytes: each stream goes on from what its consumer was given.
-    expect(handed.handle.delivered).toEqual({ stdout: Buffer.byteLength(handed.consumed), stderr: 0 });
-    expect(handed.handle).not.toHaveProperty('unread');
-    const second = path.join(dir, 'second.json');
-    writeFileSync(second, JSON.stringify(handed.handle));
-    const b = await execFileAsync(process.execPath, [script, 'second', second], {
-      env,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    const rest = JSON.parse(b.stdout) as { stdout: string; stderr: string; exitCode: number };
-    expect(handed.consumed + rest.stdout === seq(1, 120000)).toBe(true);
-    expect(rest.stderr === seq(1, 30000, 'e')).toBe(true);
-    expect(rest.exitCode).toBe(7);
   });
 
   it('streams output far over the output limit, read slowly, every byte once and in order', async () => {
@@ -305,6 +267,75 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
       `task ${mine.taskId} belongs to another session`,
     );
   });
+});
+
+describe('a spawned process handed to another process', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ai-sdk-7-handoff-'));
+  const dbFilename = path.join(dir, 'temporal.db');
+  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'ai-sdk-7-handoff-spill-'));
+  const taskQueue = `test-ai-sdk-7-handoff-${process.pid}`;
+  const workerArgs = ['--host-id', `ai-sdk-7-handoff-${process.pid}`, '--spill-dir', spillDir];
+  let env: TestWorkflowEnvironment;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    env = await createDevServerEnv({}, { dbFilename });
+    worker = await startWorkerProcess(env, taskQueue, workerArgs);
+  });
+  afterAll(async () => {
+    await worker?.crash();
+    await env?.teardown();
+    for (const scratch of [dir, spillDir]) rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('reads the rest of its output once, with its exit code, after the worker was SIGKILLed and the server restarted', async () => {
+    const handoff = await createDurableBashSandbox({ client: env.client, taskQueue });
+    const seq = (from: number, to: number, prefix = '') =>
+      Array.from({ length: to - from + 1 }, (_, i) => `${prefix}${from + i}\n`).join('');
+    const first = path.join(dir, 'first.json');
+    // Far more than the worker's output limit (30 KiB) a read brings, on both streams, the first
+    // process stopping mid-stream: what its reads fetched but it never gave comes by range.
+    writeFileSync(
+      first,
+      JSON.stringify({
+        sandbox: DurableBashSandbox[WORKFLOW_SERIALIZE](handoff),
+        command: 'seq 1 60000; seq 1 30000 | sed s/^/e/ >&2; sleep 2; seq 60001 120000; exit 7',
+      }),
+    );
+    const script = path.resolve('test/frameworks/ai-sdk-7/handoff.mjs');
+    const a = await execFileAsync(process.execPath, [script, 'first', first, '\n30000\n'], {
+      env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const handed = JSON.parse(a.stdout) as {
+      consumed: string;
+      handle: { delivered: { stdout: number; stderr: number } };
+    };
+    expect(handed.consumed).toMatch(/^1\n2\n[\s\S]*\n30000\n/);
+    expect(handed.consumed.length).toBeLessThan(seq(1, 120000).length);
+    // The handle carries offsets, never bytes: each stream goes on from what its consumer was given.
+    expect(handed.handle.delivered).toEqual({ stdout: Buffer.byteLength(handed.consumed), stderr: 0 });
+    expect(handed.handle).not.toHaveProperty('unread');
+
+    // The first process has ended; the worker dies, the server stops, and both start again on
+    // their state (the server's database, the worker's host identity and spill directory).
+    await worker?.crash();
+    worker = undefined;
+    await env.teardown();
+    env = await createDevServerEnv({}, { dbFilename });
+    worker = await startWorkerProcess(env, taskQueue, workerArgs);
+
+    const second = path.join(dir, 'second.json');
+    writeFileSync(second, JSON.stringify(handed.handle));
+    const b = await execFileAsync(process.execPath, [script, 'second', second], {
+      env: { ...process.env, TEMPORAL_ADDRESS: env.address },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const rest = JSON.parse(b.stdout) as { stdout: string; stderr: string; exitCode: number };
+    expect(handed.consumed + rest.stdout === seq(1, 120000)).toBe(true);
+    expect(rest.stderr === seq(1, 30000, 'e')).toBe(true);
+    expect(rest.exitCode).toBe(7);
+  }, 180_000);
 });
 
 /** How many tasks of the session the server lists (running or ended). */

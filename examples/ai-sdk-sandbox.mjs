@@ -54,6 +54,7 @@ const watch = tool({
   },
 });
 
+const model = chooseModel();
 const client = await connectClient();
 try {
   const sandbox = await createDurableBashSandbox({
@@ -62,7 +63,7 @@ try {
   });
   console.log(`sandbox: session ${sandbox.sessionId}, workspace ${sandbox.root}`);
   const result = await generateText({
-    model: chooseModel(),
+    model,
     system: sandbox.description,
     prompt: `Run \`${COMMAND}\` with the watch tool and say what it printed and how it ended.`,
     tools: { watch },

@@ -11,15 +11,19 @@ import {
   type ListDirectoryArgs,
   Manifest,
   type MaterializeEntryArgs,
+  permissionsForSandboxEntry,
   type ReadFileArgs,
   type SandboxArchiveLimits,
   SandboxConfigurationError,
   type SandboxDirectoryEntry,
   type SandboxExecResult,
   SandboxLifecycleError,
+  SandboxRuntimeError,
   type SandboxSession,
   type SandboxSessionState,
   SandboxUnsupportedFeatureError,
+  SandboxWorkspaceReadNotFoundError,
+  SandboxWorkspaceWriteTypeError,
   type ViewImageArgs,
   validateSandboxArchiveLimits,
   type WorkspaceArchiveData,
@@ -31,7 +35,16 @@ import {
   imageOutputFromBytes,
   MAX_VIEW_IMAGE_BYTES,
 } from '@openai/agents-core/sandbox/internal';
-import type { SandboxWorkspace, WorkspaceFiles } from '../client/workspace-files.js';
+import {
+  DEFAULT_ARCHIVE_LIMITS,
+  type SandboxWorkspace,
+  type WorkspaceFiles,
+} from '../client/workspace-files.js';
+import {
+  WorkspaceFileNotFoundError,
+  WorkspaceFileTooLargeError,
+  WorkspaceIsADirectoryError,
+} from '../shared/errors.js';
 import type { OutputRead } from '../shared/read-position.js';
 import { finishedState } from '../shared/status-line.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
@@ -39,6 +52,7 @@ import { inputText } from '../tools/bash-input.js';
 import { commandDescription, type SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
 import { sandboxCall } from './errors.js';
 import { cutToTokens, type ExecOutput, exitCodeOf, readsOutput, resultOutput } from './exec-output.js';
+import { type CopyBudget, planLocalEntry, readLocalFile } from './local-sources.js';
 
 /** How long an exec waits without `yieldTimeMs`: the SDK's own default (its shell capability and UnixLocal session). */
 const DEFAULT_EXEC_YIELD_TIME_MS = 10_000;
@@ -159,7 +173,9 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   /**
    * Types `chars` into a running command (its terminal; without one, Ctrl-C kills it and anything
    * else is refused, its stdin being closed) and answers what it printed within `yieldTimeMs`.
-   * Empty `chars` polls. An id the session does not know answers as the SDK's UnixLocal session does.
+   * Empty `chars` polls. An id the session does not know answers as the SDK's UnixLocal session
+   * does, as text: the shell capability's `write_stdin` gives the model a thrown error only as its
+   * generic "An error occurred while running the tool", which would hide which id was wrong.
    */
   writeStdin(args: WriteStdinArgs): Promise<string> {
     return sandboxCall(async () => {
@@ -283,8 +299,34 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     });
   }
 
+  /**
+   * The image's bytes as the SDK's image output. Its refusals say "not found", "not a file" or
+   * "exceeded the allowed size", the words the filesystem capability's `view_image` turns into its
+   * own line for the model (it names its 10 MB limit; a read here returns at most
+   * WORKSPACE_TRANSFER_MAX_BYTES); any other refusal reaches the model only as its class's name.
+   */
   async viewImage(args: ViewImageArgs) {
-    const bytes = await this.readFile({ path: args.path, maxBytes: MAX_VIEW_IMAGE_BYTES, ...runAsOf(args) });
+    const bytes = await sandboxCall(async () => {
+      this.assertOpen();
+      checkRunAs(args.runAs);
+      return this.files
+        .readFile(this.workspace, this.workspacePath(args.path), { maxBytes: MAX_VIEW_IMAGE_BYTES })
+        .catch((err: unknown) => {
+          if (err instanceof WorkspaceFileNotFoundError)
+            throw new SandboxWorkspaceReadNotFoundError(`image not found in the workspace: ${args.path}`, {
+              path: args.path,
+            });
+          if (err instanceof WorkspaceIsADirectoryError)
+            throw new SandboxWorkspaceWriteTypeError(`image path is not a file: ${args.path}`, {
+              path: args.path,
+            });
+          if (err instanceof WorkspaceFileTooLargeError)
+            throw new SandboxRuntimeError(
+              `image ${args.path} is ${err.size} bytes: it exceeded the allowed size of ${err.limit} bytes a read returns`,
+            );
+          throw err;
+        });
+    });
     return imageOutputFromBytes(args.path, bytes);
   }
 
@@ -318,7 +360,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     });
   }
 
-  /** Writes one manifest entry (a file, or a directory and its children) and adds it to the manifest. */
+  /** Writes one manifest entry (a file, a directory and its children, a local file or directory) and adds it to the manifest. */
   async materializeEntry(args: MaterializeEntryArgs): Promise<void> {
     return sandboxCall(async () => {
       this.assertOpen();
@@ -328,7 +370,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
         this.state.workspaceRoot,
         this.files.resolve(this.workspace, this.workspacePath(args.path)),
       );
-      await this.writeEntry(relative, args.entry);
+      await this.write(await this.plan({ [relative]: args.entry }));
       this.state.manifest = withEntries(this.state.manifest, { [relative]: args.entry });
     });
   }
@@ -339,25 +381,67 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       this.assertOpen();
       checkRunAs(runAs);
       assertManifestSupported(manifest);
-      // Every path checked before the first is written: a manifest applies whole or not at all.
-      for (const entryPath of Object.keys(manifest.entries)) this.files.resolve(this.workspace, entryPath);
-      for (const [entryPath, entry] of Object.entries(manifest.entries))
-        await this.writeEntry(entryPath, entry);
+      await this.write(await this.plan(manifest.entries));
       this.state.manifest = withEntries(this.state.manifest, manifest.entries);
     });
   }
 
-  private async writeEntry(entryPath: string, entry: MaterializeEntryArgs['entry']): Promise<void> {
-    if (entry.type === 'file') {
-      const content =
-        typeof entry.content === 'string' ? new TextEncoder().encode(entry.content) : entry.content;
-      await this.files.writeFile(this.workspace, entryPath, content);
-      return;
+  /**
+   * What writing `entries` takes, checked before the first write (every path in the workspace,
+   * every local source readable and within the limits): a manifest applies whole or not at all.
+   * The local sources' files are read as they are written, not held.
+   */
+  private async plan(entries: Manifest['entries']): Promise<EntryWrite[]> {
+    // The archive limits bound what local sources carry in all: undefined is the SDK's default, null none.
+    const limits = limitsOf(this.archiveLimits);
+    const budget: CopyBudget = {
+      maxBytes:
+        limits?.maxExtractedBytes === undefined
+          ? DEFAULT_ARCHIVE_LIMITS.maxExtractedBytes
+          : limits.maxExtractedBytes,
+      maxMembers: limits?.maxMembers === undefined ? DEFAULT_ARCHIVE_LIMITS.maxMembers : limits.maxMembers,
+      bytes: 0,
+      members: 0,
+    };
+    const writes: EntryWrite[] = [];
+    const planEntry = async (entryPath: string, entry: MaterializeEntryArgs['entry']): Promise<void> => {
+      this.files.resolve(this.workspace, entryPath);
+      if (entry.type === 'file') {
+        const content =
+          typeof entry.content === 'string' ? new TextEncoder().encode(entry.content) : entry.content;
+        writes.push({ path: entryPath, bytes: async () => content, mode: modeOf(entry) });
+      } else if (entry.type === 'dir') {
+        writes.push({ path: entryPath });
+        for (const [name, child] of Object.entries(entry.children ?? {}))
+          await planEntry(path.posix.join(entryPath, name), child);
+      } else if (entry.type === 'local_file' || entry.type === 'local_dir') {
+        const { type } = entry;
+        for (const item of await planLocalEntry(type, entry.src, budget)) {
+          const itemPath = item.path === '' ? entryPath : path.posix.join(entryPath, item.path);
+          this.files.resolve(this.workspace, itemPath);
+          // As UnixLocal: the entry's permissions on a local file; a directory's files as written.
+          if (item.kind === 'dir') writes.push({ path: itemPath });
+          else
+            writes.push({
+              path: itemPath,
+              bytes: () => readLocalFile(type, item),
+              ...(item.path === '' ? { mode: modeOf(entry) } : {}),
+            });
+        }
+      } else throw unsupportedEntry(entryPath, entry.type);
+    };
+    for (const [entryPath, entry] of Object.entries(entries)) await planEntry(entryPath, entry);
+    return writes;
+  }
+
+  private async write(writes: EntryWrite[]): Promise<void> {
+    for (const { path: entryPath, bytes, mode } of writes) {
+      if (bytes === undefined) await this.files.mkdir(this.workspace, entryPath, { recursive: true });
+      else
+        await this.files.writeFile(this.workspace, entryPath, await bytes(), {
+          ...(mode !== undefined ? { mode } : {}),
+        });
     }
-    if (entry.type !== 'dir') throw unsupportedEntry(entryPath, entry.type);
-    await this.files.mkdir(this.workspace, entryPath, { recursive: true });
-    for (const [name, child] of Object.entries(entry.children ?? {}))
-      await this.writeEntry(path.posix.join(entryPath, name), child);
   }
 
   /** The workspace as a tar archive, within the session's archive limits. */
@@ -384,25 +468,24 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   /** The filesystem capability's editor (`apply_patch`): the SDK's diff, applied to workspace files. */
   createEditor(runAs?: string): Editor {
     checkRunAs(runAs);
+    const at = (filePath: string) => this.workspacePath(filePath);
     const read = async (filePath: string) =>
-      new TextDecoder().decode(await this.files.readFile(this.workspace, this.workspacePath(filePath)));
+      new TextDecoder().decode(await this.files.readFile(this.workspace, at(filePath)));
     const write = (filePath: string, text: string) =>
-      this.files.writeFile(this.workspace, this.workspacePath(filePath), new TextEncoder().encode(text));
+      this.files.writeFile(this.workspace, at(filePath), new TextEncoder().encode(text));
     return {
       createFile: (operation) =>
         sandboxCall(() => write(operation.path, applyDiff('', operation.diff, 'create'))),
       updateFile: (operation) =>
         sandboxCall(async () => {
-          const updated = applyDiff(await read(operation.path), operation.diff);
           const destination = operation.moveTo ?? operation.path;
-          await write(destination, updated);
-          if (
-            this.files.resolve(this.workspace, destination) !==
-            this.files.resolve(this.workspace, operation.path)
-          )
-            await this.files.remove(this.workspace, operation.path);
+          const moved =
+            this.files.resolve(this.workspace, at(destination)) !==
+            this.files.resolve(this.workspace, at(operation.path));
+          await write(destination, applyDiff(await read(operation.path), operation.diff));
+          if (moved) await this.files.remove(this.workspace, at(operation.path));
         }),
-      deleteFile: (operation) => sandboxCall(() => this.files.remove(this.workspace, operation.path)),
+      deleteFile: (operation) => sandboxCall(() => this.files.remove(this.workspace, at(operation.path))),
     };
   }
 
@@ -494,10 +577,6 @@ function checkRunAs(runAs: string | undefined): void {
   );
 }
 
-function runAsOf(args: { runAs?: string }): { runAs?: string } {
-  return args.runAs !== undefined ? { runAs: args.runAs } : {};
-}
-
 function execResult(
   output: ExecOutput,
   started: number,
@@ -549,21 +628,36 @@ export function manifestWith(
 
 function unsupportedEntry(entryPath: string, type: string): SandboxUnsupportedFeatureError {
   return new SandboxUnsupportedFeatureError(
-    `manifest entry ${entryPath} is a ${type}; a durable-bash workspace takes files and directories only`,
+    `manifest entry ${entryPath} is a ${type}; a durable-bash workspace takes files, directories, local files and local directories only`,
     { feature: `manifest.entries.${type}`, path: entryPath },
   );
 }
 
+/** The entry types a workspace takes: the rest (git repositories, mounts) need the host to fetch or mount. */
+const SUPPORTED_ENTRY_TYPES: ReadonlySet<string> = new Set(['file', 'dir', 'local_file', 'local_dir']);
+
 function assertEntrySupported(entryPath: string, entry: MaterializeEntryArgs['entry']): void {
-  if (entry.type === 'file') return;
-  if (entry.type !== 'dir') throw unsupportedEntry(entryPath, entry.type);
+  if (!SUPPORTED_ENTRY_TYPES.has(entry.type)) throw unsupportedEntry(entryPath, entry.type);
+  if (entry.type !== 'dir') return;
   for (const [name, child] of Object.entries(entry.children ?? {}))
     assertEntrySupported(path.posix.join(entryPath, name), child);
 }
 
+/** One write of a manifest's entries: a directory, or a file (its bytes fetched when it is written). */
+interface EntryWrite {
+  path: string;
+  bytes?: () => Promise<Uint8Array>;
+  mode?: number;
+}
+
+/** A file entry's mode, as UnixLocal sets it: its `permissions`, 0755 by default (the SDK's default permissions). */
+function modeOf(entry: MaterializeEntryArgs['entry']): number {
+  return permissionsForSandboxEntry(entry.permissions).toMode() & 0o777;
+}
+
 /**
  * Refuses what a durable-bash workspace cannot do, before anything is written: entries other than
- * files and directories (local sources, git repositories, mounts), environment variables (a task
+ * files, directories, local files and local directories (git repositories, mounts), environment variables (a task
  * runs in its worker's per-session environment, as every `bash` call), users, groups and path grants.
  */
 export function assertManifestSupported(manifest: Manifest): void {

@@ -22,7 +22,7 @@ export interface WorkerProcess {
  * as on a disk that fills up.
  */
 export async function startWorkerProcess(
-  env: TestWorkflowEnvironment,
+  env: Pick<TestWorkflowEnvironment, 'address'>,
   taskQueue: string,
   extraArgs: string[] = [],
   options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[]; bin?: string } = {},

@@ -4,19 +4,32 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useDevServer } from '../../helpers/temporal-env.js';
+import { findTemporalBinary, TemporalBinary } from '../../../src/dev-server/binaries.js';
+import { type DevServer, startDevServer } from '../../../src/dev-server/dev-server.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
-const server = useDevServer();
 const run = promisify(execFile);
 const AGENT = path.resolve('test/frameworks/openai-agents/agent-process.mjs');
 const hostId = `oa-run-host-${process.pid}`;
 const taskQueue = `test-openai-agents-run-${process.pid}`;
 const workers: WorkerProcess[] = [];
+let server: DevServer | undefined;
 
 afterAll(async () => {
   for (const worker of workers) await worker.crash();
+  await server?.stop();
 });
+
+/**
+ * The dev server `durable-bash dev` runs, on a database file: killed, it starts again on the same
+ * file and ports with everything it held.
+ */
+async function startServer(place: { port?: number; uiPort?: number; dbFile: string }): Promise<DevServer> {
+  const binary = findTemporalBinary(TemporalBinary.cli);
+  if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
+  server = await startDevServer(binary.path, { port: 0, ...place });
+  return server;
+}
 
 interface AgentReport {
   interruptions: string[];
@@ -26,27 +39,30 @@ interface AgentReport {
 
 /** One agent process (Node.js 24, as this test runs), to its end; what its model was given. */
 async function agentProcess(mode: 'start' | 'resume', stateFile: string, command = ''): Promise<AgentReport> {
-  const { stdout } = await run(
-    process.execPath,
-    [AGENT, mode, server.env.address, taskQueue, stateFile, command],
-    {
-      timeout: 90_000,
-    },
-  );
+  const address = server?.address ?? '';
+  const { stdout } = await run(process.execPath, [AGENT, mode, address, taskQueue, stateFile, command], {
+    timeout: 90_000,
+  });
   return JSON.parse(stdout) as AgentReport;
 }
 
 const startWorker = (spillDir: string) =>
-  startWorkerProcess(server.env, taskQueue, ['--host-id', hostId, '--spill-dir', spillDir]).then((worker) => {
+  startWorkerProcess({ address: server?.address ?? '' }, taskQueue, [
+    '--host-id',
+    hostId,
+    '--spill-dir',
+    spillDir,
+  ]).then((worker) => {
     workers.push(worker);
     return worker;
   });
 
 describe('a SandboxAgent run on durable-bash, resumed in a new process', () => {
-  it("gets a command's output once and its exact exit code after the agent process ended and the worker was SIGKILLed", async () => {
+  it("gets a command's output once and its exact exit code after the agent process ended, the worker was SIGKILLed and the Temporal server restarted", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-'));
     const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-spill-'));
     const stateFile = path.join(dir, 'run-state.json');
+    const { place } = await startServer({ dbFile: path.join(dir, 'temporal.db') });
     const first = await startWorker(spillDir);
 
     const started = await agentProcess('start', stateFile, 'echo first; sleep 6; echo second; exit 7');
@@ -54,8 +70,11 @@ describe('a SandboxAgent run on durable-bash, resumed in a new process', () => {
     const exec = started.toolOutputs.find((output) => output.callId === 'call-exec')?.text ?? '';
     expect(exec).toMatch(/\nProcess running with session ID 1\nOutput:\nfirst\n$/);
 
-    // The agent process has ended; now the worker dies and another takes its place.
+    // The agent process has ended; now the worker and the server die, and start again.
     await first.crash();
+    server?.process.kill('SIGKILL');
+    await server?.exited;
+    await startServer(place);
     await startWorker(spillDir);
 
     const resumed = await agentProcess('resume', stateFile);

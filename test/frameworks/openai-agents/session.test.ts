@@ -1,10 +1,12 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
   Manifest,
   SandboxArchiveError,
   SandboxConfigurationError,
+  SandboxLocalDirReadError,
+  SandboxLocalFileReadError,
   SandboxPathResolutionError,
   SandboxUnsupportedFeatureError,
   SandboxWorkspaceReadNotFoundError,
@@ -17,6 +19,7 @@ import {
   DurableBashSandboxClient,
   type DurableBashSandboxSession,
 } from '../../../src/openai-agents/index.js';
+import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../../src/shared/limits.js';
 import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
 import { useDevServer } from '../../helpers/temporal-env.js';
@@ -176,6 +179,121 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 });
 
+describe("manifest entries from the client's machine", () => {
+  // UnixLocal's rule: a local source lies under the working directory (.durable-bash/ is ignored by git).
+  let src: string;
+  beforeAll(() => {
+    mkdirSync('.durable-bash', { recursive: true });
+    src = path.relative(process.cwd(), mkdtempSync(path.join('.durable-bash', 'oa-local-')));
+    mkdirSync(path.join(src, 'project/lib/empty'), { recursive: true });
+    writeFileSync(path.join(src, 'project/README.md'), 'readme\n');
+    writeFileSync(path.join(src, 'project/lib/a.js'), 'export const a = 1;\n');
+    writeFileSync(path.join(src, 'run.sh'), '#!/bin/sh\necho ran\n');
+  });
+  afterAll(() => rmSync(src, { recursive: true, force: true }));
+
+  it('copies a local_file with its permissions and a local_dir with its tree, as UnixLocal does', async () => {
+    const session = await client.create({
+      manifest: new Manifest({
+        entries: {
+          'bin/run.sh': { type: 'local_file', src: path.join(src, 'run.sh') },
+          project: { type: 'local_dir', src: path.resolve(src, 'project') },
+        },
+      }),
+    });
+    const listed = await session.exec({
+      cmd: './bin/run.sh && find project | sort && cat project/lib/a.js && stat -c %a bin/run.sh project/README.md',
+    });
+    expect(listed.stdout).toBe(
+      [
+        'ran',
+        'project',
+        'project/README.md',
+        'project/lib',
+        'project/lib/a.js',
+        'project/lib/empty',
+        'export const a = 1;',
+        // The entry's permissions (the SDK's default 0755) on a local file; a directory's files as written.
+        '755',
+        (0o666 & ~process.umask()).toString(8),
+        '',
+      ].join('\n'),
+    );
+    expect(Object.keys(session.state.manifest.entries).sort()).toEqual(['bin/run.sh', 'project']);
+    await session.delete();
+  });
+
+  it('refuses a symbolic link, a file over one transfer, and a copy over the archive limits, writing nothing', async () => {
+    const linked = path.join(src, 'linked');
+    mkdirSync(linked);
+    writeFileSync(path.join(linked, 'kept.txt'), 'kept\n');
+    symlinkSync('/etc/passwd', path.join(linked, 'passwd'));
+    const big = path.join(src, 'big.bin');
+    writeFileSync(big, Buffer.alloc(WORKSPACE_TRANSFER_MAX_BYTES + 1));
+    const session = await client.create();
+    const cases: Array<[() => Promise<unknown>, new (...args: never[]) => Error, string]> = [
+      [
+        () => session.materializeEntry({ path: 'l', entry: { type: 'local_dir', src: linked } }),
+        SandboxLocalDirReadError,
+        `local_dir entry ${linked}: ${path.resolve(linked, 'passwd')} is a symbolic link; symbolic links are not copied`,
+      ],
+      [
+        () =>
+          session.materializeEntry({
+            path: 'p',
+            entry: { type: 'local_file', src: path.join(linked, 'passwd') },
+          }),
+        SandboxLocalFileReadError,
+        'symbolic links are not copied',
+      ],
+      [
+        () => session.materializeEntry({ path: 'b', entry: { type: 'local_file', src: big } }),
+        SandboxLocalFileReadError,
+        `is ${WORKSPACE_TRANSFER_MAX_BYTES + 1} bytes, over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one file copy carries`,
+      ],
+      [
+        () => session.materializeEntry({ path: 'e', entry: { type: 'local_dir', src: '/etc' } }),
+        SandboxLocalDirReadError,
+        `local_dir entry /etc: the source must be inside the working directory ${process.cwd()}`,
+      ],
+      [
+        () =>
+          session.materializeEntry({
+            path: 'm',
+            entry: { type: 'local_file', src: path.join(src, 'missing') },
+          }),
+        SandboxLocalFileReadError,
+        'no such file or directory',
+      ],
+    ];
+    for (const [call, type, line] of cases) {
+      const err = await call().then(
+        () => new Error('resolved'),
+        (error: unknown) => error,
+      );
+      expect(err, line).toBeInstanceOf(type);
+      expect((err as Error).message, line).toContain(line);
+    }
+    session.setArchiveLimits({ maxExtractedBytes: 10 });
+    await expect(
+      session.applyManifest(
+        new Manifest({
+          entries: {
+            first: { type: 'file', content: 'x' },
+            project: { type: 'local_dir', src: path.join(src, 'project') },
+          },
+        }),
+      ),
+    ).rejects.toMatchObject({
+      constructor: SandboxArchiveError,
+      message: 'local entries over the archive limit maxExtractedBytes: 27 > 10',
+      details: { limit: 'maxExtractedBytes', actual: 27, max: 10 },
+    });
+    expect(await session.listDir({ path: '.' })).toEqual([]);
+    await session.delete();
+  });
+});
+
 describe('bad input to the OpenAI Agents sandbox session', () => {
   let session: DurableBashSandboxSession;
   beforeAll(async () => {
@@ -242,7 +360,7 @@ describe('bad input to the OpenAI Agents sandbox session', () => {
       [
         session.materializeEntry({ path: 'repo', entry: { type: 'git_repo', repo: 'openai/codex' } }),
         SandboxUnsupportedFeatureError,
-        'manifest entry repo is a git_repo; a durable-bash workspace takes files and directories only',
+        'manifest entry repo is a git_repo; a durable-bash workspace takes files, directories, local files and local directories only',
       ],
       [
         session.applyManifest(new Manifest({ environment: { TOKEN: 'x' } })),
@@ -255,9 +373,9 @@ describe('bad input to the OpenAI Agents sandbox session', () => {
         'workspace archive over its maxInputBytes limit: 2048 > 1024',
       ],
       [
-        client.create({ manifest: new Manifest({ entries: { m: { type: 'local_dir', src: '/etc' } } }) }),
+        client.create({ manifest: new Manifest({ entries: { m: { type: 's3_mount', bucket: 'b' } } }) }),
         SandboxUnsupportedFeatureError,
-        'manifest entry m is a local_dir',
+        'manifest entry m is a s3_mount',
       ],
       [
         client.deserializeSessionState({

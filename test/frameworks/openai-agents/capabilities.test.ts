@@ -2,36 +2,13 @@
  * The SDK's own tools over a durable-bash session: a SandboxAgent with the filesystem and shell
  * capabilities, driven by the SDK's ScriptedModel, in this process.
  */
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { type ModelResponse, run } from '@openai/agents-core';
 import { filesystem, SandboxAgent, shell } from '@openai/agents-core/sandbox';
 import { assistantMessage, functionCall, ScriptedModel } from '@openai/agents-core/testing';
-import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DurableBashSandboxClient } from '../../../src/openai-agents/index.js';
-import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
-import { useDevServer } from '../../helpers/temporal-env.js';
+import { describe, expect, it } from 'vitest';
+import { useOpenAiSandbox } from '../../helpers/openai-sandbox.js';
 
-const server = useDevServer();
-const hostId = `oa-caps-host-${process.pid}`;
-const taskQueue = `test-openai-agents-caps-${process.pid}`;
-let worker: RunningWorker;
-let connection: NativeConnection;
-let client: DurableBashSandboxClient;
-
-beforeAll(async () => {
-  connection = await NativeConnection.connect({ address: server.env.address });
-  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-caps-spill-'));
-  worker = await startBashWorker(server.env, { hostId, spillDir }, taskQueue, connection);
-  client = new DurableBashSandboxClient({ client: server.env.client, taskQueue });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const sandbox = useOpenAiSandbox('oa-caps');
 
 /** A 1x1 PNG. */
 const PNG = Buffer.from(
@@ -62,7 +39,7 @@ const text = (output: unknown) => (output as { type: 'text'; text: string }).tex
 
 describe('a SandboxAgent with the filesystem capability on durable-bash', () => {
   it('creates and patches a file with apply_patch, reads it back, and views an image', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     await session.materializeEntry({
       path: 'dot.png',
       entry: { type: 'file', content: new Uint8Array(PNG) },
@@ -116,7 +93,7 @@ describe('a SandboxAgent with the filesystem capability on durable-bash', () => 
 
 describe("a SandboxAgent's shell capability on durable-bash", () => {
   it('tells the model which write_stdin id it does not know', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const model = new ScriptedModel([
       [functionCall('write_stdin', { session_id: 7, chars: '' }, { callId: 'call-poll' })],
       [assistantMessage('done')],

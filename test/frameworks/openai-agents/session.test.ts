@@ -1,5 +1,4 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {
   Manifest,
@@ -12,36 +11,15 @@ import {
   SandboxWorkspaceReadNotFoundError,
   SandboxWorkspaceRootNotFoundError,
 } from '@openai/agents-core/sandbox';
-import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../../src/client/bash-tasks.js';
-import {
-  DurableBashSandboxClient,
-  type DurableBashSandboxSession,
-} from '../../../src/openai-agents/index.js';
+import type { DurableBashSandboxSession } from '../../../src/openai-agents/index.js';
 import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../../src/shared/limits.js';
-import { type RunningWorker, startBashWorker } from '../../helpers/bash-worker.js';
+import { useOpenAiSandbox } from '../../helpers/openai-sandbox.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
-import { useDevServer } from '../../helpers/temporal-env.js';
 
-const server = useDevServer();
-const hostId = `oa-host-${process.pid}`;
-const taskQueue = `test-openai-agents-${process.pid}`;
-let worker: RunningWorker;
-let connection: NativeConnection;
-let client: DurableBashSandboxClient;
-
-beforeAll(async () => {
-  connection = await NativeConnection.connect({ address: server.env.address });
-  const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-spill-'));
-  worker = await startBashWorker(server.env, { hostId, spillDir }, taskQueue, connection);
-  client = new DurableBashSandboxClient({ client: server.env.client, taskQueue });
-});
-
-afterAll(async () => {
-  await worker?.stop();
-  await connection?.close();
-});
+const sandbox = useOpenAiSandbox('oa');
+const { server, taskQueue } = sandbox;
 
 /** The SDK's text frame, with the parts that change from run to run taken out. */
 const frame = (text: string) =>
@@ -55,7 +33,7 @@ const tasksOf = async (session: DurableBashSandboxSession) => {
 
 describe('the OpenAI Agents sandbox session', () => {
   it('answers a command that ends within its yield with its output and exit code', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const result = await session.exec({ cmd: 'echo out; echo err >&2; pwd; exit 3', yieldTimeMs: 20_000 });
     expect(result).toMatchObject({
       // The workspace's directory as the model knows it: the manifest's root.
@@ -69,7 +47,7 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 
   it('moves a command past its yield to the background, and polls it with empty chars', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const text = await session.execCommand({
       cmd: 'echo first; sleep 3; echo second; exit 7',
       yieldTimeMs: 1_000,
@@ -85,7 +63,7 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 
   it('types into a command on a terminal', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const started = await session.exec({ cmd: 'cat', tty: true, yieldTimeMs: 500 });
     expect(started.sessionId).toBe(1);
     const echoed = await session.writeStdin({ sessionId: 1, chars: 'hello\n', yieldTimeMs: 1_500 });
@@ -97,7 +75,7 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 
   it('cuts output over maxOutputTokens in the middle, naming the full output', async () => {
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const moved = await session.exec({
       cmd: 'seq 1 2000; sleep 30',
       yieldTimeMs: 1_500,
@@ -113,7 +91,7 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 
   it('reads, lists and writes workspace files, and applies a manifest', async () => {
-    const session = await client.create({
+    const session = await sandbox.client.create({
       manifest: new Manifest({ entries: { 'notes.txt': { type: 'file', content: 'hello\n' } } }),
     });
     const root = session.state.workspaceRoot;
@@ -143,13 +121,13 @@ describe('the OpenAI Agents sandbox session', () => {
   });
 
   it('persists a workspace and hydrates it into a new session', async () => {
-    const first = await client.create({
+    const first = await sandbox.client.create({
       manifest: new Manifest({ entries: { 'kept.txt': { type: 'file', content: 'kept\n' } } }),
     });
     await first.exec({ cmd: 'mkdir -p out && echo built > out/result' });
     const archive = await first.persistWorkspace();
     await first.delete();
-    const second = await client.create();
+    const second = await sandbox.client.create();
     await second.hydrateWorkspace(archive);
     expect((await second.exec({ cmd: 'cat kept.txt out/result' })).stdout).toBe('kept\nbuilt\n');
     await second.delete();
@@ -157,25 +135,25 @@ describe('the OpenAI Agents sandbox session', () => {
 
   it('leaves its commands running on stop, and a resumed session finds them; delete ends them', async () => {
     const marker = `oa-stop-${process.pid}-${Date.now()}`;
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const started = await session.exec({
       cmd: `echo one; sleep 4; echo two # ${marker}`,
       yieldTimeMs: 1_000,
     });
     expect(started.sessionId).toBe(1);
     await session.stop();
-    const serialized = JSON.parse(JSON.stringify(await client.serializeSessionState(session.state)));
-    const resumed = await client.resume(await client.deserializeSessionState(serialized));
+    const serialized = JSON.parse(JSON.stringify(await sandbox.client.serializeSessionState(session.state)));
+    const resumed = await sandbox.client.resume(await sandbox.client.deserializeSessionState(serialized));
     expect(frame(await resumed.writeStdin({ sessionId: 1, yieldTimeMs: 15_000 }))).toBe(
       'Process exited with code 0\nOutput:\ntwo\n',
     );
     const sleeper = await resumed.exec({ cmd: `sleep 300 # ${marker}`, yieldTimeMs: 500 });
     expect(sleeper.sessionId).toBe(2);
     expect(processesMatching(new RegExp(marker)).length).toBeGreaterThan(0);
-    await client.delete(resumed.state);
+    await sandbox.client.delete(resumed.state);
     await waitFor(() => processesMatching(new RegExp(marker)).length === 0, 15_000);
     await expect(resumed.pathExists('.')).rejects.toThrow(SandboxWorkspaceReadNotFoundError);
-    await expect(client.resume(resumed.state)).rejects.toThrow(SandboxWorkspaceRootNotFoundError);
+    await expect(sandbox.client.resume(resumed.state)).rejects.toThrow(SandboxWorkspaceRootNotFoundError);
   });
 });
 
@@ -193,7 +171,7 @@ describe("manifest entries from the client's machine", () => {
   afterAll(() => rmSync(src, { recursive: true, force: true }));
 
   it('copies a local_file with its permissions and a local_dir with its tree, as UnixLocal does', async () => {
-    const session = await client.create({
+    const session = await sandbox.client.create({
       manifest: new Manifest({
         entries: {
           'bin/run.sh': { type: 'local_file', src: path.join(src, 'run.sh') },
@@ -230,7 +208,7 @@ describe("manifest entries from the client's machine", () => {
     symlinkSync('/etc/passwd', path.join(linked, 'passwd'));
     const big = path.join(src, 'big.bin');
     writeFileSync(big, Buffer.alloc(WORKSPACE_TRANSFER_MAX_BYTES + 1));
-    const session = await client.create();
+    const session = await sandbox.client.create();
     const cases: Array<[() => Promise<unknown>, new (...args: never[]) => Error, string]> = [
       [
         () => session.materializeEntry({ path: 'l', entry: { type: 'local_dir', src: linked } }),
@@ -297,7 +275,7 @@ describe("manifest entries from the client's machine", () => {
 describe('bad input to the OpenAI Agents sandbox session', () => {
   let session: DurableBashSandboxSession;
   beforeAll(async () => {
-    session = await client.create();
+    session = await sandbox.client.create();
   });
   afterAll(async () => {
     await session.delete();
@@ -373,12 +351,14 @@ describe('bad input to the OpenAI Agents sandbox session', () => {
         'workspace archive over its maxInputBytes limit: 2048 > 1024',
       ],
       [
-        client.create({ manifest: new Manifest({ entries: { m: { type: 's3_mount', bucket: 'b' } } }) }),
+        sandbox.client.create({
+          manifest: new Manifest({ entries: { m: { type: 's3_mount', bucket: 'b' } } }),
+        }),
         SandboxUnsupportedFeatureError,
         'manifest entry m is a s3_mount',
       ],
       [
-        client.deserializeSessionState({
+        sandbox.client.deserializeSessionState({
           sessionId: 's',
           host: {},
           workspaceRoot: '/x',

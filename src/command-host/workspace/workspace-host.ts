@@ -156,6 +156,9 @@ function removeEmptied(config: WorkspaceHostConfig, root: string): void {
   }
 }
 
+/** Where the program's node is bound in a session's (or the sandbox's) launcher: its /run is a tmpfs. */
+const SESSION_NODE = '/run/durable-bash-node';
+
 /** Runs the program as the session's command would run, in its workspace: one request on stdin. */
 async function runLaunched(
   config: WorkspaceHostConfig,
@@ -182,11 +185,16 @@ async function runLaunched(
   if (!launch.launcher || !launch.innerBinary) failed('no launcher for the session');
   const argv = [
     ...launch.launcher,
+    // The worker's own node, shown where every session sees it: where it lies may be hidden from
+    // the session (under /tmp or a home, which the session gets its own of). /run is a tmpfs there.
+    '--ro-bind',
+    process.execPath,
+    SESSION_NODE,
     launch.innerBinary,
     '--inner',
     ...(launch.inner ?? []),
     '--',
-    process.execPath,
+    SESSION_NODE,
     '--input-type=module',
     '-e',
     programText(),

@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +39,7 @@ import {
   ratioOr,
   rawDist,
   seconds,
+  writeRunJson,
 } from './lib/figures.js';
 import {
   alive,
@@ -187,28 +188,15 @@ afterAll(async () => {
         notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
       rmSync(dir, { recursive: true, force: true });
     }
-    if (OUT) {
-      writeFileSync(
-        OUT,
-        `${JSON.stringify(
-          {
-            server: server && {
-              kind: server.kind,
-              description: server.description,
-              version: server.version,
-            },
-            mode: QUICK ? 'quick' : 'full',
-            sizes: SIZES,
-            durationMs: performance.now() - began,
-            figures,
-            notes,
-            extra,
-          },
-          null,
-          2,
-        )}\n`,
-      );
-    }
+    writeRunJson(OUT, {
+      server: server && { kind: server.kind, description: server.description, version: server.version },
+      mode: QUICK ? 'quick' : 'full',
+      sizes: SIZES,
+      durationMs: performance.now() - began,
+      figures,
+      notes,
+      extra,
+    });
   }
 }, 120_000);
 

@@ -205,6 +205,7 @@ let failed = false;
 
 if (options.only === 'sandboxes') {
   failed = !runSandboxes(options.servers[0]);
+  if (options.json) write(options.json, `${JSON.stringify(results, null, 2)}\n`);
   if (!options.quick && existsSync(LATEST)) {
     // The rest of the latest full run stays as it was; this table replaces its own.
     const latest = readJson(LATEST);

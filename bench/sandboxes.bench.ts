@@ -8,7 +8,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ import { DurableBashSandboxClient } from '../src/openai-agents/index.js';
 import type { Tool } from '../src/shared/tool-types.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { dist, type Figure, fixed, ms, ratioOr, rawDist, seconds } from './lib/figures.js';
+import { dist, type Figure, fixed, ms, ratioOr, rawDist, seconds, writeRunJson } from './lib/figures.js';
 import { endLeftovers, sleep, startWorker, text, timed } from './lib/host.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
@@ -67,26 +67,18 @@ afterAll(async () => {
     if (ended > 0)
       notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
     rmSync(spillDir, { recursive: true, force: true });
-    if (OUT)
-      writeFileSync(
-        OUT,
-        `${JSON.stringify(
-          {
-            server: server && {
-              kind: server.kind,
-              description: `${server.description}, sandboxes under Node.js ${process.version}`,
-              version: server.version,
-            },
-            mode: QUICK ? 'quick' : 'full',
-            sizes: SIZES,
-            durationMs: performance.now() - began,
-            figures,
-            notes,
-          },
-          null,
-          2,
-        )}\n`,
-      );
+    writeRunJson(OUT, {
+      server: server && {
+        kind: server.kind,
+        description: `${server.description}, sandboxes under Node.js ${process.version}`,
+        version: server.version,
+      },
+      mode: QUICK ? 'quick' : 'full',
+      sizes: SIZES,
+      durationMs: performance.now() - began,
+      figures,
+      notes,
+    });
   }
 }, 120_000);
 

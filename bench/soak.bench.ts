@@ -13,13 +13,13 @@
  * each connection every 5 minutes, and the old one drains for up to 70 s.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { type Figure, fixed, mib, percentile, seconds } from './lib/figures.js';
+import { type Figure, fixed, mib, percentile, seconds, writeRunJson } from './lib/figures.js';
 import {
   endLeftovers,
   fdCountOf,
@@ -104,29 +104,21 @@ afterAll(async () => {
   await server?.stop();
   endLeftovers(dir);
   rmSync(dir, { recursive: true, force: true });
-  if (OUT)
-    writeFileSync(
-      OUT,
-      `${JSON.stringify(
-        {
-          server: server && { kind: server.kind, description: server.description, version: server.version },
-          mode: 'soak',
-          durationMs: performance.now() - began,
-          figures,
-          notes: [],
-          extra: {
-            points,
-            rests: rests.map((rest) => ({
-              ...rest,
-              worker: Object.fromEntries(rest.worker),
-              host: Object.fromEntries(rest.host),
-            })),
-          },
-        },
-        null,
-        2,
-      )}\n`,
-    );
+  writeRunJson(OUT, {
+    server: server && { kind: server.kind, description: server.description, version: server.version },
+    mode: 'soak',
+    durationMs: performance.now() - began,
+    figures,
+    notes: [],
+    extra: {
+      points,
+      rests: rests.map((rest) => ({
+        ...rest,
+        worker: Object.fromEntries(rest.worker),
+        host: Object.fromEntries(rest.host),
+      })),
+    },
+  });
 }, 120_000);
 
 describe.skipIf(!SOAK)('soak', () => {

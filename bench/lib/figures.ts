@@ -3,6 +3,7 @@
  * in the same run, its target (DESIGN.md §4) and whether it holds. bench/run.mjs reads them from the
  * JSON each server's run writes (BENCH_OUT), merges them, and renders BENCHMARKS.md.
  */
+import { writeFileSync } from 'node:fs';
 
 export interface Figure {
   /** Stable key across runs (no sample counts in it): what --compare and the baseline match on. */
@@ -30,6 +31,22 @@ export interface Figure {
   gateSlack?: number;
   /** What the gate compares: `ratio` (the default) or `value` (for a floor that may be 0). */
   gateOn?: 'ratio' | 'value';
+}
+
+/** What one bench file's run writes to BENCH_OUT: the shape bench/run.mjs merges and report.mjs renders. */
+export interface RunJson {
+  server: { kind: string; description: string; version: string } | undefined;
+  mode: 'quick' | 'full' | 'soak';
+  sizes?: Record<string, number>;
+  durationMs: number;
+  figures: Figure[];
+  notes: string[];
+  extra?: Record<string, unknown>;
+}
+
+/** Writes a run's JSON to `out` (BENCH_OUT), when the bench was given one. */
+export function writeRunJson(out: string | undefined, run: RunJson): void {
+  if (out) writeFileSync(out, `${JSON.stringify(run, null, 2)}\n`);
 }
 
 export interface Dist {

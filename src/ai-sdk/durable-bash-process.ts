@@ -9,7 +9,7 @@
 import os from 'node:os';
 import { InvalidArgumentsError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES } from '../shared/limits.js';
-import type { BashTaskResult, CommandHost, TaskId } from '../shared/task.js';
+import { type BashTaskResult, type CommandHost, isCommandHost, type TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import type { SandboxCommands } from '../tools/sandbox-commands.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
@@ -326,13 +326,7 @@ function checkSerializedProcess(data: unknown): SerializedDurableBashProcess {
     throw new InvalidArgumentsError(
       `invalid serialized process: ${JSON.stringify(record.taskId)} is not a task id`,
     );
-  const host = record.host as Partial<CommandHost> | undefined;
-  if (
-    typeof host?.hostId !== 'string' ||
-    host.hostId === '' ||
-    typeof host.hostQueue !== 'string' ||
-    host.hostQueue === ''
-  )
+  if (!isCommandHost(record.host))
     throw new InvalidArgumentsError(
       'invalid serialized process: host must be { hostId, hostQueue }, non-empty strings',
     );

@@ -16,7 +16,7 @@ import {
 import { DEFAULT_MAX_TIMEOUT_MS, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
 import { markers } from '../shared/render.js';
 import { tailText } from '../shared/stream-text.js';
-import type { BashTaskResult, CommandHost, StreamTail } from '../shared/task.js';
+import { type BashTaskResult, type CommandHost, isCommandHost, type StreamTail } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { describeValue } from '../tools/arguments.js';
 import type { BashToolsOptions } from '../tools/create-bash-tools.js';
@@ -443,8 +443,10 @@ function checkSerializedSandbox(data: unknown): SerializedDurableBashSandbox {
     if (typeof record[field] !== 'string' || record[field] === '')
       throw new InvalidArgumentsError(`invalid serialized sandbox: ${field} must be a non-empty string`);
   }
-  if (typeof record.host?.hostId !== 'string' || typeof record.host.hostQueue !== 'string')
-    throw new InvalidArgumentsError('invalid serialized sandbox: host must be { hostId, hostQueue }');
+  if (!isCommandHost(record.host))
+    throw new InvalidArgumentsError(
+      'invalid serialized sandbox: host must be { hostId, hostQueue }, non-empty strings',
+    );
   if (typeof record.guarded !== 'boolean')
     throw new InvalidArgumentsError('invalid serialized sandbox: guarded must be a boolean');
   return record as SerializedDurableBashSandbox;

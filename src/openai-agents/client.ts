@@ -18,6 +18,7 @@ import {
 import { deserializeManifest, serializeManifestRecord } from '@openai/agents-core/sandbox/internal';
 import { WorkspaceFiles } from '../client/workspace-files.js';
 import { WorkspaceFileNotFoundError } from '../shared/errors.js';
+import { isCommandHost } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import type { BashToolsOptions } from '../tools/create-bash-tools.js';
 import { SandboxCommands } from '../tools/sandbox-commands.js';
@@ -154,7 +155,7 @@ export class DurableBashSandboxClient
       );
     const { sessionId, host, workspaceRoot, processes, nextProcessId } = state;
     if (typeof sessionId !== 'string' || sessionId === '') throw bad('sessionId', 'a non-empty string');
-    if (!isHost(host)) throw bad('host', '{ hostId, hostQueue }');
+    if (!isCommandHost(host)) throw bad('host', '{ hostId, hostQueue }');
     if (typeof workspaceRoot !== 'string' || !workspaceRoot.startsWith('/'))
       throw bad('workspaceRoot', 'an absolute path');
     if (!isProcesses(processes)) throw bad('processes', 'a map of process ids to { taskId, tty }');
@@ -173,12 +174,6 @@ export class DurableBashSandboxClient
       ...(archiveLimits !== undefined ? { archiveLimits } : {}),
     });
   }
-}
-
-function isHost(value: unknown): value is DurableBashSessionState['host'] {
-  if (typeof value !== 'object' || value === null) return false;
-  const { hostId, hostQueue } = value as Record<string, unknown>;
-  return typeof hostId === 'string' && hostId !== '' && typeof hostQueue === 'string' && hostQueue !== '';
 }
 
 function isProcesses(value: unknown): value is Record<string, SandboxProcess> {

@@ -148,6 +148,13 @@ export interface CommandHost {
   hostQueue: string;
 }
 
+/** Whether `value` names a host (both fields non-empty strings): what a handle or state brought from outside must. */
+export function isCommandHost(value: unknown): value is CommandHost {
+  if (typeof value !== 'object' || value === null) return false;
+  const { hostId, hostQueue } = value as Record<string, unknown>;
+  return typeof hostId === 'string' && hostId !== '' && typeof hostQueue === 'string' && hostQueue !== '';
+}
+
 /** What stopping a command on its host found: its outcome, or that no attempt ever started it. */
 export type StopResult =
   | {

@@ -6,12 +6,12 @@
  * result, its kill `bash_kill`'s, its stdin `bash_input`'s. The handle serializes
  * (`WORKFLOW_SERIALIZE`) as the bytes each stream has given, and re-attaches by task id.
  */
-import os from 'node:os';
 import { InvalidArgumentsError } from '../shared/errors.js';
 import { MAX_INPUT_BYTES } from '../shared/limits.js';
-import { type BashTaskResult, type CommandHost, isCommandHost, type TaskId } from '../shared/task.js';
+import { finishedState } from '../shared/status-line.js';
+import { type CommandHost, isCommandHost, type TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
-import type { SandboxCommands } from '../tools/sandbox-commands.js';
+import { type SandboxCommands, shellExitCode } from '../tools/sandbox-commands.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
 import type { SandboxProcess } from './sandbox-types.js';
 import { appendSegments, plannedEnd, type Segment, segmentsOfRead } from './stream-segments.js';
@@ -60,18 +60,6 @@ interface ProcessTarget {
   sessionId: string;
   taskQueue: string;
   host: CommandHost;
-}
-
-/** The exit a signal death reports, as a shell does: 128 plus the signal's number. */
-export function signalExitCode(signal: string): number {
-  const number = (os.constants.signals as Record<string, number | undefined>)[signal];
-  return 128 + (number ?? 0);
-}
-
-/** A task's end as the SDK reports it: the exit code, or a signal's as a shell gives it. */
-export function exitCodeOf(result: BashTaskResult): number {
-  if (result.exitCode !== null) return result.exitCode;
-  return signalExitCode(result.signal ?? 'SIGKILL');
 }
 
 /** One stream's state: the bytes its consumer was given, and what it is owed next, in order. */
@@ -265,7 +253,7 @@ export class DurableBashProcess implements SandboxProcess {
     await commands.tasks.describeOwned(this.target.taskId, this.target.sessionId);
     const result = await commands.tasks.result(this.target.taskId, undefined, this.abortSignal);
     this.abortSignal?.throwIfAborted();
-    return { exitCode: exitCodeOf(result) };
+    return { exitCode: shellExitCode(finishedState(result)) };
   }
 
   /** Kills the task's whole process tree (`bash_kill`) and waits for its end; a task that ended is left as it is. */

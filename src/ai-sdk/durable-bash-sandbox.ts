@@ -15,13 +15,19 @@ import {
 } from '../shared/errors.js';
 import { DEFAULT_MAX_TIMEOUT_MS, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
 import { markers } from '../shared/render.js';
+import { finishedState } from '../shared/status-line.js';
 import { tailText } from '../shared/stream-text.js';
 import { type BashTaskResult, type CommandHost, isCommandHost, type StreamTail } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { describeValue } from '../tools/arguments.js';
 import type { BashToolsOptions } from '../tools/create-bash-tools.js';
-import { commandDescription, SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
-import { DurableBashProcess, exitCodeOf } from './durable-bash-process.js';
+import {
+  commandDescription,
+  SandboxCommands,
+  type SandboxScope,
+  shellExitCode,
+} from '../tools/sandbox-commands.js';
+import { DurableBashProcess } from './durable-bash-process.js';
 import { commandsFor, requireSandboxNode } from './sandbox-client.js';
 import type {
   SandboxPathOptions as PathOptions,
@@ -394,7 +400,7 @@ function runResult(result: BashTaskResult): { exitCode: number; stdout: string; 
   let stderr = streamText(result.stderr);
   if (result.timedOutAfterMs !== undefined)
     stderr += `${stderr === '' ? '' : '\n'}${markers.timedOut(result.timedOutAfterMs)}`;
-  return { exitCode: exitCodeOf(result), stdout: streamText(result.stdout), stderr };
+  return { exitCode: shellExitCode(finishedState(result)), stdout: streamText(result.stdout), stderr };
 }
 
 function streamText(stream: StreamTail): string {

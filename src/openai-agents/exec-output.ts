@@ -3,10 +3,9 @@
  * I/O). The texts inside are durable-bash's own (render.ts, status-line.ts); the frame around them
  * is the SDK's (`formatExecResponse`), and the cut for `maxOutputTokens` is in the SDK's units.
  */
-import os from 'node:os';
 import type { OutputRead, StreamRead } from '../shared/read-position.js';
 import { joinLines, markers, STDERR_HEADER, WORKER_UNAVAILABLE } from '../shared/render.js';
-import { statusLine, type TaskState } from '../shared/status-line.js';
+import { statusLine } from '../shared/status-line.js';
 import { tailText } from '../shared/stream-text.js';
 import type { BashTaskResult } from '../shared/task.js';
 
@@ -73,30 +72,6 @@ export function readsOutput(reads: readonly OutputRead[]): ExecOutput {
 
 function spillPaths(streams: StreamRead[]): string {
   return [...new Set(streams.map((stream) => stream.spillPath ?? '(unavailable)'))].join(', ');
-}
-
-/**
- * The exit code an ended task reports, as a shell would: its own, 128 + the signal's number for a
- * kill, and 1 when the command could not run or its worker was lost (the status line says which).
- */
-export function exitCodeOf(state: TaskState): number {
-  switch (state.status) {
-    case 'running':
-      throw new Error('a running task has no exit code');
-    case 'completed':
-      return state.exitCode;
-    case 'killed': {
-      const number = os.constants.signals[state.signal as NodeJS.Signals];
-      return number === undefined ? 1 : 128 + number;
-    }
-    case 'failed':
-    case 'lost':
-      return 1;
-    default: {
-      const unreachable: never = state;
-      return unreachable;
-    }
-  }
 }
 
 /**

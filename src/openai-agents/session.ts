@@ -49,9 +49,14 @@ import type { OutputRead } from '../shared/read-position.js';
 import { finishedState } from '../shared/status-line.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { inputText } from '../tools/bash-input.js';
-import { commandDescription, type SandboxCommands, type SandboxScope } from '../tools/sandbox-commands.js';
+import {
+  commandDescription,
+  type SandboxCommands,
+  type SandboxScope,
+  shellExitCode,
+} from '../tools/sandbox-commands.js';
 import { sandboxCall } from './errors.js';
-import { cutToTokens, type ExecOutput, exitCodeOf, readsOutput, resultOutput } from './exec-output.js';
+import { cutToTokens, type ExecOutput, readsOutput, resultOutput } from './exec-output.js';
 import { type CopyBudget, planLocalEntry, readLocalFile } from './local-sources.js';
 
 /** How long an exec waits without `yieldTimeMs`: the SDK's own default (its shell capability and UnixLocal session). */
@@ -163,7 +168,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
         autoBackgroundAfterMs: yieldTimeMs,
       });
       if (outcome.kind === 'ended') {
-        const exitCode = exitCodeOf(finishedState(outcome.result));
+        const exitCode = shellExitCode(finishedState(outcome.result));
         return execResult(this.asSeen(resultOutput(outcome.result)), started, maxOutputTokens, { exitCode });
       }
       return this.answer(this.track({ taskId, tty }), [outcome.read], started, maxOutputTokens);
@@ -246,7 +251,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     if (state.status === 'running')
       return execResult(output, started, maxOutputTokens, { sessionId: processId });
     delete this.state.processes[String(processId)];
-    return execResult(output, started, maxOutputTokens, { exitCode: exitCodeOf(state) });
+    return execResult(output, started, maxOutputTokens, { exitCode: shellExitCode(state) });
   }
 
   private track(process: SandboxProcess): number {

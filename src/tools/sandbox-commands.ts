@@ -4,10 +4,12 @@
  * tool's arguments and goes through the `bash` tool's own checks, permission policy and quota
  * (`startBashRun`), pinned to the session's host and kept inside its workspace.
  */
+import os from 'node:os';
 import path from 'node:path';
 import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
 import { InvalidArgumentsError, UnknownTaskError } from '../shared/errors.js';
 import { DEFAULT_MAX_WAIT_MS } from '../shared/limits.js';
+import type { TaskState } from '../shared/status-line.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { bashArguments, parseArguments } from './arguments.js';
 import { type BashGuards, foregroundOutcome, startBashRun } from './bash.js';
@@ -114,4 +116,28 @@ export function workspaceWorkdir(root: string, workdir: string | undefined): str
   throw new InvalidArgumentsError(
     `invalid workdir: ${JSON.stringify(workdir)} is outside the session's workspace ${root}`,
   );
+}
+
+/**
+ * The exit code an ended task reports, as a shell would: its own, 128 + the signal's number for a
+ * kill, and 1 when the command could not run or its worker was lost (the status line says which).
+ */
+export function shellExitCode(state: TaskState): number {
+  switch (state.status) {
+    case 'running':
+      throw new Error('a running task has no exit code');
+    case 'completed':
+      return state.exitCode;
+    case 'killed': {
+      const number = os.constants.signals[state.signal as NodeJS.Signals];
+      return number === undefined ? 1 : 128 + number;
+    }
+    case 'failed':
+    case 'lost':
+      return 1;
+    default: {
+      const unreachable: never = state;
+      return unreachable;
+    }
+  }
 }

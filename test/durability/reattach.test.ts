@@ -338,8 +338,9 @@ describe('a task whose worker crashed', () => {
   it('ends lost at once when its supervisor died with its worker: the restarted worker fails the attempt left behind', async () => {
     const { h, worker, tag, taskId, record } = await sleeperOnHost('Its supervisor dies with its worker');
     await worker.crash();
-    process.kill(-record.pid, 'SIGKILL');
+    // The supervisor first: alive, it could reap the command killed before it and record the end.
     process.kill(record.supervisorPid, 'SIGKILL');
+    process.kill(-record.pid, 'SIGKILL');
     await h.start();
     // Well inside the attempt's heartbeat timeout (5 minutes).
     expect(await readToEndThroughClient(h.tasks, taskId, 60_000)).toEqual({

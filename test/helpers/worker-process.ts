@@ -25,7 +25,14 @@ export async function startWorkerProcess(
   env: Pick<TestWorkflowEnvironment, 'address'>,
   taskQueue: string,
   extraArgs: string[] = [],
-  options: { fileSizeLimitKiB?: number; env?: NodeJS.ProcessEnv; wrapper?: string[]; bin?: string } = {},
+  options: {
+    fileSizeLimitKiB?: number;
+    env?: NodeJS.ProcessEnv;
+    wrapper?: string[];
+    bin?: string;
+    /** The node a wrapper execs. @default this process's */
+    node?: string;
+  } = {},
 ): Promise<WorkerProcess> {
   const worker = [
     options.bin ?? CLI_BIN,
@@ -38,7 +45,10 @@ export async function startWorkerProcess(
   ];
   // A wrapper (another user, a namespace) execs `node <worker...>` with its arguments appended.
   const [file, args]: [string, string[]] = options.wrapper
-    ? [options.wrapper[0] as string, [...options.wrapper.slice(1), process.execPath, ...worker]]
+    ? [
+        options.wrapper[0] as string,
+        [...options.wrapper.slice(1), options.node ?? process.execPath, ...worker],
+      ]
     : options.fileSizeLimitKiB === undefined
       ? ['node', worker]
       : ['bash', ['-c', `ulimit -f ${options.fileSizeLimitKiB}; exec "$0" "$@"`, 'node', ...worker]];

@@ -63,13 +63,22 @@ function packageBin(): string {
   const pkg = path.join(root, 'pkg');
   if (!existsSync(pkg)) {
     mkdirSync(pkg, { mode: 0o755 });
-    for (const part of ['dist', 'node_modules', 'package.json']) {
+    for (const part of ['dist', 'node_modules', 'package.json', ...(nodeInCheckout() ? ['.node24'] : [])]) {
       const linked = spawnSync('cp', ['-al', path.join(process.cwd(), part), pkg]);
       if (linked.status !== 0) spawnSync('cp', ['-a', path.join(process.cwd(), part), pkg]);
     }
   }
   return path.join(pkg, 'dist', 'cli', 'main.js');
 }
+
+/** Whether this process's node is the Node.js 24 the project provisions, in the checkout's `.node24`. */
+const nodeInCheckout = () => process.execPath.startsWith(`${path.join(process.cwd(), '.node24')}/`);
+
+/** The node nobody runs the worker with: this process's, or its copy beside the package when it lies in the checkout. */
+const packageNode = () =>
+  nodeInCheckout()
+    ? path.join(root, 'pkg', path.relative(process.cwd(), process.execPath))
+    : process.execPath;
 
 /** A directory of nobody's, as a user without root makes one. */
 function nobodysDir(dir: string): string {
@@ -109,6 +118,7 @@ beforeAll(async () => {
         asNobody(home),
       ),
       bin: packageBin(),
+      node: packageNode(),
     },
   );
 }, 120_000);

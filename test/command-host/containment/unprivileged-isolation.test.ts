@@ -170,6 +170,7 @@ describe('a worker without root, where sessions cannot be kept apart', () => {
     const plain = await startWorkerProcess(env, `${taskQueue}-plain`, ['--spill-dir', spill], {
       wrapper: inOwnMounts('true', asNobody(nobodysDir(path.join(root, 'home-2')))),
       bin: packageBin(),
+      node: packageNode(),
     });
     try {
       expect(plain.stderr()).toContain(

@@ -19,7 +19,7 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
       heartbeatTimeoutMs: config.heartbeatTimeoutMs,
       ...hostOf(input, config),
     };
-    if (input.background && input.keepStdinOpen) spec.keepStdinOpen = true;
+    if (input.keepStdinOpen) spec.keepStdinOpen = true;
     // A terminal's typing comes through the stdin FIFO: its supervisor always makes one.
     if (input.session !== undefined) spec.session = input.session;
     if (input.terminal !== undefined)

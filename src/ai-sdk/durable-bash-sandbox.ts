@@ -121,7 +121,7 @@ export class DurableBashSandbox {
     const taskId = await commands.start(
       this.scope,
       { ...taskArguments(options), timeoutMs: DEFAULT_MAX_TIMEOUT_MS },
-      options.abortSignal,
+      options.abortSignal ? { signal: options.abortSignal } : {},
     );
     const outcome = await commands.foreground(this.scope, taskId, {
       ...(options.abortSignal ? { signal: options.abortSignal } : {}),
@@ -150,7 +150,7 @@ export class DurableBashSandbox {
         run_in_background: true,
         ...(options.stdin ? { keep_stdin_open: true } : {}),
       },
-      options.abortSignal,
+      options.abortSignal ? { signal: options.abortSignal } : {},
     );
     return new DurableBashProcess(
       this.commands,

@@ -28,7 +28,7 @@ export interface StartRequest {
   background: boolean;
   /** The agent session that owns the task; undefined for a task with no owner. */
   owner?: string;
-  /** A background run whose stdin stays open for `writeStdin`. */
+  /** The run's stdin stays open for `writeStdin` (a background run's, or a sandbox command's). */
   keepStdinOpen?: boolean;
   /** Run on a pseudo-terminal of this size. */
   terminal?: TerminalSize;
@@ -74,7 +74,7 @@ export function taskStart(
     ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
     ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
     ...(request.background ? notice : {}),
-    ...(request.background && request.keepStdinOpen ? { keepStdinOpen: true } : {}),
+    ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),
     ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
     ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
     ...(request.host ? { host: { hostId: request.host.hostId, hostQueue: request.host.hostQueue } } : {}),

@@ -136,8 +136,9 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   /**
    * Runs `cmd` as a task and answers when it ends or `yieldTimeMs` passes. Without a terminal, it
    * is a foreground run of the `bash` tool that moves to the background after the yield (the tool's
-   * own auto-background); with `tty`, a background terminal task read for the yield. Still running:
-   * the answer's `sessionId` names it for `writeStdin`.
+   * own auto-background), its stdin an open pipe as UnixLocal's is; with `tty`, a background
+   * terminal task read for the yield. Still running: the answer's `sessionId` names it for
+   * `writeStdin`.
    */
   exec(args: ExecCommandArgs): Promise<SandboxExecResult> {
     return sandboxCall(async () => {
@@ -149,12 +150,16 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       const workdir = args.workdir === undefined ? undefined : this.workspacePath(args.workdir);
       if (workdir !== undefined) this.files.resolve(this.workspace, workdir);
       const tty = args.tty === true;
-      const taskId = await this.commands.start(this.scope, {
-        command,
-        description: commandDescription(args.cmd),
-        ...(workdir !== undefined ? { workdir } : {}),
-        ...(tty ? { tty: true, run_in_background: true } : {}),
-      });
+      const taskId = await this.commands.start(
+        this.scope,
+        {
+          command,
+          description: commandDescription(args.cmd),
+          ...(workdir !== undefined ? { workdir } : {}),
+          ...(tty ? { tty: true, run_in_background: true } : {}),
+        },
+        { keepStdinOpen: !tty },
+      );
       if (tty) {
         const processId = this.track({ taskId, tty });
         return this.answer(
@@ -176,8 +181,8 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
   }
 
   /**
-   * Types `chars` into a running command (its terminal; without one, Ctrl-C kills it and anything
-   * else is refused, its stdin being closed) and answers what it printed within `yieldTimeMs`.
+   * Types `chars` into a running command (its terminal, or without one its stdin, where Ctrl-C
+   * kills it as `bash_kill`) and answers what it printed within `yieldTimeMs`.
    * Empty `chars` polls. An id the session does not know answers as the SDK's UnixLocal session
    * does, as text: the shell capability's `write_stdin` gives the model a thrown error only as its
    * generic "An error occurred while running the tool", which would hide which id was wrong.
@@ -203,26 +208,28 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
           exitCode: 1,
         });
       const { taskId } = process;
-      if (process.tty && chars !== '') {
-        inputText(
-          taskId,
-          await this.commands.tasks.writeStdin(taskId, this.state.sessionId, { text: chars, close: false }),
-          false,
-        );
-      } else if (chars !== '') {
-        if (chars.includes(CTRL_C)) await this.commands.tasks.kill(taskId, this.state.sessionId);
-        const text = chars.split(CTRL_C).join('');
-        // Refused with the tool's own line (its stdin is closed: an exec without tty has none).
-        if (text !== '')
-          inputText(
-            taskId,
-            await this.commands.tasks.writeStdin(taskId, this.state.sessionId, { text, close: false }),
-            false,
-          );
-      }
+      if (chars !== '') await this.type(taskId, process.tty, chars);
       const reads = await this.readFor(taskId, Date.now() + yieldTimeMs);
       return formatExecResponse(this.answer(args.sessionId, reads, started, maxOutputTokens));
     });
+  }
+
+  /**
+   * Sends `chars` to a running command: into its terminal, or to its stdin. A pipe has no line
+   * discipline to turn Ctrl-C into SIGINT: UnixLocal signals the command, here it is killed as
+   * `bash_kill` kills (the whole tree), and the rest is not sent. A command that ended before the
+   * chars reached it is no error: the answer that follows tells its end.
+   */
+  private async type(taskId: TaskId, tty: boolean, chars: string): Promise<void> {
+    if (!tty && chars.includes(CTRL_C)) {
+      await this.commands.tasks.kill(taskId, this.state.sessionId);
+      return;
+    }
+    const written = await this.commands.tasks.writeStdin(taskId, this.state.sessionId, {
+      text: chars,
+      close: false,
+    });
+    if (written.kind !== 'ended') inputText(taskId, written, false);
   }
 
   /**

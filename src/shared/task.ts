@@ -70,7 +70,10 @@ export interface BashTaskInput {
   background: boolean;
   /** Set for a background task with an owning session whose agent host serves notices. */
   notice?: NoticeTarget;
-  /** A background task whose stdin stays open for `bash_input` (else stdin is /dev/null). */
+  /**
+   * The task's stdin stays open for `bash_input` (else stdin is /dev/null): a background task's that
+   * asked, and a sandbox session's command without a terminal (its `writeStdin`).
+   */
   keepStdinOpen?: boolean;
   /**
    * The owning session's key on worker hosts (`sessionKey`): its commands share an identity there,

@@ -85,6 +85,8 @@ export interface RunPlace {
   host?: CommandHost;
   /** Aborts a wait for approval. */
   signal?: AbortSignal;
+  /** Keeps a foreground run's stdin open (a sandbox command's, for its `writeStdin`); the tool's own runs never do. */
+  keepStdinOpen?: boolean;
 }
 
 /**
@@ -101,7 +103,11 @@ export async function startBashRun(
   const { workdir, sessionId, host } = place;
   await checkPermission({ command: call.command, workdir, background, sessionId }, guards, place.signal);
   const start = () =>
-    tasks.start({ ...startRequest(call, workdir, sessionId), ...(host !== undefined ? { host } : {}) });
+    tasks.start({
+      ...startRequest(call, workdir, sessionId),
+      ...(place.keepStdinOpen === true ? { keepStdinOpen: true } : {}),
+      ...(host !== undefined ? { host } : {}),
+    });
   return background && sessionId !== undefined && guards.quota !== undefined
     ? guards.quota.start(sessionId, start)
     : start();

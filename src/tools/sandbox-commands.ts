@@ -43,14 +43,21 @@ export class SandboxCommands {
    * Starts a run of the `bash` tool's arguments (`command`, `description`, `run_in_background`,
    * `tty`, ...) in the session: checked as the tool checks them, its workdir inside the workspace.
    * Throws the tool's one-line errors (`InvalidArgumentsError`, `CommandDeniedError`, ...).
+   * `keepStdinOpen` keeps a foreground run's stdin open, as a framework's exec without a terminal
+   * expects (the model's `write_stdin`): outside the tool's arguments, which allow it only in the
+   * background.
    */
-  async start(scope: SandboxScope, args: unknown, signal?: AbortSignal): Promise<TaskId> {
+  async start(
+    scope: SandboxScope,
+    args: unknown,
+    options: { signal?: AbortSignal; keepStdinOpen?: boolean } = {},
+  ): Promise<TaskId> {
     const call = parseArguments(bashArguments, args);
     return startBashRun(this.tasks, this.guards, call, {
       workdir: workspaceWorkdir(scope.root, call.workdir),
       sessionId: scope.sessionId,
       host: scope.host,
-      ...(signal !== undefined ? { signal } : {}),
+      ...options,
     });
   }
 

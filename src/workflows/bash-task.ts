@@ -86,8 +86,10 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   };
   handleStdinWrites({
     taskId: input.taskId,
-    // A terminal takes typing whether the run is in the background or not (a moved run's, say).
-    keepStdinOpen: input.terminal !== undefined || (input.background && input.keepStdinOpen === true),
+    // A terminal takes typing whether the run is in the background or not (a moved run's, say); so
+    // does a sandbox command's open stdin. Clients of 0.2.0 set keepStdinOpen only in the background,
+    // so their histories take the same writes as before: no patch (docs/RELEASING.md).
+    keepStdinOpen: input.terminal !== undefined || input.keepStdinOpen === true,
     terminal: input.terminal !== undefined,
     host: () => standing.host,
     ended: () => standing.ended,

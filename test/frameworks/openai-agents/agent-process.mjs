@@ -1,7 +1,7 @@
 /**
  * An agent process for resume-run.test.ts: a SandboxAgent with the shell() capability, driven by
  * the SDK's ScriptedModel, on a DurableBashSandboxClient (the built package). `start` runs until
- * the run stops for approval of `write_stdin` and writes the RunState to `stateFile`; `resume`
+ * the run stops for approval of `write_stdin` (a line for the command's stdin) and writes the RunState to `stateFile`; `resume`
  * reads it in a fresh process, approves, and runs to the end. Prints what the model was given as
  * JSON on stdout. Node.js 24 (the SDK needs 22+).
  */
@@ -23,21 +23,21 @@ const model = new ScriptedModel(
         [
           functionCall(
             'write_stdin',
-            { session_id: 1, chars: '', yield_time_ms: 30_000 },
-            { callId: 'call-poll' },
+            { session_id: 1, chars: 'hello\n', yield_time_ms: 30_000 },
+            { callId: 'call-write' },
           ),
         ],
       ]
     : [[assistantMessage('done')]],
 );
 // write_stdin asks for approval: the run stops there, as a run waiting for a human does.
-const askBeforePolling = (tools) =>
+const askBeforeWriting = (tools) =>
   tools.map((tool) => (tool.name === 'write_stdin' ? { ...tool, needsApproval: async () => true } : tool));
 const agent = new SandboxAgent({
   name: 'builder',
   instructions: 'Build the project.',
   model,
-  capabilities: [shell({ configureTools: askBeforePolling })],
+  capabilities: [shell({ configureTools: askBeforeWriting })],
 });
 
 let result;

@@ -58,14 +58,19 @@ const startWorker = (spillDir: string) =>
   });
 
 describe('a SandboxAgent run on durable-bash, resumed in a new process', () => {
-  it("gets a command's output once and its exact exit code after the agent process ended, the worker was SIGKILLed and the Temporal server restarted", async () => {
+  it("types into a command's stdin, and gets its output once and its exact exit code after the agent process ended, the worker was SIGKILLed and the Temporal server restarted", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-'));
     const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-oa-run-spill-'));
     const stateFile = path.join(dir, 'run-state.json');
     const { place } = await startServer({ dbFile: path.join(dir, 'temporal.db') });
     const first = await startWorker(spillDir);
 
-    const started = await agentProcess('start', stateFile, 'echo first; sleep 6; echo second; exit 7');
+    const started = await agentProcess(
+      'start',
+      stateFile,
+      // The line write_stdin sends after every restart reaches the command's stdin (no terminal).
+      'echo first; sleep 6; read -r line; echo "second $line"; exit 7',
+    );
     expect(started.interruptions).toEqual(['write_stdin']);
     const exec = started.toolOutputs.find((output) => output.callId === 'call-exec')?.text ?? '';
     expect(exec).toMatch(/\nProcess running with session ID 1\nOutput:\nfirst\n$/);
@@ -79,15 +84,15 @@ describe('a SandboxAgent run on durable-bash, resumed in a new process', () => {
 
     const resumed = await agentProcess('resume', stateFile);
     expect(resumed.finalOutput).toBe('done');
-    const poll = resumed.toolOutputs.find((output) => output.callId === 'call-poll')?.text ?? '';
-    expect(poll).toMatch(/\nProcess exited with code 7\nOutput:\nsecond\n$/);
+    const written = resumed.toolOutputs.find((output) => output.callId === 'call-write')?.text ?? '';
+    expect(written).toMatch(/\nProcess exited with code 7\nOutput:\nsecond hello\n$/);
     // Each tool result once (a later model call is given the earlier ones again, as history).
     const results = new Map(
       [...started.toolOutputs, ...resumed.toolOutputs].map((output) => [output.callId, output.text]),
     );
-    expect([...results.keys()].sort()).toEqual(['call-exec', 'call-poll']);
+    expect([...results.keys()].sort()).toEqual(['call-exec', 'call-write']);
     const everything = [...results.values()].join('\n');
     expect(everything.match(/^first$/gm)).toHaveLength(1);
-    expect(everything.match(/^second$/gm)).toHaveLength(1);
+    expect(everything.match(/^second hello$/gm)).toHaveLength(1);
   }, 180_000);
 });

@@ -74,6 +74,22 @@ describe('the OpenAI Agents sandbox session', () => {
     await session.delete();
   });
 
+  it('writes to the stdin of a command without a terminal, and Ctrl-C ends it as bash_kill does', async () => {
+    const session = await sandbox.client.create();
+    const marker = `oa-stdin-${process.pid}`;
+    const started = await session.exec({
+      cmd: `: ${marker}; while read -r line; do echo "got $line"; done`,
+      yieldTimeMs: 500,
+    });
+    expect(started).toMatchObject({ sessionId: 1, output: '' });
+    const echoed = await session.writeStdin({ sessionId: 1, chars: 'one\ntwo\n', yieldTimeMs: 2_000 });
+    expect(frame(echoed)).toBe('Process running with session ID 1\nOutput:\ngot one\ngot two\n');
+    const killed = await session.writeStdin({ sessionId: 1, chars: '\u0003', yieldTimeMs: 10_000 });
+    expect(frame(killed)).toMatch(/^Process exited with code 143\nOutput:\n/);
+    expect(processesMatching(new RegExp(marker))).toEqual([]);
+    await session.delete();
+  });
+
   it('cuts output over maxOutputTokens in the middle, naming the full output', async () => {
     const session = await sandbox.client.create();
     const moved = await session.exec({

@@ -3,8 +3,16 @@
  * I/O). The texts inside are durable-bash's own (render.ts, status-line.ts); the frame around them
  * is the SDK's (`formatExecResponse`), and the cut for `maxOutputTokens` is in the SDK's units.
  */
-import type { OutputRead, StreamRead } from '../shared/read-position.js';
-import { joinLines, markers, STDERR_HEADER, WORKER_UNAVAILABLE } from '../shared/render.js';
+import type { OutputRead } from '../shared/read-position.js';
+import {
+  droppedMarker,
+  endMarkers,
+  joinLines,
+  limitLines,
+  runStreams,
+  STDERR_HEADER,
+  WORKER_UNAVAILABLE,
+} from '../shared/render.js';
 import { statusLine } from '../shared/status-line.js';
 import { tailText } from '../shared/stream-text.js';
 import type { BashTaskResult } from '../shared/task.js';
@@ -26,52 +34,45 @@ export interface ExecOutput {
   spillPath?: string;
 }
 
-/** The text of two streams as the `bash` tool shows them: stdout, then a `[stderr]` section. */
-function joinStreams(stdout: string, stderr: string): string {
-  return stderr === '' ? stdout : joinLines(stdout, `${STDERR_HEADER}\n${stderr}`);
-}
-
-/** A run that ended in the foreground: its whole output (the result's tails, cut where they say so). */
-export function resultOutput(result: BashTaskResult): ExecOutput {
-  const stdout = tailText(result.stdout);
-  const stderr = tailText(result.stderr);
-  const cut = (text: string, spillPath: string | undefined) =>
-    spillPath === undefined ? text : joinLines(text, markers.truncated(spillPath));
-  let output = joinStreams(cut(stdout, result.stdout.spillPath), cut(stderr, result.stderr.spillPath));
-  if (result.signal !== null || result.timedOutAfterMs !== undefined)
-    output = joinLines(
-      output,
-      result.timedOutAfterMs !== undefined
-        ? markers.timedOut(result.timedOutAfterMs)
-        : markers.killedBySignal(result.signal ?? ''),
-    );
+/**
+ * A run that ended in the foreground: its output as the `bash` tool shows it (`runStreams`, cut
+ * tails naming their files) and the lines of an end short of its own exit (`endMarkers`); no
+ * `(no output)` and no exit-code line, which the SDK's frame says. `host` is the session's: the
+ * model's commands run there, so a file there is named.
+ */
+export function resultOutput(result: BashTaskResult, host: string): ExecOutput {
+  const output = [runStreams(result, host), ...endMarkers(result)].reduce(joinLines);
   const spillPath = result.stdout.spillPath ?? result.stderr.spillPath;
-  return { output, stdout, stderr, ...(spillPath !== undefined ? { spillPath } : {}) };
+  return {
+    output,
+    stdout: tailText(result.stdout),
+    stderr: tailText(result.stderr),
+    ...(spillPath !== undefined ? { spillPath } : {}),
+  };
 }
 
 /**
  * What reads since the last answer returned (each read moved the durable read position past its
- * bytes, so they never come again): their streams, a line naming the complete files when bytes were
- * dropped, the status line of an end that is not a plain exit, and the worker-unavailable line of a
- * read that moved nothing (its output will come again, as that line says).
+ * bytes, so they never come again): their streams as `bash_output` shows them, the line naming the
+ * complete files when bytes were dropped, and at an end the limits it ran into and the status line
+ * of an end that is not a plain exit; the worker-unavailable line of a read that moved nothing (its
+ * output will come again, as that line says). No `(no new output)`: the SDK answers empty output.
  */
-export function readsOutput(reads: readonly OutputRead[]): ExecOutput {
+export function readsOutput(reads: readonly OutputRead[], host: string): ExecOutput {
   const stdout = reads.map((read) => read.stdout.text).join('');
   const stderr = reads.map((read) => read.stderr.text).join('');
-  let output = joinStreams(stdout, stderr);
+  let output = stderr === '' ? stdout : joinLines(stdout, `${STDERR_HEADER}\n${stderr}`);
   const streams = reads.flatMap((read) => [read.stdout, read.stderr]);
-  const dropped = streams.filter((stream) => stream.droppedBytes > 0);
-  if (dropped.length > 0) output = joinLines(output, markers.dropped(spillPaths(dropped)));
   const last = reads.at(-1);
-  if (last !== undefined && last.state.status !== 'running' && last.state.status !== 'completed')
-    output = joinLines(output, statusLine(last.state));
+  const dropped = droppedMarker(streams, last?.host, host);
+  if (dropped !== undefined) output = joinLines(output, dropped);
+  if (last !== undefined && last.state.status !== 'running') {
+    for (const line of limitLines(last.limits)) output = joinLines(output, line);
+    if (last.state.status !== 'completed') output = joinLines(output, statusLine(last.state));
+  }
   if (last?.unclaimed) output = joinLines(output, WORKER_UNAVAILABLE);
   const spillPath = streams.find((stream) => stream.spillPath !== undefined)?.spillPath;
   return { output, stdout, stderr, ...(spillPath !== undefined ? { spillPath } : {}) };
-}
-
-function spillPaths(streams: StreamRead[]): string {
-  return [...new Set(streams.map((stream) => stream.spillPath ?? '(unavailable)'))].join(', ');
 }
 
 /**

@@ -174,7 +174,12 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
       });
       if (outcome.kind === 'ended') {
         const exitCode = shellExitCode(finishedState(outcome.result));
-        return execResult(this.asSeen(resultOutput(outcome.result)), started, maxOutputTokens, { exitCode });
+        return execResult(
+          this.asSeen(resultOutput(outcome.result, this.scope.host.hostId)),
+          started,
+          maxOutputTokens,
+          { exitCode },
+        );
       }
       return this.answer(this.track({ taskId, tty }), [outcome.read], started, maxOutputTokens);
     });
@@ -254,7 +259,7 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
     maxOutputTokens: number | undefined,
   ): SandboxExecResult {
     const state = reads.at(-1)?.state ?? { status: 'running' };
-    const output = this.asSeen(readsOutput(reads));
+    const output = this.asSeen(readsOutput(reads, this.scope.host.hostId));
     if (state.status === 'running')
       return execResult(output, started, maxOutputTokens, { sessionId: processId });
     delete this.state.processes[String(processId)];

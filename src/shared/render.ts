@@ -65,27 +65,39 @@ export function limitLines(limits: LimitsReached | undefined): string[] {
  * `readerHost` decides whether a spill path can be named: a file on another host is `(unavailable)`.
  */
 export function renderRun(result: BashTaskResult, readerHost: string): string {
-  const spillName = (stream: StreamTail): string | undefined =>
-    stream.spillPath === undefined ? undefined : nameSpillFile(stream.spillPath, result.host, readerHost);
-  let text: string;
-  if (result.terminal) {
-    text = renderTerminalRun(result.terminal, spillName(result.stdout) ?? UNAVAILABLE);
-  } else {
-    text = section(tailText(result.stdout), spillName(result.stdout));
-    if (result.stderr.bytes > 0) {
-      text = joinLines(
-        text,
-        `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`,
-      );
-    }
-  }
+  let text = runStreams(result, readerHost);
   if (text === '') text = NO_OUTPUT;
-  for (const line of limitLines(result.limits)) text = joinLines(text, line);
-  if (result.timedOutAfterMs !== undefined) text = joinLines(text, markers.timedOut(result.timedOutAfterMs));
-  if (result.signal !== null) text = joinLines(text, markers.killedBySignal(result.signal));
-  else if (result.exitCode !== null && result.exitCode !== 0)
+  for (const line of endMarkers(result)) text = joinLines(text, line);
+  if (result.signal === null && result.exitCode !== null && result.exitCode !== 0)
     text = joinLines(text, markers.exitCode(result.exitCode));
   return text;
+}
+
+/**
+ * A finished run's output: stdout, then a `[stderr]` section, each followed by the line naming its
+ * complete file when the tail was cut (or a terminal run's scrollback and last screen). Empty when
+ * it printed nothing.
+ */
+export function runStreams(result: BashTaskResult, readerHost: string): string {
+  const spillName = (stream: StreamTail): string | undefined =>
+    stream.spillPath === undefined ? undefined : nameSpillFile(stream.spillPath, result.host, readerHost);
+  if (result.terminal) return renderTerminalRun(result.terminal, spillName(result.stdout) ?? UNAVAILABLE);
+  const stdout = section(tailText(result.stdout), spillName(result.stdout));
+  if (result.stderr.bytes === 0) return stdout;
+  return joinLines(stdout, `${STDERR_HEADER}\n${section(tailText(result.stderr), spillName(result.stderr))}`);
+}
+
+/**
+ * The lines that say how a run ended short of its own exit: each limit it ran into, its timeout,
+ * the signal that killed it. The exit code is not among them: a tool answer adds its marker, a
+ * framework's frame says it.
+ */
+export function endMarkers(result: BashTaskResult): string[] {
+  return [
+    ...limitLines(result.limits),
+    ...(result.timedOutAfterMs !== undefined ? [markers.timedOut(result.timedOutAfterMs)] : []),
+    ...(result.signal !== null ? [markers.killedBySignal(result.signal)] : []),
+  ];
 }
 
 /**
@@ -116,13 +128,25 @@ export function renderMovedRun(
   let text = read.terminal ? renderScreen(read.terminal.screen) : read.stdout.text;
   if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
   if (text === '') text = NO_OUTPUT;
-  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
-  if (dropped.length > 0) {
-    const name = (stream: StreamRead) => nameSpillFile(stream.spillPath, read.host, readerHost);
-    text = joinLines(text, markers.dropped([...new Set(dropped.map(name))].join(', ')));
-  }
+  const dropped = droppedMarker([read.stdout, read.stderr], read.host, readerHost);
+  if (dropped !== undefined) text = joinLines(text, dropped);
   text = joinLines(text, markers.movedToBackground(afterMs, taskId));
   return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+}
+
+/**
+ * The line a read adds when it dropped bytes of some of `streams` (they were no longer in memory):
+ * it names their complete files. Undefined when nothing was dropped.
+ */
+export function droppedMarker(
+  streams: readonly StreamRead[],
+  taskHost: string | undefined,
+  readerHost: string,
+): string | undefined {
+  const dropped = streams.filter((stream) => stream.droppedBytes > 0);
+  if (dropped.length === 0) return undefined;
+  const names = dropped.map((stream) => nameSpillFile(stream.spillPath, taskHost, readerHost));
+  return markers.dropped([...new Set(names)].join(', '));
 }
 
 /** A spill file as a reader may name it: its path when the reader is on the task's host, else (unavailable). */

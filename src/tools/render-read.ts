@@ -1,6 +1,7 @@
 /** The exact text of a `bash_output` answer (see render.ts for the markers it shares with runs). */
 import type { OutputRead, StreamRead, TerminalRead } from '../shared/read-position.js';
 import {
+  droppedMarker,
   joinLines,
   limitLines,
   markers,
@@ -45,8 +46,8 @@ export function renderOutputRead(read: OutputRead, readerHost: string, filter?: 
     ];
     text = joinLines(text, markers.leftOut(leftOut, names(filtered)));
   }
-  const dropped = [read.stdout, read.stderr].filter((stream) => stream.droppedBytes > 0);
-  if (dropped.length > 0) text = joinLines(text, markers.dropped(names(dropped)));
+  const dropped = droppedMarker([read.stdout, read.stderr], read.host, readerHost);
+  if (dropped !== undefined) text = joinLines(text, dropped);
   return withStatus(text, read);
 }
 

@@ -20,6 +20,7 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
       ...hostOf(input, config),
     };
     if (input.keepStdinOpen) spec.keepStdinOpen = true;
+    if (input.shownOutputBytes !== undefined) spec.shownOutputBytes = input.shownOutputBytes;
     // A terminal's typing comes through the stdin FIFO: its supervisor always makes one.
     if (input.session !== undefined) spec.session = input.session;
     if (input.terminal !== undefined)

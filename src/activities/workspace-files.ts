@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
 import { runWorkspaceRequest, WorkspaceRefusal } from '../command-host/workspace/workspace-host.js';
-import { type WorkspaceReply, type WorkspaceRequest, workspaceErrorOf } from '../shared/workspace.js';
+import type { WorkspaceReply, WorkspaceRequest } from '../shared/workspace.js';
 
 /**
  * One file operation in a sandbox session's workspace, on the workspace's host (its own queue): the
@@ -19,7 +19,7 @@ export function createWorkspaceFile(config: ExecutorConfig) {
       if (!(err instanceof WorkspaceRefusal)) throw err;
       throw ApplicationFailure.create({
         type: err.failure.type,
-        message: workspaceErrorOf(err.failure).message,
+        message: err.message,
         details: [err.failure.facts],
         nonRetryable: true,
       });

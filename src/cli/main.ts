@@ -119,6 +119,11 @@ withCodecOption(
         .option('--tty', 'run it on a terminal (120x40 unless --cols and --rows): print its screen')
         .option('--cols <n>', "with --tty: the terminal's width", positiveInt)
         .option('--rows <n>', "with --tty: the terminal's height", positiveInt)
+        .option(
+          '--max-output-tokens <n>',
+          'print at most this many tokens (4 bytes a token): the head and tail, the middle cut (max_output_tokens)',
+          positiveInt,
+        )
         .argument('<command...>', 'the command, after --'),
     ),
     'the session the command runs as, in the foreground as in the background',

@@ -16,6 +16,8 @@ export interface RunFlags extends ServerOptions {
   tty?: boolean;
   cols?: number;
   rows?: number;
+  /** The answer's `max_output_tokens`: the head and the tail of the output, the middle cut. */
+  maxOutputTokens?: number;
 }
 
 /**
@@ -40,6 +42,7 @@ export function runCommand(words: string[], flags: RunFlags): Promise<number> {
           ...(flags.tty ? { tty: true } : {}),
           ...(flags.cols !== undefined ? { cols: flags.cols } : {}),
           ...(flags.rows !== undefined ? { rows: flags.rows } : {}),
+          ...(flags.maxOutputTokens !== undefined ? { max_output_tokens: flags.maxOutputTokens } : {}),
         },
         { signal, agent: { sessionId: flags.owner } },
       ),

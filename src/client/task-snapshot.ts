@@ -237,10 +237,12 @@ async function closedSnapshot(
     const result: BashTaskResult = await (signal
       ? client.withAbortSignal(signal, () => handle.result())
       : handle.result());
+    // A file the result names as kept (`spillFiles`) is where reads and logs send for all of it.
+    const kept = result.spillFiles;
     return {
       state: finishedState(result),
-      stdout: result.stdout,
-      stderr: result.stderr,
+      stdout: kept && !result.stdout.spillPath ? { ...result.stdout, spillPath: kept.stdout } : result.stdout,
+      stderr: kept && !result.stderr.spillPath ? { ...result.stderr, spillPath: kept.stderr } : result.stderr,
       host: result.host,
       final: true,
       ...(result.limits ? { limits: result.limits } : {}),

@@ -32,6 +32,8 @@ export interface StartRequest {
   keepStdinOpen?: boolean;
   /** Run on a pseudo-terminal of this size. */
   terminal?: TerminalSize;
+  /** A foreground caller shows at most this many bytes (`BashTaskInput.shownOutputBytes`). */
+  shownOutputBytes?: number;
   /** Run on this host (a sandbox session's); absent for whichever worker of the queue answers. */
   host?: CommandHost;
 }
@@ -75,6 +77,9 @@ export function taskStart(
     ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
     ...(request.background ? notice : {}),
     ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),
+    ...(request.shownOutputBytes !== undefined && !request.background
+      ? { shownOutputBytes: request.shownOutputBytes }
+      : {}),
     ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
     ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
     ...(request.host ? { host: { hostId: request.host.hostId, hostQueue: request.host.hostQueue } } : {}),

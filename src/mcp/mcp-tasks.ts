@@ -23,7 +23,7 @@ import { backgroundStarted, renderRun } from '../shared/render.js';
 import type { TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import { resultText, type Tool, type ToolResult, textResult } from '../shared/tool-types.js';
-import { describeValue } from '../tools/arguments.js';
+import { describeValue, parseOutputBudget } from '../tools/arguments.js';
 import { namespaceRetentionMs } from './namespace-retention.js';
 import { isTerminalStatus, mcpTask } from './task-status.js';
 
@@ -57,6 +57,11 @@ export class McpTasks {
   private retention: Promise<number | undefined> | undefined;
 
   private readonly pageSize: number;
+  /**
+   * The `max_output_tokens` of task-augmented calls, by task id: their results are cut to it. Held by
+   * this server process: after its restart, a result comes whole (the task itself goes on).
+   */
+  private readonly budgets = new Map<string, number>();
 
   constructor(
     private readonly tasks: BashTasks,
@@ -72,11 +77,19 @@ export class McpTasks {
    * refuses starts nothing and is a JSON-RPC error with the tool's own line.
    */
   async create(bash: Tool, args: unknown, signal: AbortSignal): Promise<CreateTaskResult> {
-    const call = isObject(args) ? { ...args, run_in_background: true } : args;
+    // The budget is the result's (`tasks/result`), not the start's: a background start answers only its id.
+    let budget: number | undefined;
+    try {
+      budget = isObject(args) ? parseOutputBudget(args.max_output_tokens) : undefined;
+    } catch (err) {
+      throw new TaskRequestError(ErrorCode.InvalidParams, (err as Error).message);
+    }
+    const call = isObject(args) ? { ...args, run_in_background: true, max_output_tokens: undefined } : args;
     const result = await bash.execute(call, { agent: { ...this.session }, signal });
     const text = resultText(result);
     const taskId = result.isError ? undefined : startedTaskId(text);
     if (taskId === undefined) throw new TaskRequestError(ErrorCode.InvalidParams, text);
+    if (budget !== undefined) this.budgets.set(taskId, budget);
     // Described once for its start time; a task that started is answered even if that read fails.
     const task = await this.get(taskId).catch(() => startingTask(taskId));
     return { task, _meta: { [MODEL_IMMEDIATE_RESPONSE_KEY]: text } };
@@ -96,7 +109,11 @@ export class McpTasks {
     let result: ToolResult;
     try {
       result = textResult(
-        renderRun(await this.tasks.result(taskId as TaskId, undefined, signal), os.hostname()),
+        renderRun(
+          await this.tasks.result(taskId as TaskId, undefined, signal),
+          os.hostname(),
+          this.budgets.get(taskId),
+        ),
       );
     } catch (err) {
       // The run's failure is its result; anything else (Temporal unreachable) is this request's.

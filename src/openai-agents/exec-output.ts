@@ -1,8 +1,12 @@
 /**
  * What an `exec` or `writeStdin` answers, built from a run's result or a durable read (pure: no
  * I/O). The texts inside are durable-bash's own (render.ts, status-line.ts); the frame around them
- * is the SDK's (`formatExecResponse`), and the cut for `maxOutputTokens` is in the SDK's units.
+ * is the SDK's (`formatExecResponse`), and the cut for `maxOutputTokens` is the tools' own
+ * (output-budget.ts: 4 bytes a token, as the SDK's `truncateOutput` counts, so a budget the model
+ * sets means here what it means on UnixLocal and Docker) around the SDK's marker.
  */
+
+import { BYTES_PER_TOKEN, cutMiddle, tokensOfBytes, utf8Length } from '../shared/output-budget.js';
 import type { OutputRead } from '../shared/read-position.js';
 import {
   droppedMarker,
@@ -16,14 +20,6 @@ import {
 import { statusLine } from '../shared/status-line.js';
 import { tailText } from '../shared/stream-text.js';
 import type { BashTaskResult } from '../shared/task.js';
-
-/**
- * The SDK's own estimate of a token (`truncateOutput` in its shared/output: 4 bytes a token). The
- * shell capability's `max_output_tokens` and the `Original token count` line are in its units, so a
- * budget the model sets means here what it means on UnixLocal and Docker; a real tokenizer would
- * make the same number cut differently depending on the backend.
- */
-const BYTES_PER_TOKEN = 4;
 
 /** One answer's output: the text the model reads, its streams apart, and where all of it is kept. */
 export interface ExecOutput {
@@ -42,7 +38,7 @@ export interface ExecOutput {
  */
 export function resultOutput(result: BashTaskResult, host: string): ExecOutput {
   const output = [runStreams(result, host), ...endMarkers(result)].reduce(joinLines);
-  const spillPath = result.stdout.spillPath ?? result.stderr.spillPath;
+  const spillPath = result.stdout.spillPath ?? result.stderr.spillPath ?? result.spillFiles?.stdout;
   return {
     output,
     stdout: tailText(result.stdout),
@@ -78,8 +74,8 @@ export function readsOutput(reads: readonly OutputRead[], host: string): ExecOut
 /**
  * The output cut to `maxOutputTokens` (the SDK's units): the head and the tail kept, the middle
  * replaced by one line that says how many tokens went and names the file holding all of it (when a
- * read or result named one: a short foreground run's output is all in its result, and its file is
- * not kept). Under the budget, the output as it is.
+ * read or result named one: a run started with the budget keeps its files when its output is
+ * longer). Under the budget, the output as it is.
  */
 export function cutToTokens(
   output: string,
@@ -87,33 +83,12 @@ export function cutToTokens(
   spillPath: string | undefined,
 ): { text: string; originalTokenCount?: number } {
   if (maxOutputTokens === undefined) return { text: output };
-  const bytes = Buffer.from(output, 'utf8');
+  const bytes = utf8Length(output);
   const budget = maxOutputTokens * BYTES_PER_TOKEN;
-  if (bytes.length <= budget) return { text: output };
-  const originalTokenCount = Math.ceil(bytes.length / BYTES_PER_TOKEN);
+  if (bytes <= budget) return { text: output };
+  const originalTokenCount = tokensOfBytes(bytes);
   const marker = (tokens: number) =>
     `\n…${tokens} tokens truncated${spillPath === undefined ? '' : `; full output: ${spillPath}`}…\n`;
-  const room = Math.max(0, budget - Buffer.byteLength(marker(originalTokenCount)));
-  const head = wholeChars(bytes.subarray(0, Math.floor(room / 2)), 'head');
-  const tail = wholeChars(bytes.subarray(bytes.length - (room - Math.floor(room / 2))), 'tail');
-  const cutTokens = Math.ceil(
-    (bytes.length - Buffer.byteLength(head) - Buffer.byteLength(tail)) / BYTES_PER_TOKEN,
-  );
-  return { text: `${head}${marker(cutTokens)}${tail}`, originalTokenCount };
-}
-
-/** Bytes cut out of UTF-8 text as text, leaving out a character the cut split. */
-function wholeChars(bytes: Buffer, side: 'head' | 'tail'): string {
-  let start = 0;
-  let end = bytes.length;
-  if (side === 'tail') while (start < end && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
-  else {
-    // Back off from a lead byte whose continuation bytes the cut left out.
-    let lead = end - 1;
-    while (lead > 0 && ((bytes[lead] ?? 0) & 0xc0) === 0x80) lead -= 1;
-    const first = bytes[lead] ?? 0;
-    const length = first >= 0xf0 ? 4 : first >= 0xe0 ? 3 : first >= 0xc0 ? 2 : 1;
-    if (lead + length > end) end = lead;
-  }
-  return bytes.subarray(start, end).toString('utf8');
+  const cut = cutMiddle(output, Math.max(0, budget - utf8Length(marker(originalTokenCount))));
+  return { text: `${cut.head}${marker(tokensOfBytes(cut.cutBytes))}${cut.tail}`, originalTokenCount };
 }

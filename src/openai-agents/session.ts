@@ -45,6 +45,7 @@ import {
   WorkspaceFileTooLargeError,
   WorkspaceIsADirectoryError,
 } from '../shared/errors.js';
+import { MAX_OUTPUT_TOKENS } from '../shared/output-budget.js';
 import type { OutputRead } from '../shared/read-position.js';
 import { finishedState } from '../shared/status-line.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
@@ -157,6 +158,10 @@ export class DurableBashSandboxSession implements SandboxSession<DurableBashSess
           description: commandDescription(args.cmd),
           ...(workdir !== undefined ? { workdir } : {}),
           ...(tty ? { tty: true, run_in_background: true } : {}),
+          // The host keeps the files of an output longer than the budget, for the cut's marker.
+          ...(!tty && maxOutputTokens !== undefined
+            ? { max_output_tokens: Math.min(maxOutputTokens, MAX_OUTPUT_TOKENS) }
+            : {}),
         },
         { keepStdinOpen: !tty },
       );

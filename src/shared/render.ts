@@ -6,10 +6,14 @@
  */
 
 import { FILTER_TIME_LIMIT_MS } from './limits.js';
+import { joinLines } from './lines.js';
+import { fitToBudget } from './output-budget.js';
 import type { OutputRead, StreamRead } from './read-position.js';
 import { renderScreen, renderScrolledOff } from './render-screen.js';
 import { tailText } from './stream-text.js';
 import type { BashTaskResult, LimitsReached, StreamTail, TerminalEnd } from './task.js';
+
+export { joinLines };
 
 export const NO_OUTPUT = '(no output)';
 export const STDERR_HEADER = '[stderr]';
@@ -63,14 +67,19 @@ export function limitLines(limits: LimitsReached | undefined): string[] {
 /**
  * Renders a finished run: stdout, a `[stderr]` section, or `(no output)`, then the status markers.
  * `readerHost` decides whether a spill path can be named: a file on another host is `(unavailable)`.
+ * With `maxOutputTokens`, the output keeps its head and tail (`fitToBudget`); the markers stay whole.
  */
-export function renderRun(result: BashTaskResult, readerHost: string): string {
-  let text = runStreams(result, readerHost);
-  if (text === '') text = NO_OUTPUT;
-  for (const line of endMarkers(result)) text = joinLines(text, line);
+export function renderRun(result: BashTaskResult, readerHost: string, maxOutputTokens?: number): string {
+  const trailer = endMarkers(result);
   if (result.signal === null && result.exitCode !== null && result.exitCode !== 0)
-    text = joinLines(text, markers.exitCode(result.exitCode));
-  return text;
+    trailer.push(markers.exitCode(result.exitCode));
+  const kept = result.spillFiles;
+  const streams = [
+    { spillPath: result.stdout.spillPath ?? kept?.stdout },
+    ...(result.stderr.bytes > 0 ? [{ spillPath: result.stderr.spillPath ?? kept?.stderr }] : []),
+  ];
+  const files = nameSpillFiles(streams, result.host, readerHost);
+  return fitToBudget({ body: runStreams(result, readerHost) || NO_OUTPUT, trailer, files }, maxOutputTokens);
 }
 
 /**
@@ -124,14 +133,19 @@ export function renderMovedRun(
   taskId: string,
   afterMs: number,
   readerHost: string,
+  maxOutputTokens?: number,
 ): string {
-  let text = read.terminal ? renderScreen(read.terminal.screen) : read.stdout.text;
-  if (read.stderr.text !== '') text = joinLines(text, `${STDERR_HEADER}\n${read.stderr.text}`);
-  if (text === '') text = NO_OUTPUT;
+  let body = read.terminal ? renderScreen(read.terminal.screen) : read.stdout.text;
+  if (read.stderr.text !== '') body = joinLines(body, `${STDERR_HEADER}\n${read.stderr.text}`);
   const dropped = droppedMarker([read.stdout, read.stderr], read.host, readerHost);
-  if (dropped !== undefined) text = joinLines(text, dropped);
-  text = joinLines(text, markers.movedToBackground(afterMs, taskId));
-  return read.unclaimed ? joinLines(text, WORKER_UNAVAILABLE) : text;
+  const trailer = [
+    ...(dropped !== undefined ? [dropped] : []),
+    markers.movedToBackground(afterMs, taskId),
+    ...(read.unclaimed ? [WORKER_UNAVAILABLE] : []),
+  ];
+  const streams = read.stderr.text === '' ? [read.stdout] : [read.stdout, read.stderr];
+  const files = nameSpillFiles(streams, read.host, readerHost);
+  return fitToBudget({ body: body || NO_OUTPUT, trailer, files }, maxOutputTokens);
 }
 
 /**
@@ -145,8 +159,17 @@ export function droppedMarker(
 ): string | undefined {
   const dropped = streams.filter((stream) => stream.droppedBytes > 0);
   if (dropped.length === 0) return undefined;
-  const names = dropped.map((stream) => nameSpillFile(stream.spillPath, taskHost, readerHost));
-  return markers.dropped([...new Set(names)].join(', '));
+  return markers.dropped(nameSpillFiles(dropped, taskHost, readerHost));
+}
+
+/** The spill files of `streams` as a reader may name them (`nameSpillFile`), each once: a marker's list. */
+export function nameSpillFiles(
+  streams: ReadonlyArray<{ spillPath?: string | undefined }>,
+  taskHost: string | undefined,
+  readerHost: string,
+): string {
+  const names = streams.map((stream) => nameSpillFile(stream.spillPath, taskHost, readerHost));
+  return [...new Set(names)].join(', ');
 }
 
 /** A spill file as a reader may name it: its path when the reader is on the task's host, else (unavailable). */
@@ -160,10 +183,4 @@ export function nameSpillFile(
 
 function section(tail: string, spillName: string | undefined): string {
   return spillName === undefined ? tail : joinLines(tail, markers.truncated(spillName));
-}
-
-/** Appends `line` on a line of its own: exactly one newline separates it from what came before. */
-export function joinLines(text: string, line: string): string {
-  if (text === '') return line;
-  return text.endsWith('\n') ? text + line : `${text}\n${line}`;
 }

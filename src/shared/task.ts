@@ -76,6 +76,12 @@ export interface BashTaskInput {
    */
   keepStdinOpen?: boolean;
   /**
+   * A foreground caller shows at most this many bytes of the output (its `max_output_tokens`): a
+   * longer output's result names its spill files, so they stay (as a background task's do) for the
+   * line that names them where the middle was cut.
+   */
+  shownOutputBytes?: number;
+  /**
    * The owning session's key on worker hosts (`sessionKey`): its commands share an identity there,
    * apart from other sessions'. Absent: no owner (or a client from before keys), one shared key.
    */
@@ -139,6 +145,8 @@ export interface CommandSpec {
   commandStarted?: boolean;
   /** The command's stdin is a pipe its supervisor feeds from the task's FIFO (see `writeStdin`). */
   keepStdinOpen?: boolean;
+  /** `BashTaskInput.shownOutputBytes`: a longer output's result names its spill files, which then stay. */
+  shownOutputBytes?: number;
   /** The owning session's key (`BashTaskInput.session`), whose identity the command runs under. */
   session?: string;
   /** The command runs on a pseudo-terminal of this size (`BashTaskInput.terminal`). */
@@ -210,6 +218,11 @@ export interface CommandOutcome {
   limits?: LimitsReached;
   /** A terminal task's last screen, and what scrolled off it, rendered on its host from the whole log. */
   terminal?: TerminalEnd;
+  /**
+   * The spill files, kept (as a background task's are) because the output is longer than its caller
+   * shows (`CommandSpec.shownOutputBytes`): the line where the answer's middle was cut names them.
+   */
+  spillFiles?: { stdout: string; stderr: string };
 }
 
 /** What a terminal task's terminal showed when it ended. */

@@ -8,6 +8,7 @@ import {
   MAX_INPUT_BYTES,
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
+import { BYTES_PER_TOKEN, MAX_OUTPUT_TOKENS } from '../shared/output-budget.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import { keyProblem } from '../shared/terminal-keys.js';
 
@@ -81,6 +82,22 @@ const terminalCells = (what: 'cols' | 'rows') =>
 
 export const DEFAULT_TERMINAL = { cols: 120, rows: 40 } as const;
 
+/** `max_output_tokens`: a whole number of tokens a tool answer may take (output-budget.ts). */
+const maxOutputTokens = (description: string) =>
+  z
+    .number({ error: (issue) => outputTokensProblem(issue.input) })
+    .refine((value) => Number.isInteger(value) && value >= 1 && value <= MAX_OUTPUT_TOKENS, {
+      error: (issue) => outputTokensProblem(issue.input),
+    })
+    .optional()
+    .describe(description);
+
+const outputTokensProblem = (value: unknown) =>
+  `expected a whole number of tokens from 1 to ${MAX_OUTPUT_TOKENS}, got ${describeValue(value)}`;
+
+/** What `max_output_tokens` does, as both tools' descriptions say it. */
+const OUTPUT_BUDGET_TEXT = `the answer takes at most this many tokens (${BYTES_PER_TOKEN} bytes of text a token); longer output keeps its head and tail, with a line between that says how much was cut and where all of it is. Status lines stay whole.`;
+
 export const bashArguments = z
   .strictObject({
     command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
@@ -114,6 +131,9 @@ export const bashArguments = z
     rows: terminalCells('rows').describe(
       `With tty: the terminal's height in rows. Default ${DEFAULT_TERMINAL.rows}.`,
     ),
+    max_output_tokens: maxOutputTokens(
+      `Foreground only: ${OUTPUT_BUDGET_TEXT} Default: all the output the result holds.`,
+    ),
   })
   .superRefine((call, context) => {
     for (const field of ['cols', 'rows'] as const)
@@ -124,6 +144,14 @@ export const bashArguments = z
           message: 'a terminal size needs tty: true',
           input: call[field],
         });
+    if (call.max_output_tokens !== undefined && call.run_in_background === true)
+      context.addIssue({
+        code: 'custom',
+        path: ['max_output_tokens'],
+        message:
+          "a background run answers with its task id only; give max_output_tokens to bash_output's reads",
+        input: call.max_output_tokens,
+      });
     if (call.keep_stdin_open === true && call.run_in_background !== true)
       context.addIssue({
         code: 'custom',
@@ -133,6 +161,13 @@ export const bashArguments = z
       });
   });
 export type BashArguments = z.infer<typeof bashArguments>;
+
+const outputBudgetArguments = z.object({ max_output_tokens: maxOutputTokens('') });
+
+/** A call's `max_output_tokens` alone, checked as the tools check it (one line when bad). */
+export function parseOutputBudget(value: unknown): number | undefined {
+  return parseArguments(outputBudgetArguments, { max_output_tokens: value }).max_output_tokens;
+}
 
 /** Parses a tool's arguments or throws one line naming each bad field. */
 export function parseArguments<T>(schema: z.ZodType<T>, args: unknown): T {
@@ -191,6 +226,9 @@ export const bashOutputArguments = taskArguments.extend({
     ),
   scrollback: optionalBoolean(
     'A task run with tty: instead of its screen, show the lines that scrolled off it since the last read.',
+  ),
+  max_output_tokens: maxOutputTokens(
+    `With it, ${OUTPUT_BUDGET_TEXT} The read consumes all of the new output all the same. Default: all of it is shown.`,
   ),
 });
 export type BashOutputArguments = z.infer<typeof bashOutputArguments>;

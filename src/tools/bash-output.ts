@@ -46,7 +46,7 @@ export function createBashOutputTool(
         ...(waitMs > 0 ? { waitMs, ...(wanted ? { wanted } : {}) } : {}),
         ...(exec.signal ? { signal: exec.signal } : {}),
       });
-      return renderOutputRead(read, os.hostname(), filter);
+      return renderOutputRead(read, os.hostname(), filter, args.max_output_tokens);
     },
   });
 }

@@ -6,6 +6,7 @@ import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import { positiveOption } from '../shared/checks.js';
 import { errorResult } from '../shared/error-result.js';
+import { BYTES_PER_TOKEN } from '../shared/output-budget.js';
 import { backgroundStarted, renderMovedRun, renderRun } from '../shared/render.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { type Tool, type ToolExecContext, type ToolResult, textResult } from '../shared/tool-types.js';
@@ -67,9 +68,11 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
           ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
         });
         if (ended.kind === 'moved') {
-          return textResult(renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname()));
+          return textResult(
+            renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname(), call.max_output_tokens),
+          );
         }
-        return textResult(renderRun(ended.result, os.hostname()));
+        return textResult(renderRun(ended.result, os.hostname(), call.max_output_tokens));
       } catch (err) {
         return errorResult(err);
       }
@@ -150,6 +153,9 @@ export function startRequest(
     ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
     ...(owner !== undefined ? { owner } : {}),
     ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
+    ...(call.max_output_tokens !== undefined && !background
+      ? { shownOutputBytes: call.max_output_tokens * BYTES_PER_TOKEN }
+      : {}),
     ...(call.tty === true
       ? { terminal: { cols: call.cols ?? DEFAULT_TERMINAL.cols, rows: call.rows ?? DEFAULT_TERMINAL.rows } }
       : {}),

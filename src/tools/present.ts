@@ -39,10 +39,17 @@ export function presentBashCall(args: unknown): CallView {
   return {
     card: 'terminal',
     title: call.command,
-    description: call.description,
+    description:
+      call.max_output_tokens === undefined
+        ? call.description
+        : `${call.description} (${outputBudgetLine(call.max_output_tokens)})`,
     ...(call.workdir !== undefined ? { cwd: call.workdir } : {}),
   };
 }
+
+/** What a call's `max_output_tokens` means, as a UI shows it. */
+const outputBudgetLine = (tokens: number) =>
+  `shows at most ${tokens} tokens of output (the head and the tail)`;
 
 export function presentBashResult(args: unknown, result: ToolResult): ResultView {
   const text = resultText(result);
@@ -101,10 +108,11 @@ export function presentTaskCall(toolName: string, verb: string, args: unknown): 
 export function presentOutputCall(verb: string, args: unknown): CallView {
   const parsed = bashOutputArguments.safeParse(args);
   if (!parsed.success) return presentTaskCall('bash_output', verb, args);
-  const { task_id: taskId, wait_ms: waitMs, filter } = parsed.data;
+  const { task_id: taskId, wait_ms: waitMs, filter, max_output_tokens: budget } = parsed.data;
   const details = [
     ...(waitMs !== undefined && waitMs > 0 ? [`waits up to ${waitMs}ms for new output`] : []),
     ...(filter !== undefined ? [`shows only lines matching /${filter}/`] : []),
+    ...(budget !== undefined ? [outputBudgetLine(budget)] : []),
   ];
   return {
     card: 'generic',

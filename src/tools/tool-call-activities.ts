@@ -41,8 +41,11 @@ export interface TaskStartRequest {
   notice?: WorkflowNoticeTarget;
 }
 
-/** What `prepareTaskStart` answers: the child's start, or the tool's one-line error for the call. */
-export type PreparedStart = { start: TaskStart } | { error: string };
+/**
+ * What `prepareTaskStart` answers: the child's start (and the call's `max_output_tokens`, which the
+ * workflow renders the result with), or the tool's one-line error for the call.
+ */
+export type PreparedStart = { start: TaskStart; maxOutputTokens?: number } | { error: string };
 
 export function createToolCallActivities(client: Client, taskQueue: string) {
   let tools: Map<string, Tool> | undefined;
@@ -78,7 +81,10 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
       const background = args.run_in_background === true;
       const request = startRequest(args, args.workdir, call.sessionId);
       const notice = background && call.notice ? { notice: call.notice } : {};
-      return { start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice) };
+      return {
+        start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice),
+        ...(args.max_output_tokens !== undefined ? { maxOutputTokens: args.max_output_tokens } : {}),
+      };
     },
   };
 }

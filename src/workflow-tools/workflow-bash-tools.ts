@@ -110,7 +110,7 @@ export function workflowBashTools(options: WorkflowBashToolsOptions = {}): Workf
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         cancellationType: ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       });
-      return textResult(renderRun(result, options.readerHost ?? ''));
+      return textResult(renderRun(result, options.readerHost ?? '', prepared.maxOutputTokens));
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ChildWorkflowFailure)) throw err;
       return errorResult(runFailure(taskId, err));

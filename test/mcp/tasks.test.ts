@@ -181,6 +181,22 @@ describe('MCP Tasks', () => {
     );
   });
 
+  it("cuts a task's result to the call's max_output_tokens, and refuses a bad one in one line", async () => {
+    const { client } = await mcp.stdio(session());
+    const created = await startTask(client, 'seq 1 3000', { max_output_tokens: 60 });
+    const { taskId } = created.task;
+    const result = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    const text = (result.content[0] as { text: string }).text;
+    expect(text).toMatch(
+      /^1\n[\d\n]*\n\[\d+ tokens cut from the middle to fit max_output_tokens; full output: \S+\.stdout\]\n[\d\n]*3000\n$/,
+    );
+    await expect(startTask(client, 'true', { max_output_tokens: 0 })).rejects.toMatchObject({
+      code: ErrorCode.InvalidParams,
+      message:
+        'MCP error -32602: invalid max_output_tokens: expected a whole number of tokens from 1 to 1000000, got 0',
+    });
+  });
+
   it('runs a terminal task as a task: typed into with bash_input, its result the last screen', async () => {
     const { client } = await mcp.stdio(session());
     const created = await startTask(client, `read -p 'name? ' name; echo "hello $name"`, {

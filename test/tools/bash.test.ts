@@ -234,6 +234,26 @@ describe('bash arguments', () => {
       { command: 'ls', description: 'd', workdir: '' },
       'invalid workdir: expected a non-empty path, got ""',
     ],
+    [
+      'a zero max_output_tokens',
+      { command: 'ls', description: 'd', max_output_tokens: 0 },
+      'invalid max_output_tokens: expected a whole number of tokens from 1 to 1000000, got 0',
+    ],
+    [
+      'a fractional max_output_tokens',
+      { command: 'ls', description: 'd', max_output_tokens: 2.5 },
+      'invalid max_output_tokens: expected a whole number of tokens from 1 to 1000000, got 2.5',
+    ],
+    [
+      'a max_output_tokens as a string',
+      { command: 'ls', description: 'd', max_output_tokens: '100' },
+      'invalid max_output_tokens: expected a whole number of tokens from 1 to 1000000, got "100"',
+    ],
+    [
+      'a max_output_tokens for a background run',
+      { command: 'ls', description: 'd', run_in_background: true, max_output_tokens: 100 },
+      "invalid max_output_tokens: a background run answers with its task id only; give max_output_tokens to bash_output's reads",
+    ],
     ['an unknown key', { command: 'ls', description: 'd', cwd: '/' }, 'unknown argument: cwd'],
     ['not an object', 'ls -la', 'invalid arguments: expected an object, got "ls -la"'],
     ['null', null, 'invalid arguments: expected an object, got null'],

@@ -145,5 +145,15 @@ describe('an agent that is a workflow', () => {
     // Output that is not UTF-8 travels as base64, which workflow code decodes without Buffer.
     const latin1 = { command: "printf 'caf\\351 ok\\n'; printf '\\377' >&2", description: 'Prints Latin-1' };
     expect(await call({ tool: 'bash', args: latin1 })).toEqual(await asTool(latin1));
+    // A budget cuts the middle in workflow code too (the file is on a host the workflow cannot name).
+    const budgeted = await call({
+      tool: 'bash',
+      args: { command: 'seq 1 3000', description: 'Prints numbers', max_output_tokens: 50 },
+    });
+    expect(budgeted.isError).toBe(false);
+    expect(budgeted.text).toMatch(
+      /^1\n[\d\n]*\n\[\d+ tokens cut from the middle to fit max_output_tokens; full output: \(unavailable\)\]\n[\d\n]*3000\n$/,
+    );
+    expect(Buffer.byteLength(budgeted.text)).toBeLessThanOrEqual(200);
   });
 });

@@ -8,6 +8,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../../shared/limits.js';
 import {
   type CommandOutcome,
+  type CommandSpec,
   type LimitsReached,
   RunFailureType,
   type TerminalEnd,
@@ -173,19 +174,35 @@ export async function waitForEnd(
   }
 }
 
-/** The outcome a recorded end stands for, with each stream's tail read through `readers`. */
+/**
+ * Room for what an answer adds to the output (the `[stderr]` header, its markers and status lines):
+ * an output this close to what its caller shows may be cut all the same.
+ */
+const ANSWER_LINES_BYTES = 1024;
+
+/**
+ * The outcome a recorded end stands for, with each stream's tail read through `readers`. It names
+ * its spill files (`spillFiles`) when they stay: a background task's, and a foreground run's whose
+ * output is longer than its caller shows (`shownOutputBytes`, less room for the answer's own
+ * lines), for the line that names them where the answer's middle was cut.
+ */
 export async function outcomeOf(
   end: EndRecord,
   files: TaskFiles,
   readers: SpillReaders,
   outputLimitBytes: number,
   terminals?: TerminalLogs,
+  spec: Pick<CommandSpec, 'background' | 'shownOutputBytes'> = { background: false },
 ): Promise<CommandOutcome> {
   const [stdout, stderr, terminal] = await Promise.all([
     streamTail(readers.stdout, files.stdout, outputLimitBytes),
     streamTail(readers.stderr, files.stderr, outputLimitBytes),
     terminalEnd(files, outputLimitBytes, terminals),
   ]);
+  const { shownOutputBytes } = spec;
+  const keepFiles =
+    spec.background ||
+    (shownOutputBytes !== undefined && stdout.bytes + stderr.bytes + ANSWER_LINES_BYTES > shownOutputBytes);
   return {
     exitCode: end.signal === undefined ? (end.exitCode ?? null) : null,
     signal: end.signal === undefined ? null : signalName(end.signal),
@@ -195,6 +212,7 @@ export async function outcomeOf(
     ...(end.stopped === undefined ? {} : { stoppedWhileRunning: end.stopped }),
     ...limitsOf(end),
     ...(terminal ? { terminal } : {}),
+    ...(keepFiles ? { spillFiles: { stdout: files.stdout, stderr: files.stderr } } : {}),
   };
 }
 

@@ -55,7 +55,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
   const readers = await openReaders(files);
   try {
     if (recorded) {
-      const outcome = await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals);
+      const outcome = await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
       return outcome;
     }
@@ -176,7 +176,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       ]);
       if (end === undefined) throw new Error('attempt abandoned');
       clearTimeout(deadline);
-      const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, terminals);
+      const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
       return { ...outcome, ...(timedOut ? { timedOut } : {}) };
     } finally {
@@ -193,8 +193,8 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
 }
 
 /**
- * A foreground run's result holds all of its output unless it names a spill file: its files may
- * go soon. Not now: this worker may die before the server has the result, and the attempt after it
+ * A foreground run's result holds all of its output unless it names a spill file (a cut tail, or
+ * `spillFiles` for a caller that shows less): its files may go soon. Not now: this worker may die before the server has the result, and the attempt after it
  * reads the output again from them. The mark lets the sweeper take them after the lost window.
  */
 async function markForegroundDone(
@@ -202,7 +202,7 @@ async function markForegroundDone(
   files: TaskFiles,
   outcome: CommandOutcome,
 ): Promise<void> {
-  if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath)
+  if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath && !outcome.spillFiles)
     await fs.writeFile(files.foregroundDone, '', { mode: 0o600 });
 }
 

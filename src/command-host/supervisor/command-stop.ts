@@ -93,7 +93,7 @@ async function stopClaimed(
   }
   const readers = await openReaders(files);
   try {
-    const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals);
+    const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec);
     return (await followedHere(attached, spec.taskId, files))
       ? { kind: 'ended', outcome }
       : { kind: 'ended', outcome, unattended: true };

@@ -29,6 +29,7 @@ import {
   WorkspaceFailureType,
   type WorkspaceReply,
   type WorkspaceRequest,
+  workspaceErrorOf,
 } from '../../shared/workspace.js';
 import { commandLaunch } from '../containment/command-launch.js';
 import type { ExecutorConfig } from '../executor-config.js';
@@ -39,7 +40,8 @@ import { type ProgramMessage, type ProgramRequest, runWorkspaceOp } from './work
 /** A refusal on the host: the activity turns it into an ApplicationFailure of its type. */
 export class WorkspaceRefusal extends Error {
   constructor(readonly failure: WorkspaceFailure) {
-    super(failure.type);
+    // The line the caller gets, so a log or a failed test says why, not only which kind.
+    super(workspaceErrorOf(failure).message);
   }
 }
 

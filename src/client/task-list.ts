@@ -62,7 +62,7 @@ export function taskListQuery(filter: TaskFilter, hasher?: OwnerHasher): string 
 }
 
 /** The owner attribute's condition for an owner token. */
-function ownerCondition(token: string, hasher: OwnerHasher | undefined): string {
+export function ownerCondition(token: string, hasher: OwnerHasher | undefined): string {
   if (hasher === undefined) return `${ownerSearchAttribute.name} = ${quoteQueryValue(token)}`;
   // Under encryption: the owner's hash under each key still in the keyring (see owner-hash.ts).
   const hashes = hasher.allHashes(token).map(quoteQueryValue).join(', ');

@@ -124,6 +124,11 @@ export class BackgroundQuotaError extends ToolCallError {
   }
 }
 
+/** A `bash_remind` call that sets or cancels nothing, with the one line that says why. */
+export class ReminderError extends ToolCallError {
+  override readonly name = 'ReminderError';
+}
+
 /**
  * Thrown by the codec's keyring when a key is missing or unusable (bad file, bad entry), and by
  * the codec when a payload names a key the keyring does not hold or fails authentication.

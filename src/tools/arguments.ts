@@ -9,6 +9,7 @@ import {
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
 import { BYTES_PER_TOKEN, MAX_OUTPUT_TOKENS } from '../shared/output-budget.js';
+import { isReminderIdShape, MAX_REMINDER_AFTER_MS, MAX_REMINDER_NOTE_BYTES } from '../shared/reminder.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import { keyProblem } from '../shared/terminal-keys.js';
 
@@ -320,3 +321,41 @@ export const bashListArguments = z.strictObject({
   all: optionalBoolean('Also list the tasks that have ended. Default: only running tasks.'),
 });
 export type BashListArguments = z.infer<typeof bashListArguments>;
+
+export const bashRemindArguments = z
+  .strictObject({
+    after_ms: z
+      .number({ error: (issue) => afterMsProblem(issue.input) })
+      .refine((value) => Number.isInteger(value) && value >= 1 && value <= MAX_REMINDER_AFTER_MS, {
+        error: (issue) => afterMsProblem(issue.input),
+      })
+      .optional()
+      .describe(
+        `How long from now the reminder fires, in milliseconds (at most ${MAX_REMINDER_AFTER_MS}, 30 days).`,
+      ),
+    note: nonBlankString('a non-blank string', MAX_REMINDER_NOTE_BYTES)
+      .optional()
+      .describe('What the reminder tells you when it fires: what to look at, and why.'),
+    cancel: requiredString('a reminder id', (value) =>
+      isReminderIdShape(value)
+        ? undefined
+        : `expected an id that bash_remind returned (remind-<uuid>), got ${describeValue(value)}`,
+    )
+      .optional()
+      .describe('Instead of setting one: cancel the pending reminder with this id.'),
+  })
+  .superRefine((call, context) => {
+    const problem = (path: string, message: string, input: unknown) =>
+      context.addIssue({ code: 'custom', path: [path], message, input });
+    if (call.cancel !== undefined) {
+      if (call.after_ms !== undefined || call.note !== undefined)
+        problem('cancel', 'a cancel takes no after_ms or note', call.cancel);
+      return;
+    }
+    if (call.after_ms === undefined) problem('after_ms', afterMsProblem(undefined), undefined);
+    if (call.note === undefined) problem('note', 'expected a non-blank string, got nothing', undefined);
+  });
+export type BashRemindArguments = z.infer<typeof bashRemindArguments>;
+
+const afterMsProblem = (value: unknown) =>
+  `expected a whole number of milliseconds from 1 to ${MAX_REMINDER_AFTER_MS}, got ${describeValue(value)}`;

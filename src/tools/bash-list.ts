@@ -1,4 +1,5 @@
 import type { BashTasks } from '../client/bash-tasks.js';
+import type { Reminders } from '../client/reminders.js';
 import type { TaskFilter, TaskSummary } from '../client/task-list.js';
 import { errorResult } from '../shared/error-result.js';
 import { LIST_LIMIT, LIST_SCAN_LIMIT } from '../shared/limits.js';
@@ -6,7 +7,7 @@ import { type Tool, type ToolExecContext, type ToolResult, textResult } from '..
 import { type BashListArguments, bashListArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashListDescription } from './descriptions.js';
 import { presentListCall, presentTaskResult } from './present.js';
-import { taskTable } from './task-table.js';
+import { reminderTable, taskTable } from './task-table.js';
 
 export const NO_BACKGROUND_TASKS = '(no background tasks)';
 
@@ -17,7 +18,7 @@ export const NO_BACKGROUND_TASKS = '(no background tasks)';
  * says `(notice not delivered)`). The fence holds here too: a session sees only its own tasks, and
  * a caller with no agent session only the tasks no session owns (the ones it could read or kill).
  */
-export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
+export function createBashListTool(tasks: BashTasks, reminders?: Reminders): Tool<BashListArguments> {
   return {
     name: 'bash_list',
     description: bashListDescription,
@@ -33,14 +34,18 @@ export function createBashListTool(tasks: BashTasks): Tool<BashListArguments> {
           sessionId === undefined
             ? { unowned: true, running }
             : { owner: sessionId, running, undeliveredNotices: true };
-        const scanned = await tasks.list(filter, LIST_SCAN_LIMIT);
+        const [scanned, pending] = await Promise.all([
+          tasks.list(filter, LIST_SCAN_LIMIT),
+          sessionId !== undefined && reminders !== undefined ? reminders.list(sessionId, LIST_LIMIT) : [],
+        ]);
+        const after = pending.length > 0 ? `\n\n${reminderTable(pending, new Date())}` : '';
         const background = scanned.filter((task) => task.background !== false);
         const shown = renderTaskList(background.slice(0, LIST_LIMIT), new Date());
         const more = background.length - LIST_LIMIT;
         // The scan stopped at its limit: older tasks exist that were not even looked at.
         const atLeast = scanned.length >= LIST_SCAN_LIMIT ? 'at least ' : '';
-        if (more > 0) return textResult(`${shown}\n[${atLeast}${more} more tasks not shown]`);
-        return textResult(shown);
+        if (more > 0) return textResult(`${shown}\n[${atLeast}${more} more tasks not shown]${after}`);
+        return textResult(`${shown}${after}`);
       } catch (err) {
         return errorResult(err);
       }

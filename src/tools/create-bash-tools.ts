@@ -2,14 +2,18 @@ import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
 import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
+import { Reminders } from '../client/reminders.js';
+import { ownerHasherOf } from '../codec/owner-hash.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
+import { MAX_REMINDERS_PER_SESSION } from '../shared/reminder.js';
 import type { Tool } from '../shared/tool-types.js';
 import { type BashGuards, createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
 import { createBashOutputTool } from './bash-output.js';
+import { createBashRemindTool } from './bash-remind.js';
 import { withToolSpan } from './tool-span.js';
 
 export interface BashToolsOptions {
@@ -48,6 +52,12 @@ export interface BashToolsOptions {
    */
   maxBackgroundTasksPerSession?: number;
   /**
+   * The reminders (`bash_remind`, offered with `agentTaskQueue`) one session may have pending; past
+   * it, a new one sets nothing and says so. `Infinity` turns the cap off (and its visibility count:
+   * the time-skipping test server has no visibility). @default MAX_REMINDERS_PER_SESSION (20)
+   */
+  maxRemindersPerSession?: number;
+  /**
    * A foreground `bash` call still running after this long answers with the output so far and
    * `[still running after <N>ms; moved to background task <id>. Read its output with bash_output.]`;
    * the task then runs as if started with `run_in_background` (same owner, completion notice, no
@@ -68,6 +78,8 @@ export interface BashToolsCore {
   tasks: BashTasks;
   /** The permission policy, its approver and the background quota, checked before each start. */
   guards: BashGuards;
+  /** The sessions' reminders, when this host takes notices (`agentTaskQueue`). */
+  reminders?: Reminders;
 }
 
 /** The tasks client and the guards `options` ask for, built once for the tools or a sandbox. */
@@ -86,8 +98,24 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
   });
   const quotaLimit = options.maxBackgroundTasksPerSession ?? DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION;
   const quota = quotaLimit === Number.POSITIVE_INFINITY ? undefined : new BackgroundQuota(tasks, quotaLimit);
+  const { agentTaskQueue } = tasks;
+  const reminders =
+    agentTaskQueue === undefined
+      ? undefined
+      : new Reminders({
+          client,
+          taskQueue: tasks.taskQueue,
+          ownerHasher: ownerHasherOf(client),
+          maxPerSession: options.maxRemindersPerSession ?? MAX_REMINDERS_PER_SESSION,
+          noticeFor: (owner) => ({
+            sessionId: owner,
+            taskQueue: agentTaskQueue,
+            windowMs: tasks.noticeWindowMs,
+          }),
+        });
   return {
     tasks,
+    ...(reminders !== undefined ? { reminders } : {}),
     guards: {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
@@ -98,7 +126,7 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
 export function createBashTools(options: BashToolsOptions): Tool[] {
-  const { tasks, guards } = bashToolsCore(options);
+  const { tasks, guards, reminders } = bashToolsCore(options);
   const tools: Tool[] = [
     createBashTool(tasks, {
       ...guards,
@@ -110,8 +138,10 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
       ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     }) as Tool,
     createBashKillTool(tasks) as Tool,
-    createBashListTool(tasks) as Tool,
+    createBashListTool(tasks, reminders) as Tool,
     createBashInputTool(tasks) as Tool,
+    // Only where a reminder's notice can arrive: a host that takes notices.
+    ...(reminders !== undefined ? [createBashRemindTool(reminders) as Tool] : []),
   ];
   return tools.map(withToolSpan);
 }

@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import type { ReminderSummary } from '../client/reminders.js';
 import type { TaskSummary } from '../client/task-list.js';
 
 /** Widest command a listing shows; a longer one is cut with `…`. */
@@ -12,8 +13,33 @@ export const NOTICE_NOT_DELIVERED = '(notice not delivered)';
  * `bash_list`): id, status, age, and the command's first line cut to a readable width.
  */
 export function taskTable(tasks: TaskSummary[], now: Date): string {
+  return plainTable(
+    ['ID', 'STATUS', 'AGE', 'COMMAND'],
+    tasks.map((task) => [
+      task.taskId,
+      task.noticeNotDelivered ? `${task.status} ${NOTICE_NOT_DELIVERED}` : task.status,
+      age(task.startedAt, now),
+      commandCell(task.command),
+    ]),
+  );
+}
+
+/** A session's pending reminders, as `bash_list` shows them under its tasks: the soonest first. */
+export function reminderTable(reminders: ReminderSummary[], now: Date): string {
+  return plainTable(
+    ['REMINDER', 'FIRES IN', 'NOTE'],
+    reminders.map((reminder) => [
+      reminder.reminderId,
+      age(now, reminder.firesAt),
+      commandCell(reminder.note),
+    ]),
+  );
+}
+
+/** Rows as plain aligned columns under a header, two spaces apart, like `docker ps`. */
+function plainTable(head: string[], rows: string[][]): string {
   const table = new Table({
-    head: ['ID', 'STATUS', 'AGE', 'COMMAND'],
+    head,
     chars: {
       top: '',
       'top-mid': '',
@@ -33,10 +59,7 @@ export function taskTable(tasks: TaskSummary[], now: Date): string {
     },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0 },
   });
-  for (const task of tasks) {
-    const status = task.noticeNotDelivered ? `${task.status} ${NOTICE_NOT_DELIVERED}` : task.status;
-    table.push([task.taskId, status, age(task.startedAt, now), commandCell(task.command)]);
-  }
+  table.push(...rows);
   return table
     .toString()
     .split('\n')
@@ -53,7 +76,7 @@ export function age(since: Date, now: Date): string {
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-/** A command's first line, cut to the table's width. */
+/** A command's (or a note's) first line, cut to the table's width. */
 function commandCell(command: string): string {
   const first = command.split('\n')[0] ?? '';
   const line = first.length < command.length ? `${first} …` : first;

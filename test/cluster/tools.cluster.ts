@@ -55,11 +55,15 @@ describe('on a cluster: background tasks', () => {
         [taskId, 'completed', 'echo first; sleep 2; echo second'],
       ]);
 
+    // Its first line read before the kill: a kill under load may otherwise come before bash ran echo.
+    expect(text(await tools.bash_output.execute({ task_id: sleeper, wait_ms: 15_000 }, session))).toBe(
+      'up\n[status: running]',
+    );
     expect(await tools.bash_kill.execute({ task_id: sleeper }, session)).toEqual({
       content: [{ type: 'text', text: `killed background task ${sleeper}` }],
     });
     expect(text(await tools.bash_output.execute({ task_id: sleeper }, session))).toBe(
-      'up\n[status: killed by SIGTERM]',
+      '(no new output)\n[status: killed by SIGTERM]',
     );
     expect(await tools.bash_kill.execute({ task_id: sleeper }, session)).toEqual({
       content: [{ type: 'text', text: `task ${sleeper} had already finished` }],

@@ -102,18 +102,20 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
   it('lists every tool createBashTools makes, with the same descriptions and schemas', async () => {
     const { client } = await connect(session());
     const listed = await client.listTools();
-    // The library's tools with the MCP server's defaults (auto-background on, the shorter wait cap).
+    // The library's tools with the MCP server's defaults (auto-background on, the shorter wait cap,
+    // and its sessions' notice queue, which offers bash_remind).
     const library = createBashTools({
       client: suite.env.client,
       taskQueue: suite.worker.taskQueue,
       autoBackgroundAfterMs: DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
       maxWaitMs: MCP_MAX_WAIT_MS,
+      agentTaskQueue: 'any-agent-queue',
     });
     expect(
       listed.tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
     ).toEqual(library.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })));
     expect(listed.tools.map((tool) => tool.name)).toEqual(
-      expect.arrayContaining(['bash', 'bash_output', 'bash_kill']),
+      expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'bash_remind']),
     );
   });
 

@@ -1,0 +1,157 @@
+/**
+ * A session's reminders (`bash_remind`): each a `bashReminder` workflow on the command queue, owned
+ * as a task is (the owner search attribute, hashed under encryption), listed from visibility with
+ * the session's tasks' query shape, cancelled by workflow cancellation.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  type Client,
+  type WorkflowExecutionDescription,
+  type WorkflowExecutionInfo,
+  WorkflowNotFoundError,
+} from '@temporalio/client';
+import type { OwnerHasher } from '../codec/owner-hash.js';
+import { ReminderError } from '../shared/errors.js';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
+import type { ReminderInput } from '../shared/reminder.js';
+import { ownerSearchAttribute } from '../shared/search-attributes.js';
+import type { NoticeTarget } from '../shared/task.js';
+import { bashReminder } from '../workflows/bash-reminder.js';
+import { mayAccess, ownerToken } from './ownership.js';
+import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
+import { asClientError } from './temporal-unreachable.js';
+
+/** A pending reminder, as `bash_list` shows it. */
+export interface ReminderSummary {
+  reminderId: string;
+  note: string;
+  /** When its timer fires. */
+  firesAt: Date;
+}
+
+export interface RemindersOptions {
+  client: Client;
+  /** The command workers' queue: the reminder's timer and delivery run there. */
+  taskQueue: string;
+  ownerHasher: OwnerHasher | undefined;
+  /** Pending reminders a session may have; `Infinity`: no cap, and no count. */
+  maxPerSession: number;
+  /** Where a session's notices go; none when this host takes no notices. */
+  noticeFor(owner: string): NoticeTarget | undefined;
+}
+
+export class Reminders {
+  constructor(private readonly options: RemindersOptions) {}
+
+  /**
+   * Sets a reminder for `owner`: its notice comes `afterMs` from now. Refused in one line when the
+   * session has no notice path, or has `maxPerSession` pending (counted in visibility, which may
+   * lag a moment behind a start).
+   */
+  async set(owner: string, request: { afterMs: number; note: string }): Promise<string> {
+    const { client, taskQueue } = this.options;
+    const notice = this.options.noticeFor(owner);
+    if (notice === undefined)
+      throw new ReminderError(
+        'reminders need an agent host that takes notices (agentTaskQueue); none is set here, so nothing was set',
+      );
+    const limit = this.options.maxPerSession;
+    const pending = limit === Number.POSITIVE_INFINITY ? 0 : await this.count(owner);
+    if (pending >= limit)
+      throw new ReminderError(
+        `this session has ${pending} reminders pending (the limit is ${limit}); cancel one with bash_remind { cancel: <id> }`,
+      );
+    const reminderId = `remind-${randomUUID()}`;
+    const token = ownerToken(owner);
+    const ownerAttribute = this.options.ownerHasher?.hash(token) ?? token;
+    const input: ReminderInput = {
+      reminderId,
+      note: request.note,
+      afterMs: request.afterMs,
+      notice,
+      ...('workflowId' in notice ? {} : { ownerAttribute }),
+    };
+    try {
+      await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        client.workflow.start(bashReminder, {
+          workflowId: reminderId,
+          taskQueue,
+          args: [input],
+          typedSearchAttributes: [{ key: ownerSearchAttribute, value: ownerAttribute }],
+          // The listing's columns, and (under encryption) the session id the hashed attribute hides.
+          memo: { note: request.note, firesAtMs: Date.now() + request.afterMs, owner },
+          staticSummary: `Reminder: ${request.note.split('\n', 1)[0]}`,
+        }),
+      );
+    } catch (err) {
+      throw asClientError(client, err);
+    }
+    return reminderId;
+  }
+
+  /**
+   * Cancels a pending reminder of `owner`. An id that names no reminder, another session's, or one
+   * that has fired or was cancelled is refused in one line.
+   */
+  async cancel(owner: string, reminderId: string): Promise<void> {
+    const description = await this.describeOwned(owner, reminderId);
+    const status = description.status.name;
+    if (status === 'COMPLETED') throw new ReminderError(`reminder ${reminderId} has already fired`);
+    if (status === 'CANCELLED') throw new ReminderError(`reminder ${reminderId} was already cancelled`);
+    if (status !== 'RUNNING')
+      throw new ReminderError(`reminder ${reminderId} has ended (${status.toLowerCase()})`);
+    try {
+      await this.options.client.workflow.getHandle(reminderId).cancel();
+    } catch (err) {
+      throw asClientError(this.options.client, err);
+    }
+  }
+
+  /** The pending reminders of `owner`, the soonest first. */
+  async list(owner: string, limit: number): Promise<ReminderSummary[]> {
+    const executions = await listExecutions(this.options.client, this.query(owner), limit);
+    return executions.map(reminderSummary).sort((a, b) => a.firesAt.getTime() - b.firesAt.getTime());
+  }
+
+  private async count(owner: string): Promise<number> {
+    const { client } = this.options;
+    try {
+      const { count } = await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        client.workflow.count(this.query(owner)),
+      );
+      return count;
+    } catch (err) {
+      throw asClientError(client, err);
+    }
+  }
+
+  /** The visibility query for the pending reminders of `owner`. */
+  private query(owner: string): string {
+    return `WorkflowType = ${quoteQueryValue(bashReminder.name)} AND ExecutionStatus = 'Running' AND ${ownerCondition(ownerToken(owner), this.options.ownerHasher)}`;
+  }
+
+  private async describeOwned(owner: string, reminderId: string): Promise<WorkflowExecutionDescription> {
+    const { client } = this.options;
+    const description = await client
+      .withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => client.workflow.getHandle(reminderId).describe())
+      .catch((err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) throw new ReminderError(`unknown reminder ${reminderId}`);
+        throw asClientError(client, err);
+      });
+    if (description.type !== bashReminder.name) throw new ReminderError(`unknown reminder ${reminderId}`);
+    const stored = description.typedSearchAttributes.get(ownerSearchAttribute);
+    // A reminder always has an owner: unlike a task, none is anyone's.
+    if (stored === undefined || !mayAccess(stored, owner, this.options.ownerHasher))
+      throw new ReminderError(`reminder ${reminderId} belongs to another session`);
+    return description;
+  }
+}
+
+function reminderSummary(execution: WorkflowExecutionInfo): ReminderSummary {
+  const memo = execution.memo ?? {};
+  return {
+    reminderId: execution.workflowId,
+    note: typeof memo.note === 'string' ? memo.note : '',
+    firesAt: new Date(typeof memo.firesAtMs === 'number' ? memo.firesAtMs : execution.startTime.getTime()),
+  };
+}

@@ -83,7 +83,7 @@ export type {
   ToolResult,
 } from './shared/tool-types.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
-export { type AgentWorkerOptions, createAgentWorker } from './worker/agent-worker.js';
+export { type AgentWorkerOptions, createAgentWorker, type DeliveredNotice } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
 export { type HiddenKeyMaterial, hideKeyMaterial } from './worker/hide-key-material.js';
 export { prometheusMetrics } from './worker/prometheus-metrics.js';

@@ -9,7 +9,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { AgentSessions } from '../shared/notice.js';
 import type { Tool } from '../shared/tool-types.js';
 import { type BashToolsOptions, createBashTools } from '../tools/create-bash-tools.js';
-import { createAgentWorker } from '../worker/agent-worker.js';
+import { type AgentWorkerOptions, createAgentWorker } from '../worker/agent-worker.js';
 import { dropRepeatedNotices } from './repeated-notices.js';
 
 export interface AgentHostOptions {
@@ -25,6 +25,8 @@ export interface AgentHostOptions {
   sessions: AgentSessions;
   /** The rest of `createBashTools`' options. */
   tools?: Omit<BashToolsOptions, 'client' | 'taskQueue' | 'agentTaskQueue'>;
+  /** Told of each notice the sessions took, once (see `AgentWorkerOptions.onNotice`). @default none */
+  onNotice?: AgentWorkerOptions['onNotice'];
 }
 
 export interface AgentHost {
@@ -49,6 +51,7 @@ export async function startAgentHost(options: AgentHostOptions): Promise<AgentHo
     namespace: client.options.namespace,
     taskQueue: options.agentTaskQueue,
     agents: dropRepeatedNotices(options.sessions),
+    ...(options.onNotice ? { onNotice: options.onNotice } : {}),
     dataConverter: client.options.dataConverter,
   });
   const running = worker.run();

@@ -1,4 +1,5 @@
 import { type AgentSessions, REMEMBERED_NOTICE_IDS } from '../shared/notice.js';
+import { RecentIds } from '../shared/recent-ids.js';
 import { countRepeatDropped } from './repeat-metrics.js';
 
 /**
@@ -6,7 +7,7 @@ import { countRepeatDropped } from './repeat-metrics.js';
  * repeats its `noticeId`. Remembers the last REMEMBERED_NOTICE_IDS delivered ids, in memory.
  */
 export function dropRepeatedNotices(sessions: AgentSessions): AgentSessions {
-  const delivered = new Set<string>();
+  const delivered = new RecentIds(REMEMBERED_NOTICE_IDS);
   return {
     async inject(sessionId, content, options) {
       if (delivered.has(options.noticeId)) {
@@ -16,10 +17,6 @@ export function dropRepeatedNotices(sessions: AgentSessions): AgentSessions {
       const injected = await sessions.inject(sessionId, content, options);
       if (!injected) return false;
       delivered.add(options.noticeId);
-      if (delivered.size > REMEMBERED_NOTICE_IDS) {
-        const oldest = delivered.values().next().value;
-        if (oldest !== undefined) delivered.delete(oldest);
-      }
       return true;
     },
   };

@@ -23,6 +23,7 @@ let agentWorker: RunningWorker;
 const taskQueue = `remind-${randomUUID()}`;
 const agentTaskQueue = `remind-agent-${randomUUID()}`;
 const injected: Array<{ sessionId: string; content: string; noticeId: string }> = [];
+const announced: Array<{ sessionId: string; content: string; noticeId: string }> = [];
 
 const agents: AgentSessions = {
   async inject(sessionId, content, { noticeId }) {
@@ -34,7 +35,14 @@ const agents: AgentSessions = {
 beforeAll(async () => {
   env = await createTimeSkippingEnv();
   host = await startScriptedHost(env, { taskQueue, scripts: {} });
-  agentWorker = await startAgentWorker(env, { taskQueue: agentTaskQueue, agents });
+  agentWorker = await startAgentWorker(env, {
+    taskQueue: agentTaskQueue,
+    agents,
+    // A host that can start a turn on its own is told of each notice once.
+    onNotice: (sessionId, { content, noticeId }) => {
+      announced.push({ sessionId, content, noticeId });
+    },
+  });
 }, 120_000);
 
 afterAll(async () => {

@@ -15,10 +15,14 @@ import { ReminderError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import type { ReminderInput } from '../shared/reminder.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
+import { statusLine } from '../shared/status-line.js';
 import type { NoticeTarget } from '../shared/task.js';
 import { bashReminder } from '../workflows/bash-reminder.js';
+import { watchEndSignal, watchedEndSignal } from '../workflows/end-watchers.js';
+import type { BashTasks } from './bash-tasks.js';
 import { mayAccess, ownerToken } from './ownership.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
+import { snapshotFromDescription } from './task-snapshot.js';
 import { asClientError } from './temporal-unreachable.js';
 
 /** A pending reminder, as `bash_list` shows it. */
@@ -31,6 +35,8 @@ export interface ReminderSummary {
 
 export interface RemindersOptions {
   client: Client;
+  /** The session's tasks, which a reminder may wait for (their ownership checked through it). */
+  tasks: BashTasks;
   /** The command workers' queue: the reminder's timer and delivery run there. */
   taskQueue: string;
   ownerHasher: OwnerHasher | undefined;
@@ -48,8 +54,9 @@ export class Reminders {
    * session has no notice path, or has `maxPerSession` pending (counted in visibility, which may
    * lag a moment behind a start).
    */
-  async set(owner: string, request: { afterMs: number; note: string }): Promise<string> {
-    const { client, taskQueue } = this.options;
+  async set(owner: string, request: { afterMs: number; note: string; taskIds?: string[] }): Promise<string> {
+    const { client, taskQueue, tasks } = this.options;
+    const taskIds = request.taskIds ?? [];
     const notice = this.options.noticeFor(owner);
     if (notice === undefined)
       throw new ReminderError(
@@ -61,6 +68,14 @@ export class Reminders {
       throw new ReminderError(
         `this session has ${pending} reminders pending (the limit is ${limit}); cancel one with bash_remind { cancel: <id> }`,
       );
+    // Each task must be the session's (one line for an unknown or a foreign one, before anything starts).
+    const watched = await Promise.all(taskIds.map((taskId) => tasks.describeOwned(taskId, owner)));
+    const ended: Record<string, string> = {};
+    await Promise.all(
+      watched.map(async (description, i) => {
+        if (description.status.name !== 'RUNNING') ended[taskIds[i] ?? ''] = await this.endOf(description);
+      }),
+    );
     const reminderId = `remind-${randomUUID()}`;
     const token = ownerToken(owner);
     const ownerAttribute = this.options.ownerHasher?.hash(token) ?? token;
@@ -70,6 +85,7 @@ export class Reminders {
       afterMs: request.afterMs,
       notice,
       ...('workflowId' in notice ? {} : { ownerAttribute }),
+      ...(taskIds.length > 0 ? { taskIds, ended } : {}),
     };
     try {
       await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
@@ -86,7 +102,44 @@ export class Reminders {
     } catch (err) {
       throw asClientError(client, err);
     }
+    await Promise.all(
+      taskIds.filter((taskId) => ended[taskId] === undefined).map((taskId) => this.watch(reminderId, taskId)),
+    );
     return reminderId;
+  }
+
+  /**
+   * Asks a running task to tell the reminder of its end. A task that ends before it takes the
+   * request (the signal finds it closed), or right after (a request that reached its last workflow
+   * task goes unheard), is told to the reminder here, from its result: told twice, an end counts once.
+   */
+  private async watch(reminderId: string, taskId: string): Promise<void> {
+    const { client } = this.options;
+    try {
+      await client.workflow.getHandle(taskId).signal(watchEndSignal, { workflowId: reminderId });
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw asClientError(client, err);
+    }
+    const description = await client.workflow
+      .getHandle(taskId)
+      .describe()
+      .catch((err: unknown) => {
+        throw asClientError(client, err);
+      });
+    if (description.status.name === 'RUNNING') return;
+    const end = { taskId, statusLine: await this.endOf(description) };
+    await client.workflow
+      .getHandle(reminderId)
+      .signal(watchedEndSignal, end)
+      .catch((err: unknown) => {
+        throw asClientError(client, err);
+      });
+  }
+
+  /** An ended task's status line, from its result (or its failure). */
+  private async endOf(description: WorkflowExecutionDescription): Promise<string> {
+    const snapshot = await snapshotFromDescription(this.options.client, description);
+    return statusLine(snapshot.state);
   }
 
   /**

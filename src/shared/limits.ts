@@ -283,3 +283,15 @@ export const WORKSPACE_TRANSFER_MAX_BYTES = 1536 * 1024;
  * (no retry after): a dead host answers WorkspaceOperationError after this, never a hang.
  */
 export const WORKSPACE_OP_TIMEOUT_MS = 30_000;
+
+/** The longest a reminder may wait: 30 days, well inside any namespace's history limits (one timer). */
+export const MAX_REMINDER_AFTER_MS = 30 * 24 * 60 * 60_000;
+
+/** The most bytes of UTF-8 a reminder's note may hold: a line or two for the model to read back. */
+export const MAX_REMINDER_NOTE_BYTES = 1024;
+
+/** The most tasks one reminder may wait for. */
+export const MAX_REMINDER_TASKS = 20;
+
+/** The most reminders one session may have pending at once. */
+export const MAX_REMINDERS_PER_SESSION = 20;

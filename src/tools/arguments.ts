@@ -6,10 +6,13 @@ import {
   MAX_DESCRIPTION_BYTES,
   MAX_FILTER_BYTES,
   MAX_INPUT_BYTES,
+  MAX_REMINDER_AFTER_MS,
+  MAX_REMINDER_NOTE_BYTES,
+  MAX_REMINDER_TASKS,
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
 import { BYTES_PER_TOKEN, MAX_OUTPUT_TOKENS } from '../shared/output-budget.js';
-import { isReminderIdShape, MAX_REMINDER_AFTER_MS, MAX_REMINDER_NOTE_BYTES } from '../shared/reminder.js';
+import { isReminderIdShape } from '../shared/reminder.js';
 import { isTaskIdShape } from '../shared/task-id.js';
 import { keyProblem } from '../shared/terminal-keys.js';
 
@@ -197,12 +200,15 @@ export function toInputSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
+/** A task id as a call gives it: the shape bash returns. */
+const taskIdString = requiredString('a non-blank task id', (value) =>
+  isTaskIdShape(value)
+    ? undefined
+    : `expected an id that bash returned (bash-<uuid>), got ${describeValue(value)}`,
+);
+
 export const taskArguments = z.strictObject({
-  task_id: requiredString('a non-blank task id', (value) =>
-    isTaskIdShape(value)
-      ? undefined
-      : `expected an id that bash returned (bash-<uuid>), got ${describeValue(value)}`,
-  ).describe('The id that bash returned for a background task.'),
+  task_id: taskIdString.describe('The id that bash returned for a background task.'),
 });
 export type TaskArguments = z.infer<typeof taskArguments>;
 
@@ -336,6 +342,17 @@ export const bashRemindArguments = z
     note: nonBlankString('a non-blank string', MAX_REMINDER_NOTE_BYTES)
       .optional()
       .describe('What the reminder tells you when it fires: what to look at, and why.'),
+    task_ids: z
+      .array(taskIdString, {
+        error: (issue) => `expected a list of task ids, got ${describeValue(issue.input)}`,
+      })
+      .min(1, { error: 'expected at least one task id' })
+      .max(MAX_REMINDER_TASKS, { error: `expected at most ${MAX_REMINDER_TASKS} task ids` })
+      .refine((ids) => new Set(ids).size === ids.length, { error: 'a task id is listed twice' })
+      .optional()
+      .describe(
+        'Background tasks of yours (ids bash returned): the reminder fires sooner, once every one of them has ended, and says how each ended.',
+      ),
     cancel: requiredString('a reminder id', (value) =>
       isReminderIdShape(value)
         ? undefined
@@ -348,8 +365,8 @@ export const bashRemindArguments = z
     const problem = (path: string, message: string, input: unknown) =>
       context.addIssue({ code: 'custom', path: [path], message, input });
     if (call.cancel !== undefined) {
-      if (call.after_ms !== undefined || call.note !== undefined)
-        problem('cancel', 'a cancel takes no after_ms or note', call.cancel);
+      if (call.after_ms !== undefined || call.note !== undefined || call.task_ids !== undefined)
+        problem('cancel', 'a cancel takes no after_ms, note or task_ids', call.cancel);
       return;
     }
     if (call.after_ms === undefined) problem('after_ms', afterMsProblem(undefined), undefined);

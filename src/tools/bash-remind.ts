@@ -33,8 +33,9 @@ export function createBashRemindTool(reminders: Reminders): Tool<BashRemindArgum
           return textResult(reminderCancelled(call.cancel));
         }
         const afterMs = call.after_ms ?? 0;
-        const reminderId = await reminders.set(sessionId, { afterMs, note: call.note ?? '' });
-        return textResult(reminderSet(reminderId, afterMs));
+        const taskIds = call.task_ids ?? [];
+        const reminderId = await reminders.set(sessionId, { afterMs, note: call.note ?? '', taskIds });
+        return textResult(reminderSet(reminderId, afterMs, taskIds));
       } catch (err) {
         return errorResult(err);
       }

@@ -5,8 +5,7 @@ import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
-import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
-import { MAX_REMINDERS_PER_SESSION } from '../shared/reminder.js';
+import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION, MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
 import type { Tool } from '../shared/tool-types.js';
 import { type BashGuards, createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
@@ -104,6 +103,7 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
       ? undefined
       : new Reminders({
           client,
+          tasks,
           taskQueue: tasks.taskQueue,
           ownerHasher: ownerHasherOf(client),
           maxPerSession: options.maxRemindersPerSession ?? MAX_REMINDERS_PER_SESSION,

@@ -39,6 +39,7 @@ import {
   releaseOnHost,
   resolveCommand,
 } from './command-attempts.js';
+import { handleEndWatchers } from './end-watchers.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
@@ -84,6 +85,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     movable: !input.background,
     ended: false,
   };
+  const tellWatchers = handleEndWatchers(input.taskId);
   handleStdinWrites({
     taskId: input.taskId,
     // A terminal takes typing whether the run is in the background or not (a moved run's, say); so
@@ -128,6 +130,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
   // killed run waits too (its cancellation must not cut the wait short).
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  await tellWatchers(state);
   if (standing.background) {
     const { notice } = standing;
     const result = run.ok ? run.result : undefined;

@@ -143,6 +143,7 @@ describe('MCP Tasks', () => {
       { name: 'bash_kill', execution: { taskSupport: 'forbidden' } },
       { name: 'bash_list', execution: { taskSupport: 'forbidden' } },
       { name: 'bash_input', execution: { taskSupport: 'forbidden' } },
+      { name: 'bash_remind', execution: { taskSupport: 'forbidden' } },
     ]);
     await expect(
       client.request(

@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentSessions } from '../../src/shared/notice.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
-import { type ScriptedHost, startScriptedHost } from '../../src/testing/index.js';
+import { type ScriptedHost, script, startScriptedHost } from '../../src/testing/index.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
+import { startBackground } from '../helpers/background-task.js';
 import type { RunningWorker } from '../helpers/bash-worker.js';
 import { createTimeSkippingEnv } from '../helpers/temporal-env.js';
 import { text } from '../helpers/tool-calls.js';
@@ -32,9 +33,16 @@ const agents: AgentSessions = {
   },
 };
 
-beforeAll(async () => {
+/** A test server, a scripted host and an agent host's worker. */
+async function startWorld(): Promise<void> {
   env = await createTimeSkippingEnv();
-  host = await startScriptedHost(env, { taskQueue, scripts: {} });
+  host = await startScriptedHost(env, {
+    taskQueue,
+    scripts: {
+      'make build': script().prints('building\n').after('1 hour').exits(0),
+      'make release': script().prints('packing\n').after('5 hours').exits(2),
+    },
+  });
   agentWorker = await startAgentWorker(env, {
     taskQueue: agentTaskQueue,
     agents,
@@ -43,28 +51,34 @@ beforeAll(async () => {
       announced.push({ sessionId, content, noticeId });
     },
   });
-}, 120_000);
+}
 
-afterAll(async () => {
+async function stopWorld(): Promise<void> {
   await agentWorker?.stop();
   await host?.shutdown();
   await env?.teardown();
-});
+}
 
 const session = (): ToolExecContext => ({ agent: { sessionId: `session-${randomUUID()}` } });
-const remind = (args: unknown, exec: ToolExecContext) => {
-  const tools = createBashTools({
+const tool = (name: string) =>
+  createBashTools({
     client: env.client,
     taskQueue,
     agentTaskQueue,
-    // The test server has no visibility to count a session's reminders in.
+    // The test server has no visibility to count a session's reminders or tasks in.
     maxRemindersPerSession: Number.POSITIVE_INFINITY,
-  });
-  return (tools.find((tool) => tool.name === 'bash_remind') as Tool).execute(args, exec);
-};
+    maxBackgroundTasksPerSession: Number.POSITIVE_INFINITY,
+  }).find((each) => each.name === name) as Tool;
+const remind = (args: unknown, exec: ToolExecContext) => tool('bash_remind').execute(args, exec);
+/** What the session's agent host was given, in order. */
+const noticesOf = (exec: ToolExecContext) =>
+  injected.filter((notice) => notice.sessionId === exec.agent?.sessionId).map((notice) => notice.content);
 const REMINDER_SET = /^reminder (remind-[0-9a-f-]{36}) set: it fires in (\d+)ms$/;
 
 describe('bash_remind', () => {
+  beforeAll(startWorld, 120_000);
+  afterAll(stopWorld);
+
   it('delivers reminder: <note> once, after three hours of skipped time', async () => {
     const exec = session();
     const answer = text(await remind({ after_ms: 3 * HOUR_MS, note: 'check the nightly build' }, exec));
@@ -137,7 +151,20 @@ describe('bash_remind', () => {
       'a cancel with a note',
       { cancel: unknown, note: 'n' },
       undefined,
-      'invalid cancel: a cancel takes no after_ms or note',
+      'invalid cancel: a cancel takes no after_ms, note or task_ids',
+    ],
+    [
+      'an empty task_ids',
+      { after_ms: 10, note: 'n', task_ids: [] },
+      undefined,
+      'invalid task_ids: expected at least one task id',
+    ],
+    [
+      'a task_ids of a reminder id',
+      { after_ms: 10, note: 'n', task_ids: [unknown] },
+      undefined,
+      // A value in an error is cut at 40 characters.
+      `invalid task_ids.0: expected an id that bash returned (bash-<uuid>), got "${unknown.slice(0, 40)}…"`,
     ],
     [
       'a cancel of a task id',
@@ -173,5 +200,81 @@ describe('bash_remind', () => {
       }).map((tool) => tool.name);
     expect(names()).not.toContain('bash_remind');
     expect(names(agentTaskQueue)).toContain('bash_remind');
+  });
+});
+
+// Each test on a server of its own: after a task with a completion notice has ended, the test
+// server's clock no longer skips while another scripted command runs (seen at a388d95 too; see the
+// issue 30 note), so tasks of one test must not hold up the next.
+describe('bash_remind with task_ids', () => {
+  beforeEach(startWorld, 120_000);
+  afterEach(stopWorld);
+
+  it('fires sooner once every task it waits for has ended, saying how each ended', async () => {
+    const exec = session();
+    const build = await startBackground(tool('bash'), 'make build', exec);
+    const answer = text(
+      await remind({ after_ms: 3 * HOUR_MS, note: 'review the build', task_ids: [build] }, exec),
+    );
+    const [, reminderId] = REMINDER_SET.exec(answer.replace(/, or sooner .*$/, '')) ?? [];
+    expect(answer).toBe(
+      `reminder ${reminderId} set: it fires in ${3 * HOUR_MS}ms, or sooner when task ${build} has ended`,
+    );
+    await env.client.workflow.getHandle(reminderId ?? '').result();
+    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+      `reminder: review the build\n[every task it waited for has ended]\n${build} [status: completed, exit code: 0]`,
+    ]);
+  });
+
+  it('fires at its time when not every task has ended, and says which have not', async () => {
+    const exec = session();
+    const release = await startBackground(tool('bash'), 'make release', exec);
+    const answer = text(
+      await remind({ after_ms: 2 * HOUR_MS, note: 'check the release', task_ids: [release] }, exec),
+    );
+    const [, reminderId] = REMINDER_SET.exec(answer.replace(/, or sooner .*$/, '')) ?? [];
+    await env.client.workflow.getHandle(reminderId ?? '').result();
+    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+      `reminder: check the release\n[its time came: 0 of the 1 tasks it waited for have ended]\n${release} [status: running]`,
+    ]);
+    await tool('bash_kill').execute({ task_id: release }, exec);
+  });
+
+  it('fires at once for tasks that had all ended when it was set', async () => {
+    const exec = session();
+    const build = await startBackground(tool('bash'), 'make build', exec);
+    await env.client.workflow.getHandle(build).result();
+    const [, reminderId] =
+      REMINDER_SET.exec(
+        text(await remind({ after_ms: 10 * HOUR_MS, note: 'done?', task_ids: [build] }, exec)).replace(
+          /, or sooner .*$/,
+          '',
+        ),
+      ) ?? [];
+    const started = Date.now();
+    await env.client.workflow.getHandle(reminderId ?? '').result();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+      `reminder: done?\n[every task it waited for has ended]\n${build} [status: completed, exit code: 0]`,
+    ]);
+  });
+
+  it("refuses another session's task, an unknown one and a repeated one, setting nothing", async () => {
+    const mine = session();
+    const build = await startBackground(tool('bash'), 'make build', mine);
+    const unknownTask = `bash-${randomUUID()}`;
+    const other = session();
+    expect(text(await remind({ after_ms: 10, note: 'n', task_ids: [build] }, other))).toBe(
+      `task ${build} belongs to another session`,
+    );
+    expect(text(await remind({ after_ms: 10, note: 'n', task_ids: [unknownTask] }, mine))).toBe(
+      `unknown bash task ${unknownTask}`,
+    );
+    expect(text(await remind({ after_ms: 10, note: 'n', task_ids: [build, build] }, mine))).toBe(
+      'invalid task_ids: a task id is listed twice',
+    );
+    await env.sleep(HOUR_MS);
+    expect(noticesOf(other)).toEqual([]);
+    expect(noticesOf(mine).filter((notice) => notice.startsWith('reminder:'))).toEqual([]);
   });
 });

@@ -8,18 +8,27 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import { Reminders } from '../client/reminders.js';
 import { type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import { ToolCallActivityName } from '../shared/activity-names.js';
 import { errorResult } from '../shared/error-result.js';
+import { MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
 import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import type { Tool, ToolResult } from '../shared/tool-types.js';
 import { type BashArguments, bashArguments, parseArguments } from './arguments.js';
 import { startRequest } from './bash.js';
-import { createBashTools } from './create-bash-tools.js';
+import { createBashRemindTool } from './bash-remind.js';
+import { bashToolsCore, createBashTools } from './create-bash-tools.js';
 
 /** The tools an agent workflow calls through `callBashTool` (`bash` itself runs as a child workflow). */
-export const WORKFLOW_CALLED_TOOLS = ['bash_output', 'bash_kill', 'bash_list', 'bash_input'] as const;
+export const WORKFLOW_CALLED_TOOLS = [
+  'bash_output',
+  'bash_kill',
+  'bash_list',
+  'bash_input',
+  'bash_remind',
+] as const;
 export type WorkflowCalledTool = (typeof WORKFLOW_CALLED_TOOLS)[number];
 
 export interface ToolCall {
@@ -28,6 +37,8 @@ export interface ToolCall {
   args: unknown;
   /** The agent session the call is made for (the tasks' owner); absent for a caller with no agent. */
   sessionId?: string;
+  /** `bash_remind`: the agent workflow its reminder's notice is signalled to. */
+  notice?: WorkflowNoticeTarget;
 }
 
 export interface TaskStartRequest {
@@ -49,11 +60,25 @@ export type PreparedStart = { start: TaskStart; maxOutputTokens?: number } | { e
 
 export function createToolCallActivities(client: Client, taskQueue: string) {
   let tools: Map<string, Tool> | undefined;
-  const tool = (name: WorkflowCalledTool): Tool => {
+  const tool = (name: Exclude<WorkflowCalledTool, 'bash_remind'>): Tool => {
     tools ??= new Map(createBashTools({ client, taskQueue }).map((each) => [each.name, each]));
     const found = tools.get(name);
     if (found === undefined) throw new TypeError(`no tool named ${name}`);
     return found;
+  };
+  // A reminder's notice goes to the calling agent workflow, which the call names.
+  const remindTool = (notice: WorkflowNoticeTarget | undefined): Tool => {
+    const { tasks } = bashToolsCore({ client, taskQueue });
+    return createBashRemindTool(
+      new Reminders({
+        client,
+        taskQueue: tasks.taskQueue,
+        tasks,
+        ownerHasher: ownerHasherOf(client),
+        maxPerSession: MAX_REMINDERS_PER_SESSION,
+        noticeFor: () => notice,
+      }),
+    ) as Tool;
   };
   return {
     /** Runs one tool call and answers with its result, texts and `isError` as the tool gives them. */
@@ -61,7 +86,8 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
       // A newer agent than this worker: asking again would not help.
       if (!WORKFLOW_CALLED_TOOLS.includes(call.tool))
         throw ApplicationFailure.nonRetryable(`this worker has no tool named ${String(call.tool)}`);
-      return tool(call.tool).execute(call.args, {
+      const called = call.tool === 'bash_remind' ? remindTool(call.notice) : tool(call.tool);
+      return called.execute(call.args, {
         ...(call.sessionId !== undefined ? { agent: { sessionId: call.sessionId } } : {}),
         signal: Context.current().cancellationSignal,
       });

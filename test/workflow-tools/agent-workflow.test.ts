@@ -15,7 +15,7 @@ import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent
 import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-import type { buildAgent, noticeInbox, oneCall } from './agent-workflows.js';
+import type { buildAgent, noticeInbox, oneCall, remindedAgent } from './agent-workflows.js';
 
 const workflowsPath = fileURLToPath(new URL('./agent-workflows.ts', import.meta.url));
 
@@ -101,6 +101,20 @@ describe('an agent that is a workflow', () => {
       replayed += 1;
     }
     expect(replayed).toBe(2);
+  });
+
+  it('sets a reminder whose notice comes back as a signal', async () => {
+    const [answer, noticeId, noticeText] = await env.client.workflow.execute<typeof remindedAgent>(
+      'remindedAgent',
+      {
+        taskQueue: agents.taskQueue,
+        workflowId: `reminded-${randomUUID()}`,
+        args: [{ taskQueue: commands.taskQueue, sessionId: `session-${randomUUID()}` }],
+      },
+    );
+    const reminderId = /^reminder (remind-[0-9a-f-]{36}) set: it fires in 1000ms$/.exec(answer ?? '')?.[1];
+    expect(reminderId).toBeDefined();
+    expect([noticeId, noticeText]).toEqual([reminderId, 'reminder: look at the build again']);
   });
 
   it("answers with the tools' texts: a bad call, a foreign session's read, a timed-out foreground run", async () => {

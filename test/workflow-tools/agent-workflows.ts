@@ -79,3 +79,13 @@ export async function noticeInbox(): Promise<BashNotice[]> {
   await condition(() => notices.length >= 2);
   return notices;
 }
+
+/** Sets a reminder and waits for its notice: the tool's answer, and the notice's id and text. */
+export async function remindedAgent(input: { taskQueue: string; sessionId: string }): Promise<string[]> {
+  const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
+  const notices: BashNotice[] = [];
+  onBashNotice((notice) => notices.push(notice));
+  const set = await tools.bash_remind({ after_ms: 1_000, note: 'look at the build again' });
+  await condition(() => notices.length > 0);
+  return [set.content.map((block) => block.text).join(''), notices[0]?.taskId ?? '', notices[0]?.text ?? ''];
+}

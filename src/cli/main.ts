@@ -21,6 +21,7 @@ import {
   withServerOptions,
 } from './options.js';
 import { type PsFlags, runPs } from './ps.js';
+import { type RemindFlags, runRemind } from './remind.js';
 import { type RunFlags, runCommand } from './run.js';
 import { runWorker } from './run-worker.js';
 import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags, runCodecServer } from './serve-codec.js';
@@ -197,6 +198,30 @@ withCodecOption(
   ),
 ).action(async (taskId: string, words: string[], flags: InputFlags) => {
   process.exitCode = await runInput(taskId, words, flags);
+});
+
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('remind')
+        .description(
+          "set a reminder of a session (bash_remind): after --after-ms, its agent host gets the notice 'reminder: <note>'",
+        )
+        .option('--after-ms <ms>', 'when it fires, in milliseconds from now', positiveInt)
+        .option('--agent-task-queue <queue>', "the agent host's queue its notice goes to")
+        .option(
+          '--task <task-id>',
+          'fire sooner once this task has ended (repeatable: once all have)',
+          (value: string, previous: string[] = []) => [...previous, value],
+        )
+        .option('--cancel <reminder-id>', 'cancel this pending reminder instead')
+        .argument('[note...]', 'the note, after --; the words are joined by spaces'),
+    ),
+    'the session the reminder belongs to',
+  ),
+).action(async (words: string[], flags: RemindFlags) => {
+  process.exitCode = await runRemind(words, flags);
 });
 
 withMetricsOption(

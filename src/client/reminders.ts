@@ -10,9 +10,9 @@ import {
   type WorkflowExecutionInfo,
   WorkflowNotFoundError,
 } from '@temporalio/client';
-import type { OwnerHasher } from '../codec/owner-hash.js';
+import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import { ReminderError } from '../shared/errors.js';
-import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
+import { CONNECT_TIMEOUT_MS, MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
 import type { ReminderInput } from '../shared/reminder.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { statusLine } from '../shared/status-line.js';
@@ -34,20 +34,31 @@ export interface ReminderSummary {
 }
 
 export interface RemindersOptions {
-  client: Client;
-  /** The session's tasks, which a reminder may wait for (their ownership checked through it). */
+  /** The session's tasks (a reminder may wait for them), and the client and command queue reminders run on. */
   tasks: BashTasks;
-  /** The command workers' queue: the reminder's timer and delivery run there. */
-  taskQueue: string;
-  ownerHasher: OwnerHasher | undefined;
-  /** Pending reminders a session may have; `Infinity`: no cap, and no count. */
-  maxPerSession: number;
+  /** Pending reminders a session may have; `Infinity`: no cap, and no count. @default MAX_REMINDERS_PER_SESSION */
+  maxPerSession?: number;
   /** Where a session's notices go; none when this host takes no notices. */
   noticeFor(owner: string): NoticeTarget | undefined;
 }
 
 export class Reminders {
-  constructor(private readonly options: RemindersOptions) {}
+  private readonly options: Required<RemindersOptions> & {
+    client: Client;
+    taskQueue: string;
+    ownerHasher: OwnerHasher | undefined;
+  };
+
+  constructor(options: RemindersOptions) {
+    const { client, taskQueue } = options.tasks;
+    this.options = {
+      maxPerSession: MAX_REMINDERS_PER_SESSION,
+      ...options,
+      client,
+      taskQueue,
+      ownerHasher: ownerHasherOf(client),
+    };
+  }
 
   /**
    * Sets a reminder for `owner`: its notice comes `afterMs` from now. Refused in one line when the

@@ -3,9 +3,8 @@ import { Client as TemporalClient } from '@temporalio/client';
 import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
-import { ownerHasherOf } from '../codec/owner-hash.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
-import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION, MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
+import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import type { Tool } from '../shared/tool-types.js';
 import { type BashGuards, createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
@@ -102,11 +101,10 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
     agentTaskQueue === undefined
       ? undefined
       : new Reminders({
-          client,
           tasks,
-          taskQueue: tasks.taskQueue,
-          ownerHasher: ownerHasherOf(client),
-          maxPerSession: options.maxRemindersPerSession ?? MAX_REMINDERS_PER_SESSION,
+          ...(options.maxRemindersPerSession !== undefined
+            ? { maxPerSession: options.maxRemindersPerSession }
+            : {}),
           noticeFor: (owner) => ({
             sessionId: owner,
             taskQueue: agentTaskQueue,

@@ -13,7 +13,6 @@ import { type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import { ToolCallActivityName } from '../shared/activity-names.js';
 import { errorResult } from '../shared/error-result.js';
-import { MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
 import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import type { Tool, ToolResult } from '../shared/tool-types.js';
 import { type BashArguments, bashArguments, parseArguments } from './arguments.js';
@@ -69,16 +68,7 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
   // A reminder's notice goes to the calling agent workflow, which the call names.
   const remindTool = (notice: WorkflowNoticeTarget | undefined): Tool => {
     const { tasks } = bashToolsCore({ client, taskQueue });
-    return createBashRemindTool(
-      new Reminders({
-        client,
-        taskQueue: tasks.taskQueue,
-        tasks,
-        ownerHasher: ownerHasherOf(client),
-        maxPerSession: MAX_REMINDERS_PER_SESSION,
-        noticeFor: () => notice,
-      }),
-    ) as Tool;
+    return createBashRemindTool(new Reminders({ tasks, noticeFor: () => notice })) as Tool;
   };
   return {
     /** Runs one tool call and answers with its result, texts and `isError` as the tool gives them. */

@@ -124,3 +124,49 @@ async function serverProcesses(port: number): Promise<string[]> {
   const { stdout } = await execFileAsync('ps', ['-eo', 'args']);
   return stdout.split('\n').filter((line) => line.includes('start-dev') && line.includes(`--port ${port}`));
 }
+
+describe('durable-bash remind', () => {
+  const suite = useDevServerWithWorker();
+  const remind = (...args: string[]) =>
+    cli([
+      'remind',
+      '--address',
+      suite.env.address,
+      '--task-queue',
+      suite.worker.taskQueue,
+      '--owner',
+      'cli-remind',
+      ...args,
+    ]);
+
+  it('sets a reminder for an agent host, and cancels it, printing what the model would see', async () => {
+    const set = await remind(
+      '--after-ms',
+      '600000',
+      '--agent-task-queue',
+      'cli-agent-host',
+      '--',
+      'look',
+      'again',
+    );
+    const reminderId = /^reminder (remind-[0-9a-f-]{36}) set: it fires in 600000ms\n$/.exec(set.stdout)?.[1];
+    expect(set.code).toBe(0);
+    expect(reminderId).toBeDefined();
+    const memo = await suite.env.client.workflow.getHandle(reminderId ?? '').describe();
+    expect(memo.memo?.note).toBe('look again');
+    expect(await remind('--cancel', reminderId ?? '')).toEqual({
+      code: 0,
+      stdout: `cancelled reminder ${reminderId}\n`,
+      stderr: '',
+    });
+  });
+
+  it('refuses to set one with nowhere for its notice to go, in one line', async () => {
+    expect(await remind('--after-ms', '1000', '--', 'note')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'reminders need an agent host that takes notices (agentTaskQueue); none is set here, so nothing was set\n',
+    });
+  });
+});

@@ -384,6 +384,16 @@ describe('bad input to the OpenAI Agents sandbox session', () => {
         SandboxConfigurationError,
         'invalid durable-bash session state: host should be { hostId, hostQueue }, got {}',
       ],
+      [
+        // A session this client never made (or deleted): its workspace is not on its host.
+        sandbox.client.resume({
+          ...session.state,
+          sessionId: 'never-made',
+          workspaceRoot: `${root}-never-made`,
+        }),
+        SandboxWorkspaceRootNotFoundError,
+        `the workspace ${root}-never-made of sandbox session never-made is gone from host`,
+      ],
     ];
     for (const [call, type, line] of cases) {
       const err = await call.then(

@@ -114,7 +114,9 @@ export class Reminders {
       throw asClientError(client, err);
     }
     await Promise.all(
-      taskIds.filter((taskId) => ended[taskId] === undefined).map((taskId) => this.watch(reminderId, taskId)),
+      taskIds
+        .filter((taskId) => ended[taskId] === undefined)
+        .map((taskId) => this.watch(owner, reminderId, taskId)),
     );
     return reminderId;
   }
@@ -124,19 +126,14 @@ export class Reminders {
    * request (the signal finds it closed), or right after (a request that reached its last workflow
    * task goes unheard), is told to the reminder here, from its result: told twice, an end counts once.
    */
-  private async watch(reminderId: string, taskId: string): Promise<void> {
-    const { client } = this.options;
+  private async watch(owner: string, reminderId: string, taskId: string): Promise<void> {
+    const { client, tasks } = this.options;
     try {
       await client.workflow.getHandle(taskId).signal(watchEndSignal, { workflowId: reminderId });
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw asClientError(client, err);
     }
-    const description = await client.workflow
-      .getHandle(taskId)
-      .describe()
-      .catch((err: unknown) => {
-        throw asClientError(client, err);
-      });
+    const description = await tasks.describeOwned(taskId, owner);
     if (description.status.name === 'RUNNING') return;
     const end = { taskId, statusLine: await this.endOf(description) };
     await client.workflow

@@ -18,7 +18,7 @@ import type {
   StreamTail,
   TerminalEnd,
 } from '../shared/task.js';
-import { RunFailureType } from '../shared/task.js';
+import { RunFailureType, streamFileOf } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
@@ -238,11 +238,14 @@ async function closedSnapshot(
       ? client.withAbortSignal(signal, () => handle.result())
       : handle.result());
     // A file the result names as kept (`spillFiles`) is where reads and logs send for all of it.
-    const kept = result.spillFiles;
+    const named = (stream: 'stdout' | 'stderr'): StreamTail => {
+      const spillPath = streamFileOf(result, stream);
+      return spillPath === undefined ? result[stream] : { ...result[stream], spillPath };
+    };
     return {
       state: finishedState(result),
-      stdout: kept && !result.stdout.spillPath ? { ...result.stdout, spillPath: kept.stdout } : result.stdout,
-      stderr: kept && !result.stderr.spillPath ? { ...result.stderr, spillPath: kept.stderr } : result.stderr,
+      stdout: named('stdout'),
+      stderr: named('stderr'),
       host: result.host,
       final: true,
       ...(result.limits ? { limits: result.limits } : {}),

@@ -1,8 +1,7 @@
 /**
  * Reminders (`bash_remind`): a note a session asks to be told later, as a notice, by a durable timer
  * (the `bashReminder` workflow). Their ids and the texts the model sees (their limits are in
- * limits.ts). Pure: workflow
- * code renders the notice with it.
+ * limits.ts). Pure: workflow code renders the notice with it.
  */
 import type { NoticeOutcome } from './notice.js';
 import type { NoticeTarget } from './task.js';

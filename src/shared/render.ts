@@ -11,7 +11,13 @@ import { fitToBudget } from './output-budget.js';
 import type { OutputRead, StreamRead } from './read-position.js';
 import { renderScreen, renderScrolledOff } from './render-screen.js';
 import { tailText } from './stream-text.js';
-import type { BashTaskResult, LimitsReached, StreamTail, TerminalEnd } from './task.js';
+import {
+  type BashTaskResult,
+  type LimitsReached,
+  type StreamTail,
+  streamFileOf,
+  type TerminalEnd,
+} from './task.js';
 
 export { joinLines };
 
@@ -73,10 +79,9 @@ export function renderRun(result: BashTaskResult, readerHost: string, maxOutputT
   const trailer = endMarkers(result);
   if (result.signal === null && result.exitCode !== null && result.exitCode !== 0)
     trailer.push(markers.exitCode(result.exitCode));
-  const kept = result.spillFiles;
   const streams = [
-    { spillPath: result.stdout.spillPath ?? kept?.stdout },
-    ...(result.stderr.bytes > 0 ? [{ spillPath: result.stderr.spillPath ?? kept?.stderr }] : []),
+    { spillPath: streamFileOf(result, 'stdout') },
+    ...(result.stderr.bytes > 0 ? [{ spillPath: streamFileOf(result, 'stderr') }] : []),
   ];
   const files = nameSpillFiles(streams, result.host, readerHost);
   return fitToBudget({ body: runStreams(result, readerHost) || NO_OUTPUT, trailer, files }, maxOutputTokens);
@@ -143,9 +148,16 @@ export function renderMovedRun(
     markers.movedToBackground(afterMs, taskId),
     ...(read.unclaimed ? [WORKER_UNAVAILABLE] : []),
   ];
-  const streams = read.stderr.text === '' ? [read.stdout] : [read.stdout, read.stderr];
-  const files = nameSpillFiles(streams, read.host, readerHost);
-  return fitToBudget({ body: body || NO_OUTPUT, trailer, files }, maxOutputTokens);
+  return fitToBudget(
+    { body: body || NO_OUTPUT, trailer, files: readFiles(read, readerHost) },
+    maxOutputTokens,
+  );
+}
+
+/** The spill files of what a read shows (its stdout, and its stderr when there is some): a budget's line names them. */
+export function readFiles(read: OutputRead, readerHost: string): string {
+  const shown = read.stderr.text === '' ? [read.stdout] : [read.stdout, read.stderr];
+  return nameSpillFiles(shown, read.host, readerHost);
 }
 
 /**

@@ -225,6 +225,17 @@ export interface CommandOutcome {
   spillFiles?: { stdout: string; stderr: string };
 }
 
+/**
+ * Where all of a stream of a run's result is on its host: the file a cut tail names, else the one
+ * kept for a caller that shows less (`spillFiles`); undefined when the result holds all of it.
+ */
+export function streamFileOf(
+  result: Pick<CommandOutcome, 'stdout' | 'stderr' | 'spillFiles'>,
+  stream: 'stdout' | 'stderr',
+): string | undefined {
+  return result[stream].spillPath ?? result.spillFiles?.[stream];
+}
+
 /** What a terminal task's terminal showed when it ended. */
 export interface TerminalEnd {
   screen: TerminalScreen;

@@ -9,6 +9,7 @@ import {
   markers,
   NO_NEW_OUTPUT,
   nameSpillFiles,
+  readFiles,
   STDERR_HEADER,
   WORKER_UNAVAILABLE,
 } from '../shared/render.js';
@@ -35,7 +36,7 @@ export function renderOutputRead(
 function outputReadParts(read: OutputRead, readerHost: string, filter: RegExp | undefined): AnswerParts {
   const names = (streams: StreamRead[]) => nameSpillFiles(streams, read.host, readerHost);
   if (read.terminal) return terminalReadParts(read, read.terminal, names([read.stdout]), filter);
-  const files = names(read.stderr.text === '' ? [read.stdout] : [read.stdout, read.stderr]);
+  const files = readFiles(read, readerHost);
   if (read.screenUnavailable) return { body: SCREEN_UNAVAILABLE, trailer: [statusLine(read.state)], files };
   const stdout = keepMatchingLines(read.stdout.text, filter);
   const stderr = keepMatchingLines(read.stderr.text, filter);

@@ -8,6 +8,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
+import type { BashTasks } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
 import { type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
@@ -66,8 +67,9 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
     return found;
   };
   // A reminder's notice goes to the calling agent workflow, which the call names.
+  let tasks: BashTasks | undefined;
   const remindTool = (notice: WorkflowNoticeTarget | undefined): Tool => {
-    const { tasks } = bashToolsCore({ client, taskQueue });
+    tasks ??= bashToolsCore({ client, taskQueue }).tasks;
     return createBashRemindTool(new Reminders({ tasks, noticeFor: () => notice })) as Tool;
   };
   return {

@@ -74,6 +74,11 @@ const remind = (args: unknown, exec: ToolExecContext) => tool('bash_remind').exe
 const noticesOf = (exec: ToolExecContext) =>
   injected.filter((notice) => notice.sessionId === exec.agent?.sessionId).map((notice) => notice.content);
 const REMINDER_SET = /^reminder (remind-[0-9a-f-]{36}) set: it fires in (\d+)ms$/;
+/** The id a `bash_remind` answer set, with or without the tasks it waits for. */
+const reminderIdOf = (answer: string) => /^reminder (remind-[0-9a-f-]{36}) set: /.exec(answer)?.[1] ?? '';
+/** The reminders the session's agent host was given, in order. */
+const remindersOf = (exec: ToolExecContext) =>
+  noticesOf(exec).filter((notice) => notice.startsWith('reminder:'));
 
 describe('bash_remind', () => {
   beforeAll(startWorld, 120_000);
@@ -216,12 +221,12 @@ describe('bash_remind with task_ids', () => {
     const answer = text(
       await remind({ after_ms: 3 * HOUR_MS, note: 'review the build', task_ids: [build] }, exec),
     );
-    const [, reminderId] = REMINDER_SET.exec(answer.replace(/, or sooner .*$/, '')) ?? [];
+    const reminderId = reminderIdOf(answer);
     expect(answer).toBe(
       `reminder ${reminderId} set: it fires in ${3 * HOUR_MS}ms, or sooner when task ${build} has ended`,
     );
-    await env.client.workflow.getHandle(reminderId ?? '').result();
-    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+    await env.client.workflow.getHandle(reminderId).result();
+    expect(remindersOf(exec)).toEqual([
       `reminder: review the build\n[every task it waited for has ended]\n${build} [status: completed, exit code: 0]`,
     ]);
   });
@@ -232,9 +237,9 @@ describe('bash_remind with task_ids', () => {
     const answer = text(
       await remind({ after_ms: 2 * HOUR_MS, note: 'check the release', task_ids: [release] }, exec),
     );
-    const [, reminderId] = REMINDER_SET.exec(answer.replace(/, or sooner .*$/, '')) ?? [];
-    await env.client.workflow.getHandle(reminderId ?? '').result();
-    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+    const reminderId = reminderIdOf(answer);
+    await env.client.workflow.getHandle(reminderId).result();
+    expect(remindersOf(exec)).toEqual([
       `reminder: check the release\n[its time came: 0 of the 1 tasks it waited for have ended]\n${release} [status: running]`,
     ]);
     await tool('bash_kill').execute({ task_id: release }, exec);
@@ -244,17 +249,13 @@ describe('bash_remind with task_ids', () => {
     const exec = session();
     const build = await startBackground(tool('bash'), 'make build', exec);
     await env.client.workflow.getHandle(build).result();
-    const [, reminderId] =
-      REMINDER_SET.exec(
-        text(await remind({ after_ms: 10 * HOUR_MS, note: 'done?', task_ids: [build] }, exec)).replace(
-          /, or sooner .*$/,
-          '',
-        ),
-      ) ?? [];
+    const reminderId = reminderIdOf(
+      text(await remind({ after_ms: 10 * HOUR_MS, note: 'done?', task_ids: [build] }, exec)),
+    );
     const started = Date.now();
-    await env.client.workflow.getHandle(reminderId ?? '').result();
+    await env.client.workflow.getHandle(reminderId).result();
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(noticesOf(exec).filter((notice) => notice.startsWith('reminder:'))).toEqual([
+    expect(remindersOf(exec)).toEqual([
       `reminder: done?\n[every task it waited for has ended]\n${build} [status: completed, exit code: 0]`,
     ]);
   });
@@ -275,6 +276,6 @@ describe('bash_remind with task_ids', () => {
     );
     await env.sleep(HOUR_MS);
     expect(noticesOf(other)).toEqual([]);
-    expect(noticesOf(mine).filter((notice) => notice.startsWith('reminder:'))).toEqual([]);
+    expect(remindersOf(mine)).toEqual([]);
   });
 });

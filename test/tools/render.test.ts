@@ -4,20 +4,7 @@ import type { BashTaskResult } from '../../src/shared/task.js';
 import { keepMatchingLines } from '../../src/tools/line-filter.js';
 import { parseRunText } from '../../src/tools/present.js';
 import { renderOutputRead } from '../../src/tools/render-read.js';
-import { READ_HOST as HOST, outputRead as read } from '../helpers/output-read.js';
-
-const b64 = (text: string) => Buffer.from(text).toString('base64');
-
-function result(overrides: Partial<BashTaskResult> = {}): BashTaskResult {
-  return {
-    exitCode: 0,
-    signal: null,
-    stdout: { bytes: 0, tailBase64: b64('') },
-    stderr: { bytes: 0, tailBase64: b64('') },
-    host: HOST,
-    ...overrides,
-  };
-}
+import { b64, READ_HOST as HOST, outputRead as read, runResult as result } from '../helpers/output-read.js';
 
 describe('renderRun', () => {
   it('names a spill file on the reader host, and says (unavailable) on another', () => {

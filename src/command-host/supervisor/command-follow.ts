@@ -194,8 +194,9 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
 
 /**
  * A foreground run's result holds all of its output unless it names a spill file (a cut tail, or
- * `spillFiles` for a caller that shows less): its files may go soon. Not now: this worker may die before the server has the result, and the attempt after it
- * reads the output again from them. The mark lets the sweeper take them after the lost window.
+ * `spillFiles` for a caller that shows less): its files may go soon. Not now: this worker may die
+ * before the server has the result, and the attempt after it reads the output again from them. The
+ * mark lets the sweeper take them after the lost window.
  */
 async function markForegroundDone(
   spec: CommandSpec,

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { cutToTokens, readsOutput, resultOutput } from '../../../src/openai-agents/exec-output.js';
-import type { BashTaskResult } from '../../../src/shared/task.js';
-import { READ_HOST as HOST, outputRead as read } from '../../helpers/output-read.js';
-
-const b64 = (text: string) => Buffer.from(text).toString('base64');
-
-function result(overrides: Partial<BashTaskResult> = {}): BashTaskResult {
-  return {
-    exitCode: 0,
-    signal: null,
-    stdout: { bytes: 0, tailBase64: b64('') },
-    stderr: { bytes: 0, tailBase64: b64('') },
-    host: HOST,
-    ...overrides,
-  };
-}
+import {
+  b64,
+  READ_HOST as HOST,
+  outputRead as read,
+  runResult as result,
+} from '../../helpers/output-read.js';
 
 describe("an exec's output from a run's result", () => {
   it("is the bash tool's text without (no output) and the exit-code line, which the SDK's frame says", () => {

@@ -146,11 +146,12 @@ async function claim(
 
 /**
  * Sends one update to a task's reader workflow by update-with-start (starting the reader, from the
- * memo a closed one left, when needed), each try with a fresh id: up to three tries while the
- * deadline leaves more than `margin`. A refusal for this host's clock teaches it the server's time
- * and is sent again; a reader that closed under it is started again from its memo. The answer, or
- * none when the call failed another way (a deadline, a cancelled call), which may have come after
- * the update applied: the caller then asks the memo, with every id tried.
+ * memo a closed one left, when needed), each try with a fresh id, while the deadline leaves more
+ * than `margin`: up to three tries, and up to CLOCK_REFUSALS_MAX more for refusals for this host's
+ * clock. Such a refusal teaches it the server's time and is sent again; a reader that closed under
+ * it is started again from its memo. The answer, or none when the call failed another way (a
+ * deadline, a cancelled call), which may have come after the update applied: the caller then asks
+ * the memo, with every id tried.
  */
 async function sendToReader<R extends { serverTimeMs?: number }>(
   client: Client,
@@ -167,6 +168,7 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
 ): Promise<{ answer?: R; claimIds: string[] }> {
   const claimIds: string[] = [];
   let resumeFrom: ReaderMemo | undefined;
+  let clockRefusals = 0;
   for (let attempt = 0; attempt < 3 && how.deadline - Date.now() > how.margin; attempt++) {
     const claimId = randomUUID();
     claimIds.push(claimId);
@@ -181,6 +183,7 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
         const serverTimeMs = refusedAtServerTime(err, CLAIM_EXPIRED);
         if (serverTimeMs === undefined) throw err;
         learnServerTime(client, serverTimeMs);
+        if (clockRefusals++ < CLOCK_REFUSALS_MAX) attempt--;
         continue;
       }
       // A reader closed (idle end) or closing (continue-as-new) under us: start from its memo.
@@ -193,6 +196,14 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
   }
   return { claimIds };
 }
+
+/**
+ * Refusals for the caller's clock a send takes beyond its three tries. A real server's clock
+ * refuses once (the next try carries the learned time); a time-skipping test server's clock, free
+ * while the test lets it run, can jump to the next timer while each update waits for its workflow
+ * task, again and again under load.
+ */
+const CLOCK_REFUSALS_MAX = 10;
 
 /** Time a host read's caller waits past the host's pick-up and the read's own wait, for the answer to come back. */
 const HOST_READ_ANSWER_MS = 2_000;

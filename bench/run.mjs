@@ -15,6 +15,8 @@
 //   --only sandboxes     only bench/sandboxes.bench.ts (the framework sandboxes against the bash
 //                        tool, under Node.js 24); a full one replaces that table in
 //                        bench/results/latest.json and BENCHMARKS.md, dated on its own
+//   --only notices       only bench/notices.bench.ts (what notices cost in the server's actions,
+//                        against Temporal's floors), its table replaced the same way
 //
 // A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
 // --json, and a copy in the temp directory), so running it leaves the tree as it was.
@@ -84,8 +86,8 @@ function parse(argv) {
   if (!['auto', 'none', 'session'].includes(options.isolation ?? 'auto'))
     fail(`--isolation ${options.isolation}: one of auto, none, session`);
   if (options.minutes !== undefined && !(options.minutes > 0)) fail('--minutes needs a positive number');
-  if (options.only !== undefined && options.only !== 'sandboxes')
-    fail(`--only ${options.only}: only sandboxes`);
+  if (options.only !== undefined && !['sandboxes', 'notices'].includes(options.only))
+    fail(`--only ${options.only}: one of sandboxes, notices`);
   return options;
 }
 
@@ -180,6 +182,30 @@ function runSandboxes(kind) {
   return passed && json !== undefined;
 }
 
+/**
+ * bench/notices.bench.ts on the `kind` server: what notices cost in the server's actions, against
+ * Temporal's own floors; its run joins the results. False when it failed.
+ */
+function runNotices(kind) {
+  log(`what notices cost the server, in actions (bench/notices.bench.ts) on the ${kind} server`);
+  const out = path.join(scratch, 'notices.json');
+  const { passed, json } = vitest(
+    'bench/notices.bench.ts',
+    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
+    out,
+  );
+  if (!passed) log('the notices run failed');
+  if (json)
+    results.runs.push({
+      kind: 'notices',
+      ...json,
+      date: results.date,
+      commit: results.software.commit,
+      failed: !passed,
+    });
+  return passed && json?.figures.every((figure) => figure.holds !== false) === true;
+}
+
 const options = parse(process.argv.slice(2));
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
@@ -203,13 +229,13 @@ const results = {
 };
 let failed = false;
 
-if (options.only === 'sandboxes') {
-  failed = !runSandboxes(options.servers[0]);
+if (options.only !== undefined) {
+  failed = options.only === 'sandboxes' ? !runSandboxes(options.servers[0]) : !runNotices(options.servers[0]);
   if (options.json) write(options.json, `${JSON.stringify(results, null, 2)}\n`);
   if (!options.quick && existsSync(LATEST)) {
     // The rest of the latest full run stays as it was; this table replaces its own.
     const latest = readJson(LATEST);
-    latest.runs = [...latest.runs.filter((run) => run.kind !== 'sandboxes'), ...results.runs];
+    latest.runs = [...latest.runs.filter((run) => run.kind !== options.only), ...results.runs];
     write(LATEST, `${JSON.stringify(latest, null, 2)}\n`);
     write(path.join(root, 'BENCHMARKS.md'), markdown(latest, existsSync(SOAK) ? readJson(SOAK) : undefined));
     log('wrote its table into BENCHMARKS.md and bench/results/latest.json');
@@ -250,6 +276,7 @@ if (options.only === 'sandboxes') {
     if (json) results.runs.push({ kind, ...json, failed: !passed });
   }
   failed = !runSandboxes(options.servers[0]) || failed;
+  failed = !runNotices(options.servers[0]) || failed;
   if (!options.quick) {
     log('a task read thousands of times (bench/many-reads.bench.ts)');
     const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));

@@ -4,7 +4,7 @@
  * running one activity that heartbeats once a minute until it is ended). Bundled by the bench
  * (bundleWorkflowCode) for a worker in the bench process.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from './activities.js';
 
 const { trivial } = proxyActivities<typeof activities>({
@@ -25,4 +25,26 @@ export async function roundTripFloor(): Promise<void> {
 
 export async function burstFloor(): Promise<void> {
   await heartbeatUntilCancelled();
+}
+
+/** A message Temporal delivers to a worker elsewhere: each signal, one activity (a notice's floor). */
+export const messageSignal = defineSignal('message');
+
+/** Runs one trivial activity per `message` signal, in turn, until `count` ran (signal-with-start it). */
+export async function messageFloor(count: number): Promise<void> {
+  let pending = 0;
+  setHandler(messageSignal, () => {
+    pending++;
+  });
+  for (let done = 0; done < count; done++) {
+    await condition(() => pending > 0);
+    pending--;
+    await trivial();
+  }
+}
+
+/** A durable timer, then one trivial activity (a reminder's floor). */
+export async function timerFloor(ms: number): Promise<void> {
+  await sleep(ms);
+  await trivial();
 }

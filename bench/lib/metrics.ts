@@ -94,3 +94,33 @@ export function hasCostSeries(samples: Sample[]): boolean {
     samples.some((sample) => isNamed(sample.name, 'persistence_requests'))
   );
 }
+
+/**
+ * The server's `action` counter (what Temporal Cloud bills: starts, signals, activities, timers,
+ * updates, heartbeats...), for one namespace, by `action_type`.
+ */
+export function actionCounts(samples: Sample[], namespace: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const sample of samples) {
+    if (!isNamed(sample.name, 'action') || sample.labels.namespace !== namespace) continue;
+    const type = sample.labels.action_type ?? '?';
+    counts.set(type, (counts.get(type) ?? 0) + sample.value);
+  }
+  return counts;
+}
+
+/** The actions counted between two readings of `actionCounts`: their total and, by type, what grew. */
+export function actionsBetween(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): { total: number; byType: Record<string, number> } {
+  const byType: Record<string, number> = {};
+  let total = 0;
+  for (const [type, value] of after) {
+    const delta = value - (before.get(type) ?? 0);
+    if (delta === 0) continue;
+    byType[type] = delta;
+    total += delta;
+  }
+  return { total, byType };
+}

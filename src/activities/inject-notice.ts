@@ -7,6 +7,8 @@ export interface InjectNoticeRequest {
   sessionId: string;
   /** The notice text (see `noticeText`). */
   content: string;
+  /** What the session drops repeats by, when not the notice workflow's id (a monitor's notices). */
+  noticeId?: string;
 }
 
 /** The activities an agent worker registers, bound to the harness's sessions. */
@@ -17,7 +19,7 @@ export function createNoticeActivities(agents: AgentSessions) {
     ): Promise<typeof NoticeOutcome.delivered | typeof NoticeOutcome.sessionGone> {
       const delivered = await agents.inject(request.sessionId, request.content, {
         source: { ...NOTICE_SOURCE },
-        noticeId: noticeId(Context.current().info),
+        noticeId: request.noticeId ?? noticeId(Context.current().info),
       });
       return delivered ? NoticeOutcome.delivered : NoticeOutcome.sessionGone;
     },

@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
 import { CommandRunner } from '../command-host/command-runner.js';
 import type { ExecutorConfig } from '../command-host/executor-config.js';
+import type { MonitorSink } from '../command-host/monitor/line-monitor.js';
 import type { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import type { CommandOutcome, CommandSpec } from '../shared/task.js';
 
@@ -19,8 +20,9 @@ export function createRunCommand(
   runs: TaskRuns,
   attached: AttachedTasks,
   nursery?: SupervisorNursery,
+  monitors?: MonitorSink,
 ) {
-  const runner = new CommandRunner(config, runs, attached, nursery);
+  const runner = new CommandRunner(config, runs, attached, nursery, monitors);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
     return runner.run(spec, Context.current());
   };

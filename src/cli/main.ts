@@ -13,6 +13,7 @@ import { type KillFlags, runKill } from './kill.js';
 import { type LogsFlags, runLogs } from './logs.js';
 import { type McpFlags, runMcp, withMcpOptions } from './mcp.js';
 import { type MetricsFlags, withMetricsOption } from './metrics-option.js';
+import { type MonitorFlags, runMonitor } from './monitor.js';
 import {
   connectionTarget,
   positiveInt,
@@ -222,6 +223,25 @@ withCodecOption(
   ),
 ).action(async (words: string[], flags: RemindFlags) => {
   process.exitCode = await runRemind(words, flags);
+});
+
+withCodecOption(
+  withOwnerOption(
+    withServerOptions(
+      program
+        .command('monitor')
+        .description(
+          'set the monitor of a running background task (bash_monitor): each line matching <pattern> comes to its session as a notice',
+        )
+        .option('--agent-task-queue <queue>', "the agent host's queue its notices go to")
+        .option('--clear', "clear the task's monitor instead")
+        .argument('<task-id>', 'the background task')
+        .argument('[pattern]', 'a regular expression (RE2 syntax)'),
+    ),
+    'the session the task belongs to',
+  ),
+).action(async (taskId: string, pattern: string | undefined, flags: MonitorFlags) => {
+  process.exitCode = await runMonitor(taskId, pattern, flags);
 });
 
 withMetricsOption(

@@ -268,6 +268,14 @@ export class BashTasks {
     return withNoticeMarks(this.client, executions);
   }
 
+  /**
+   * The queue of the host a running task's command is on, waiting up to `waitMs` for one while the
+   * task has none yet (undefined after that, or once the task has closed).
+   */
+  async hostQueueOf(description: WorkflowExecutionDescription, waitMs: number): Promise<string | undefined> {
+    return (await this.reads.onHost(description, Date.now() + waitMs, undefined)).hostQueue;
+  }
+
   /** Describes a task's workflow behind the ownership fence: unknown and foreign tasks are refused. */
   async describeOwned(
     taskId: string,

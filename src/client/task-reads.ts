@@ -228,7 +228,11 @@ export class TaskReads {
    * The task once its run names its host, it closed, or `deadline` passed (then as it stands): a
    * waiting read of a task still on its way to a host reads there as soon as it is on one.
    */
-  private async onHost(
+  /**
+   * The task's host queue once an attempt names it, describing again until `deadline` while the
+   * task runs without one (a worker picks its host within moments); with the latest description.
+   */
+  async onHost(
     description: WorkflowExecutionDescription,
     deadline: number,
     signal: AbortSignal | undefined,

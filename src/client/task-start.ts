@@ -9,6 +9,7 @@ import {
 } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
+import { MonitorError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
 import type { BashTaskInput, CommandHost, NoticeTarget, TaskId } from '../shared/task.js';
@@ -32,6 +33,8 @@ export interface StartRequest {
   keepStdinOpen?: boolean;
   /** Run on a pseudo-terminal of this size. */
   terminal?: TerminalSize;
+  /** A background run's monitor pattern (`notify_on`): needs a notice target. */
+  notifyOn?: string;
   /** A foreground caller shows at most this many bytes (`BashTaskInput.shownOutputBytes`). */
   shownOutputBytes?: number;
   /** Run on this host (a sandbox session's); absent for whichever worker of the queue answers. */
@@ -68,6 +71,10 @@ export function taskStart(
   taskId: TaskId,
   notice: { notice?: NoticeTarget },
 ): TaskStart {
+  if (request.notifyOn !== undefined && (!request.background || notice.notice === undefined))
+    throw new MonitorError(
+      'notify_on needs a background run of an agent session whose host takes notices: nothing was started',
+    );
   const input: BashTaskInput = {
     taskId,
     command: request.command,
@@ -76,6 +83,7 @@ export function taskStart(
     ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
     ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
     ...(request.background ? notice : {}),
+    ...(request.notifyOn !== undefined ? { notifyOn: request.notifyOn } : {}),
     ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),
     ...(request.shownOutputBytes !== undefined && !request.background
       ? { shownOutputBytes: request.shownOutputBytes }

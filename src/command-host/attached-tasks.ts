@@ -3,7 +3,9 @@
  * of those it let go of. The command activity holds its task here while it runs; the move's
  * release, the host's closed-run check, reads and the orphan scan find the attempt through it.
  */
+
 import { hostMetrics } from './host-metrics.js';
+import type { LineMonitor } from './monitor/line-monitor.js';
 import { TerminalLogs } from './terminal/terminal-logs.js';
 
 /** What the command activity needs to know of the task's workflow, from the worker's client. */
@@ -40,6 +42,8 @@ export interface AttachedAttempt {
   runClosed(): void;
   /** A reader was just given the command's output (see `ProgressHeartbeats.afterRead`). */
   afterRead(): void;
+  /** The task's monitor, while the attempt follows a background task that has a notice target. */
+  monitor?: LineMonitor;
 }
 
 /** The tasks whose commands this worker is attached to now, by task id (the orphan scan leaves them alone). */

@@ -9,6 +9,7 @@ import { AttemptFailureType, type CommandOutcome, type CommandSpec } from '../sh
 import type { AttachedAttempt, AttachedTasks, TaskRuns } from './attached-tasks.js';
 import type { ExecutorConfig } from './executor-config.js';
 import { hostMetrics } from './host-metrics.js';
+import type { MonitorSink } from './monitor/line-monitor.js';
 import { ensurePrivateDir } from './spill/spill-files.js';
 import { SpillSweeper } from './spill/spill-sweeper.js';
 import { commandLost, LostReason, withLastOutput } from './supervisor/command-end.js';
@@ -34,12 +35,19 @@ export class CommandRunner {
     runs: TaskRuns,
     private readonly attached: AttachedTasks,
     private readonly nursery?: SupervisorNursery,
+    monitors?: MonitorSink,
   ) {
     this.sweeper = new SpillSweeper(config);
     // The deny rules read commands with the bash grammar: load it now, not on the first command (a
     // failure here shows again, as the command's own, when a command is checked).
     if (config.denyCommands) loadBashGrammar().catch(() => undefined);
-    this.follow = { config, runs, terminals: attached.terminals, watch: nursery && exitWatchOf(nursery) };
+    this.follow = {
+      config,
+      runs,
+      terminals: attached.terminals,
+      watch: nursery && exitWatchOf(nursery),
+      ...(monitors ? { monitors } : {}),
+    };
   }
 
   /** One attempt at `spec`'s command, in the activity `context`; held attached to its task while it runs. */

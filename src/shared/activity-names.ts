@@ -13,6 +13,8 @@ export const ActivityName = {
   releaseCommand: 'releaseCommand',
   /** A sandbox session's workspace file operation (workflows/workspace-files.ts). */
   workspaceFile: 'workspaceFile',
+  /** `bash_monitor`'s pattern, set on the task's host (workflows/monitor-notices.ts). */
+  setMonitor: 'setMonitor',
 } as const;
 
 /** The tool-call activities' names (agent workflows record them), likewise fixed (checked in tools/tool-call-activities.ts). */

@@ -124,6 +124,11 @@ export class BackgroundQuotaError extends ToolCallError {
   }
 }
 
+/** A monitor (`notify_on`, `bash_monitor`) that was not set, with the one line that says why. */
+export class MonitorError extends ToolCallError {
+  override readonly name = 'MonitorError';
+}
+
 /** A `bash_remind` call that sets or cancels nothing, with the one line that says why. */
 export class ReminderError extends ToolCallError {
   override readonly name = 'ReminderError';

@@ -295,3 +295,34 @@ export const MAX_REMINDER_TASKS = 20;
 
 /** The most reminders one session may have pending at once. */
 export const MAX_REMINDERS_PER_SESSION = 20;
+
+/**
+ * How long a monitor gathers matching lines after the first before it sends them as one notice:
+ * lines a burst prints together (a stack trace, a test summary) arrive as one notice, and the wait
+ * adds at most this much to the first line's way to the model.
+ */
+export const MONITOR_GATHER_MS = 1_000;
+
+/** The most matching lines one monitor notice shows; the rest it counts, for `bash_output` to show. */
+export const MONITOR_NOTICE_LINES = 20;
+
+/** The most characters of one matching line a monitor notice shows; a longer line ends with `…`. */
+export const MONITOR_LINE_CHARS = 500;
+
+/** The longest `notify_on` pattern, in characters: a pattern is a line or two, not a program. */
+export const MAX_MONITOR_PATTERN_CHARS = 256;
+
+/**
+ * The most bytes of one line a monitor matches against: the rest of a longer line is skipped. With
+ * a linear-time engine (RE2), this bounds the work one line can cost the host.
+ */
+export const MONITOR_LINE_SCAN_BYTES = 8 * 1024;
+
+/**
+ * A monitor that matches more lines than this within MONITOR_FLOOD_WINDOW_MS pauses itself: past
+ * that, notices would bury the session and cost the server an action each for little news.
+ */
+export const MONITOR_FLOOD_LINES = 200;
+
+/** The window MONITOR_FLOOD_LINES counts in: a minute. */
+export const MONITOR_FLOOD_WINDOW_MS = 60_000;

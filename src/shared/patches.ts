@@ -16,3 +16,12 @@
  * Deprecate it in the release after the next (a watched task can run for days).
  */
 export const END_WATCHERS_PATCH = 'end-watchers';
+
+/**
+ * A task whose completion notice cannot start because its id is taken hands the notice to the
+ * workflow holding it, a monitor's notice workflow (`signal completionNotice`). Checked only on
+ * that path, which 0.2.0 took only for a task reset and run again (it logged and sent nothing): a
+ * 0.2.0 history replays the old branch. The new branch is covered by test/tools/bash-monitor.test.ts
+ * until the next release records it. Deprecate it in the release after the next.
+ */
+export const NOTICE_CHANNEL_PATCH = 'notice-channel';

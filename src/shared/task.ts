@@ -70,6 +70,8 @@ export interface BashTaskInput {
   background: boolean;
   /** Set for a background task with an owning session whose agent host serves notices. */
   notice?: NoticeTarget;
+  /** A monitor's pattern (`notify_on`): each matching line of output comes to the session as a notice. */
+  notifyOn?: string;
   /**
    * The task's stdin stays open for `bash_input` (else stdin is /dev/null): a background task's that
    * asked, and a sandbox session's command without a terminal (its `writeStdin`).
@@ -115,6 +117,18 @@ export interface WorkflowNoticeTarget {
   workflowId: string;
 }
 
+/** Where a task's monitor sends its notices (shared/monitor.ts), as the host learns it from the spec. */
+export interface MonitorTarget {
+  target: NoticeTarget;
+  /** The task's owner search attribute, for a completion notice that must mark itself undelivered. */
+  ownerAttribute?: string;
+}
+
+/** A background task's monitor as its command's spec carries it: where notices go, and `notify_on`. */
+export interface CommandMonitor extends MonitorTarget {
+  notifyOn?: string;
+}
+
 /** The run as the worker resolved it against its executor config. */
 export interface CommandSpec {
   taskId: TaskId;
@@ -151,6 +165,8 @@ export interface CommandSpec {
   session?: string;
   /** The command runs on a pseudo-terminal of this size (`BashTaskInput.terminal`). */
   terminal?: TerminalSize;
+  /** A background task with a notice target: its monitor's target, and `notify_on` when it started with one. */
+  monitor?: CommandMonitor;
 }
 
 /** The host a command runs on, as its worker names it. */

@@ -1,11 +1,11 @@
 /**
  * A command host that plays scripts instead of running commands, for time-skipping tests of agent
  * logic (docs/TESTING.md). Only the host's command activities are scripted (run, stop, read,
- * stdin; see scripted-runs.ts): the `bashTask` workflow, the reader, the tools, the client, the
- * tool calls of agent workflows, resolving a command and picking its host are the real code, on the
- * same queues a real worker serves (the command queue, the host's queue and its control queue). A
- * command whose host dies gets a host queue of its own that nothing polls, and plays on the command
- * queue in its first attempt.
+ * stdin, a monitor's matches; see scripted-runs.ts): the `bashTask` workflow, the reader, the
+ * tools, the client, the tool calls of agent workflows, resolving a command and picking its host
+ * are the real code, on the same queues a real worker serves (the command queue, the host's queue
+ * and its control queue). A command whose host dies gets a host queue of its own that nothing
+ * polls, and plays on the command queue in its first attempt.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,7 @@ import {
 import type { BashTaskInput } from '../shared/task.js';
 import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createToolCallActivities } from '../tools/tool-call-activities.js';
+import { monitorSinkOf } from '../worker/monitor-sink.js';
 import { ourWorkflows } from '../worker/workflow-bundle.js';
 import type { CommandScript } from './command-script.js';
 import type { AttemptOf } from './scripted-runs.js';
@@ -96,6 +97,7 @@ export class ScriptedHost {
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
     const { scripts } = options;
+    const sink = monitorSinkOf(this.client, this.taskQueue);
     this.runs = new ScriptedRuns({
       hostQueue: this.hostQueue,
       spillDir: this.config.spillDir,
@@ -105,6 +107,7 @@ export class ScriptedHost {
       outlive: (attempt, landedAtMs, heartbeatTimeoutMs) =>
         this.outlive(attempt, landedAtMs, heartbeatTimeoutMs),
       heartbeatLanded: (attempt, sentAtMs) => this.heartbeatLanded(attempt, sentAtMs),
+      sendMonitorBatch: (taskId, target, batch) => sink.send(taskId, target, batch),
       scriptFor: (command) =>
         typeof scripts === 'function'
           ? scripts(command)
@@ -234,6 +237,7 @@ export class ScriptedHost {
           stopCommand: scripted.stopCommand,
           writeStdin: scripted.writeStdin,
           releaseCommand: real.releaseCommand,
+          setMonitor: scripted.setMonitor,
         },
       }),
     ];

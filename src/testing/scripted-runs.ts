@@ -1,6 +1,6 @@
 /**
- * The scripted host's command activities: `runCommand`, `stopCommand`, `readOutput` and
- * `writeStdin` played from scripts, on the test server's clock. Everything they return has the
+ * The scripted host's command activities: `runCommand`, `stopCommand`, `readOutput`, `writeStdin`
+ * and `setMonitor` played from scripts, on the test server's clock. Everything they return has the
  * shape the real activities return, so the workflows, the reader and the tools above them run as
  * they do on a real host.
  *
@@ -19,7 +19,15 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { streamReadOf } from '../command-host/spill/host-reads.js';
 import { namedTail } from '../command-host/spill/spill-files.js';
 import { taskFiles } from '../command-host/supervisor/task-files.js';
-import { HEARTBEAT_TAIL_BYTES, HEARTBEAT_TIMEOUT_MS, KILL_GRACE_MS } from '../shared/limits.js';
+import {
+  HEARTBEAT_TAIL_BYTES,
+  HEARTBEAT_TIMEOUT_MS,
+  KILL_GRACE_MS,
+  MONITOR_LINE_SCAN_BYTES,
+  MONITOR_NOTICE_LINES,
+} from '../shared/limits.js';
+import type { MonitorBatch, MonitorLine, SetMonitorAnswer, SetMonitorRequest } from '../shared/monitor.js';
+import { compileMonitorPattern } from '../shared/monitor-pattern.js';
 import type { HostRead, HostReadRequest } from '../shared/read-position.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
 import { readableEnd } from '../shared/stream-text.js';
@@ -28,6 +36,7 @@ import {
   type CommandOutcome,
   type CommandProgress,
   type CommandSpec,
+  type MonitorTarget,
   type StopResult,
   type StreamTail,
 } from '../shared/task.js';
@@ -66,6 +75,8 @@ interface ScriptedRun {
   stdinClosed: boolean;
   /** A kill came before any attempt: nothing may start the command (a real host's tombstone). */
   tombstone?: true;
+  /** The task's monitor: its pattern, and where each stream's unscanned lines start. */
+  monitor?: { pattern: string | null; scanned: { stdout: number; stderr: number }; target: MonitorTarget };
 }
 
 /** An attempt of a command whose host dies, and the host queue its next attempt goes to. */
@@ -93,6 +104,8 @@ export interface ScriptedHostSide {
   heartbeatLanded(attempt: AttemptOf, sentAtMs: number): Promise<number>;
   /** The command's script, or undefined when there is none. */
   scriptFor(command: string): CommandScript | undefined;
+  /** Sends a monitor's batch to the task's notice workflow, as a real host's sink does. */
+  sendMonitorBatch(taskId: string, target: MonitorTarget, batch: MonitorBatch): Promise<void>;
 }
 
 /** The scripted runs of one host, and its four command activities. */
@@ -112,13 +125,14 @@ export class ScriptedRuns {
     return this.runs.get(taskId)?.stdin;
   }
 
-  /** The four activities a real host runs, played from the scripts. */
+  /** The activities a real host runs on a command, played from the scripts. */
   activities() {
     return {
       runCommand: (spec: CommandSpec) => this.runCommand(spec),
       stopCommand: (spec: CommandSpec) => this.stopCommand(spec),
       readOutput: (request: HostReadRequest) => this.readOutput(request),
       writeStdin: (request: StdinWriteTask) => this.writeStdin(request),
+      setMonitor: (request: SetMonitorRequest) => this.setMonitor(request),
     };
   }
 
@@ -145,6 +159,8 @@ export class ScriptedRuns {
     }
     const atMs = now - run.startedAtMs;
     const end = this.endBy(run, atMs);
+    // The lines printed since the last attempt (each event's its own), before the end is reported.
+    await this.sendMatches(run, end?.atMs ?? atMs, end !== undefined);
     if (end !== undefined) return this.outcome(run, end);
     // What a real attempt heartbeats at attach: the command started, where to read it, its output.
     context.heartbeat(this.progress(run, atMs));
@@ -253,6 +269,52 @@ export class ScriptedRuns {
     return read;
   }
 
+  /**
+   * A real host's monitor, played: the lines written by `atMs` that match the pattern and that no
+   * batch carried yet, sent as one batch (at most MONITOR_NOTICE_LINES shown, the rest counted).
+   */
+  private async sendMatches(run: ScriptedRun, atMs: number, ended: boolean): Promise<void> {
+    const monitor = run.monitor;
+    if (monitor === undefined || monitor.pattern === null) return;
+    const matches = compileMonitorPattern(monitor.pattern);
+    const lines: MonitorLine[] = [];
+    let more = 0;
+    for (const stream of ['stdout', 'stderr'] as const) {
+      const bytes = this.written(run, stream, atMs);
+      let start = monitor.scanned[stream];
+      while (start < bytes.length) {
+        const newline = bytes.indexOf(0x0a, start);
+        if (newline < 0 && !ended) break;
+        const end = newline < 0 ? bytes.length : newline;
+        const text = bytes.subarray(start, Math.min(end, start + MONITOR_LINE_SCAN_BYTES)).toString('utf8');
+        if (matches(text)) {
+          if (lines.length < MONITOR_NOTICE_LINES) lines.push({ stream, offset: start, text });
+          else more++;
+        }
+        start = end + 1;
+      }
+      monitor.scanned[stream] = Math.min(start, bytes.length);
+    }
+    if (lines.length > 0)
+      await this.host.sendMonitorBatch(run.taskId, monitor.target, { pattern: monitor.pattern, lines, more });
+  }
+
+  /** `bash_monitor` on the scripted host: the pattern, for the lines written from now on. */
+  private async setMonitor(request: SetMonitorRequest): Promise<SetMonitorAnswer> {
+    const run = this.runs.get(request.taskId);
+    if (run === undefined || run.tombstone) return { kind: 'ended' };
+    const atMs = (await this.host.now()) - run.startedAtMs;
+    if (this.endBy(run, atMs) !== undefined) return { kind: 'ended' };
+    if (run.monitor === undefined) return { kind: 'unmonitorable' };
+    await this.sendMatches(run, atMs, false);
+    run.monitor.pattern = request.pattern;
+    run.monitor.scanned = {
+      stdout: this.written(run, 'stdout', atMs).length,
+      stderr: this.written(run, 'stderr', atMs).length,
+    };
+    return { kind: 'set' };
+  }
+
   /** Takes a write at once (a scripted command always reads its stdin); `stdinOf` shows what went in. */
   private async writeStdin(request: StdinWriteTask): Promise<StdinWriteResult> {
     const run = this.runs.get(request.taskId);
@@ -281,7 +343,19 @@ export class ScriptedRuns {
 
   private newRun(spec: CommandSpec, plan: ScriptPlan, startedAtMs: number): ScriptedRun {
     const { taskId } = spec;
-    return { taskId, plan, startedAtMs, pid: this.nextPid++, stdin: '', stdinClosed: false };
+    const run: ScriptedRun = {
+      taskId,
+      plan,
+      startedAtMs,
+      pid: this.nextPid++,
+      stdin: '',
+      stdinClosed: false,
+    };
+    if (spec.background && spec.monitor !== undefined) {
+      const { notifyOn, ...target } = spec.monitor;
+      run.monitor = { pattern: notifyOn ?? null, scanned: { stdout: 0, stderr: 0 }, target };
+    }
+    return run;
   }
 
   /** The command's end if it has come by `atMs`: its own exit, or a stop's. */

@@ -6,11 +6,13 @@ import {
   MAX_DESCRIPTION_BYTES,
   MAX_FILTER_BYTES,
   MAX_INPUT_BYTES,
+  MAX_MONITOR_PATTERN_CHARS,
   MAX_REMINDER_AFTER_MS,
   MAX_REMINDER_NOTE_BYTES,
   MAX_REMINDER_TASKS,
   MAX_WORKDIR_BYTES,
 } from '../shared/limits.js';
+import { monitorPatternProblem } from '../shared/monitor-pattern.js';
 import { BYTES_PER_TOKEN, MAX_OUTPUT_TOKENS } from '../shared/output-budget.js';
 import { isReminderIdShape } from '../shared/reminder.js';
 import { isTaskIdShape } from '../shared/task-id.js';
@@ -102,6 +104,12 @@ const outputTokensProblem = (value: unknown) =>
 /** What `max_output_tokens` does, as both tools' descriptions say it. */
 const OUTPUT_BUDGET_TEXT = `the answer takes at most this many tokens (${BYTES_PER_TOKEN} bytes of text a token); longer output keeps its head and tail, with a line between that says how much was cut and where all of it is. Status lines stay whole.`;
 
+/** A monitor's pattern: a line of RE2 syntax (monitor-pattern.ts says why RE2). */
+const monitorPattern = requiredString('a pattern', monitorPatternProblem);
+
+/** What a monitor does, as `bash`'s and `bash_monitor`'s descriptions say it. */
+const MONITOR_TEXT = `each line of its output that matches this regular expression (RE2 syntax: no lookaround or backreferences; (?i) ignores case) comes to you as a notice, lines close together in one, so you need not poll. At most ${MAX_MONITOR_PATTERN_CHARS} characters.`;
+
 export const bashArguments = z
   .strictObject({
     command: nonBlankString('a non-blank string', MAX_COMMAND_BYTES).describe(
@@ -138,6 +146,9 @@ export const bashArguments = z
     max_output_tokens: maxOutputTokens(
       `Foreground only: ${OUTPUT_BUDGET_TEXT} Default: all the output the result holds.`,
     ),
+    notify_on: monitorPattern
+      .optional()
+      .describe(`Background runs only: ${MONITOR_TEXT} bash_monitor changes or clears it.`),
   })
   .superRefine((call, context) => {
     for (const field of ['cols', 'rows'] as const)
@@ -155,6 +166,13 @@ export const bashArguments = z
         message:
           "a background run answers with its task id only; give max_output_tokens to bash_output's reads",
         input: call.max_output_tokens,
+      });
+    if (call.notify_on !== undefined && call.run_in_background !== true)
+      context.addIssue({
+        code: 'custom',
+        path: ['notify_on'],
+        message: 'a monitor watches a background run; set run_in_background: true',
+        input: call.notify_on,
       });
     if (call.keep_stdin_open === true && call.run_in_background !== true)
       context.addIssue({
@@ -373,6 +391,14 @@ export const bashRemindArguments = z
     if (call.note === undefined) problem('note', 'expected a non-blank string, got nothing', undefined);
   });
 export type BashRemindArguments = z.infer<typeof bashRemindArguments>;
+
+export const bashMonitorArguments = z.strictObject({
+  task_id: taskIdString.describe('The id that bash returned for a background task of yours that is running.'),
+  notify_on: monitorPattern
+    .nullable()
+    .describe(`The pattern: ${MONITOR_TEXT} It replaces the task's pattern; null clears it.`),
+});
+export type BashMonitorArguments = z.infer<typeof bashMonitorArguments>;
 
 const afterMsProblem = (value: unknown) =>
   `expected a whole number of milliseconds from 1 to ${MAX_REMINDER_AFTER_MS}, got ${describeValue(value)}`;

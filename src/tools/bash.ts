@@ -153,6 +153,7 @@ export function startRequest(
     ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
     ...(owner !== undefined ? { owner } : {}),
     ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
+    ...(call.notify_on !== undefined ? { notifyOn: call.notify_on } : {}),
     ...(call.max_output_tokens !== undefined && !background
       ? { shownOutputBytes: call.max_output_tokens * BYTES_PER_TOKEN }
       : {}),

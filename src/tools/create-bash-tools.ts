@@ -3,6 +3,7 @@ import { Client as TemporalClient } from '@temporalio/client';
 import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
+import { TaskMonitors } from '../client/task-monitors.js';
 import type { Approver, PermissionPolicy } from '../policy/policy-types.js';
 import { DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION } from '../shared/limits.js';
 import type { Tool } from '../shared/tool-types.js';
@@ -10,6 +11,7 @@ import { type BashGuards, createBashTool } from './bash.js';
 import { createBashInputTool } from './bash-input.js';
 import { createBashKillTool } from './bash-kill.js';
 import { createBashListTool } from './bash-list.js';
+import { createBashMonitorTool } from './bash-monitor.js';
 import { createBashOutputTool } from './bash-output.js';
 import { createBashRemindTool } from './bash-remind.js';
 import { withToolSpan } from './tool-span.js';
@@ -78,6 +80,8 @@ export interface BashToolsCore {
   guards: BashGuards;
   /** The sessions' reminders, when this host takes notices (`agentTaskQueue`). */
   reminders?: Reminders;
+  /** The sessions' task monitors, when this host takes notices (`agentTaskQueue`). */
+  monitors?: TaskMonitors;
 }
 
 /** The tasks client and the guards `options` ask for, built once for the tools or a sandbox. */
@@ -111,9 +115,21 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
             windowMs: tasks.noticeWindowMs,
           }),
         });
+  const monitors =
+    agentTaskQueue === undefined
+      ? undefined
+      : new TaskMonitors({
+          tasks,
+          noticeFor: (owner) => ({
+            sessionId: owner,
+            taskQueue: agentTaskQueue,
+            windowMs: tasks.noticeWindowMs,
+          }),
+        });
   return {
     tasks,
     ...(reminders !== undefined ? { reminders } : {}),
+    ...(monitors !== undefined ? { monitors } : {}),
     guards: {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
@@ -124,7 +140,7 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
 
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
 export function createBashTools(options: BashToolsOptions): Tool[] {
-  const { tasks, guards, reminders } = bashToolsCore(options);
+  const { tasks, guards, reminders, monitors } = bashToolsCore(options);
   const tools: Tool[] = [
     createBashTool(tasks, {
       ...guards,
@@ -140,6 +156,7 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     createBashInputTool(tasks) as Tool,
     // Only where a reminder's notice can arrive: a host that takes notices.
     ...(reminders !== undefined ? [createBashRemindTool(reminders) as Tool] : []),
+    ...(monitors !== undefined ? [createBashMonitorTool(monitors) as Tool] : []),
   ];
   return tools.map(withToolSpan);
 }

@@ -10,14 +10,17 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { BashTasks } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
+import { TaskMonitors } from '../client/task-monitors.js';
 import { type TaskStart, taskStart } from '../client/task-start.js';
 import { ownerHasherOf } from '../codec/owner-hash.js';
 import { ToolCallActivityName } from '../shared/activity-names.js';
 import { errorResult } from '../shared/error-result.js';
+import { ToolCallError } from '../shared/errors.js';
 import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import type { Tool, ToolResult } from '../shared/tool-types.js';
 import { type BashArguments, bashArguments, parseArguments } from './arguments.js';
 import { startRequest } from './bash.js';
+import { createBashMonitorTool } from './bash-monitor.js';
 import { createBashRemindTool } from './bash-remind.js';
 import { bashToolsCore, createBashTools } from './create-bash-tools.js';
 
@@ -28,6 +31,7 @@ export const WORKFLOW_CALLED_TOOLS = [
   'bash_list',
   'bash_input',
   'bash_remind',
+  'bash_monitor',
 ] as const;
 export type WorkflowCalledTool = (typeof WORKFLOW_CALLED_TOOLS)[number];
 
@@ -37,7 +41,7 @@ export interface ToolCall {
   args: unknown;
   /** The agent session the call is made for (the tasks' owner); absent for a caller with no agent. */
   sessionId?: string;
-  /** `bash_remind`: the agent workflow its reminder's notice is signalled to. */
+  /** `bash_remind`, `bash_monitor`: the agent workflow their notices are signalled to. */
   notice?: WorkflowNoticeTarget;
 }
 
@@ -60,7 +64,7 @@ export type PreparedStart = { start: TaskStart; maxOutputTokens?: number } | { e
 
 export function createToolCallActivities(client: Client, taskQueue: string) {
   let tools: Map<string, Tool> | undefined;
-  const tool = (name: Exclude<WorkflowCalledTool, 'bash_remind'>): Tool => {
+  const tool = (name: Exclude<WorkflowCalledTool, 'bash_remind' | 'bash_monitor'>): Tool => {
     tools ??= new Map(createBashTools({ client, taskQueue }).map((each) => [each.name, each]));
     const found = tools.get(name);
     if (found === undefined) throw new TypeError(`no tool named ${name}`);
@@ -72,13 +76,23 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
     tasks ??= bashToolsCore({ client, taskQueue }).tasks;
     return createBashRemindTool(new Reminders({ tasks, noticeFor: () => notice })) as Tool;
   };
+  // Likewise a monitor's notices.
+  const monitorTool = (notice: WorkflowNoticeTarget | undefined): Tool => {
+    tasks ??= bashToolsCore({ client, taskQueue }).tasks;
+    return createBashMonitorTool(new TaskMonitors({ tasks, noticeFor: () => notice })) as Tool;
+  };
   return {
     /** Runs one tool call and answers with its result, texts and `isError` as the tool gives them. */
     async callBashTool(call: ToolCall): Promise<ToolResult> {
       // A newer agent than this worker: asking again would not help.
       if (!WORKFLOW_CALLED_TOOLS.includes(call.tool))
         throw ApplicationFailure.nonRetryable(`this worker has no tool named ${String(call.tool)}`);
-      const called = call.tool === 'bash_remind' ? remindTool(call.notice) : tool(call.tool);
+      const called =
+        call.tool === 'bash_remind'
+          ? remindTool(call.notice)
+          : call.tool === 'bash_monitor'
+            ? monitorTool(call.notice)
+            : tool(call.tool);
       return called.execute(call.args, {
         ...(call.sessionId !== undefined ? { agent: { sessionId: call.sessionId } } : {}),
         signal: Context.current().cancellationSignal,
@@ -86,23 +100,24 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
     },
     /** What the agent workflow starts a task's `bashTask` child with, or why the call starts nothing. */
     async prepareTaskStart(call: TaskStartRequest): Promise<PreparedStart> {
-      let args: BashArguments;
       try {
-        args = parseArguments(bashArguments, call.args);
+        const args: BashArguments = parseArguments(bashArguments, call.args);
+        const background = args.run_in_background === true;
+        const request = startRequest(args, args.workdir, call.sessionId);
+        const notice = background && call.notice ? { notice: call.notice } : {};
+        return {
+          start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice),
+          ...(args.max_output_tokens !== undefined ? { maxOutputTokens: args.max_output_tokens } : {}),
+        };
       } catch (err) {
+        // Bad arguments, or a monitor with no notice target: the call's one-line error.
+        if (!(err instanceof ToolCallError)) throw err;
         return {
           error: errorResult(err)
             .content.map((block) => block.text)
             .join(''),
         };
       }
-      const background = args.run_in_background === true;
-      const request = startRequest(args, args.workdir, call.sessionId);
-      const notice = background && call.notice ? { notice: call.notice } : {};
-      return {
-        start: taskStart({ ownerHasher: ownerHasherOf(client) }, request, call.taskId, notice),
-        ...(args.max_output_tokens !== undefined ? { maxOutputTokens: args.max_output_tokens } : {}),
-      };
     },
   };
 }

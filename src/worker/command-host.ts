@@ -30,6 +30,7 @@ import {
 import { controlTaskQueue } from '../shared/task-queues.js';
 import { createToolCallActivities, type ToolCallActivities } from '../tools/tool-call-activities.js';
 import { checkClosedRuns } from './closed-runs.js';
+import { monitorSinkOf } from './monitor-sink.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 
 /** How soon the start's scan is repeated when the server did not answer for some task. */
@@ -100,7 +101,13 @@ export class CommandHost {
           warm: this.config.warmSupervisors,
         })
       : undefined;
-    this.activities = createCommandActivities(this.config, this.runs, this.attached, this.nursery);
+    this.activities = createCommandActivities(
+      this.config,
+      this.runs,
+      this.attached,
+      this.nursery,
+      monitorSinkOf(this.client, options.taskQueue),
+    );
     this.queueActivities = {
       ...this.activities,
       ...createToolCallActivities(this.client, options.taskQueue),
@@ -129,13 +136,13 @@ export class CommandHost {
   async prepare(): Promise<void> {
     await ensurePrivateDir(this.config.spillDir);
     const common = this.workerOptions;
-    const { readOutput, stopCommand, writeStdin, releaseCommand } = this.activities;
+    const { readOutput, stopCommand, writeStdin, releaseCommand, setMonitor } = this.activities;
     this.workers = [
       await Worker.create({ ...common, taskQueue: this.hostQueue }),
       await Worker.create({
         ...common,
         taskQueue: controlTaskQueue(this.hostQueue),
-        activities: { readOutput, stopCommand, writeStdin, releaseCommand },
+        activities: { readOutput, stopCommand, writeStdin, releaseCommand, setMonitor },
         maxConcurrentActivityTaskExecutions: CONTROL_ACTIVITY_SLOTS,
       }),
     ];

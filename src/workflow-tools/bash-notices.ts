@@ -1,18 +1,18 @@
 /**
- * Receiving completion notices in an agent workflow, once per task. A task's workflow signals its
- * agent when it ends; one that is reset and ends again signals again, and that second notice is
- * dropped here. Plain workflow code: no I/O, deterministic.
+ * Receiving notices in an agent workflow, each once: a task's completion notice once per task (one
+ * that is reset and ends again signals again, and that second notice is dropped here), a monitor's
+ * notices once per notice id. Plain workflow code: no I/O, deterministic.
  */
 import { setHandler } from '@temporalio/workflow';
 import { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
 
 export interface BashNoticeInbox {
-  /** The ids of the tasks whose notice came, to carry across a continue-as-new. */
+  /** The ids of the notices that came (a task's id for its completion), to carry across a continue-as-new. */
   noticed(): string[];
 }
 
 /**
- * Handles `bashNoticeSignal` with `handler`, each task's notice once. Pass `noticed` from the
+ * Handles `bashNoticeSignal` with `handler`, each notice once. Pass `noticed` from the
  * previous run (`inbox.noticed()`) when the agent continues as new.
  */
 export function onBashNotice(
@@ -21,8 +21,9 @@ export function onBashNotice(
 ): BashNoticeInbox {
   const seen = new Set(noticed);
   setHandler(bashNoticeSignal, (notice) => {
-    if (seen.has(notice.taskId)) return;
-    seen.add(notice.taskId);
+    const id = notice.noticeId ?? notice.taskId;
+    if (seen.has(id)) return;
+    seen.add(id);
     handler(notice);
   });
   return { noticed: () => [...seen] };

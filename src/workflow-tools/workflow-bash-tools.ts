@@ -2,7 +2,8 @@
  * The tools for an agent that is itself a workflow. `bash` starts the task's `bashTask` as a child
  * workflow on the command queue (its id `bash-<uuid>` from the workflow's deterministic `uuid4()`):
  * a foreground run is waited for, a background one outlives the agent workflow and ends with
- * `bashNoticeSignal` to it. `bash_output`, `bash_kill`, `bash_list`, `bash_input` and `bash_remind` run the tools
+ * `bashNoticeSignal` to it. `bash_output`, `bash_kill`, `bash_list`, `bash_input`, `bash_remind` and
+ * `bash_monitor` run the tools
  * themselves in an activity on the command queue (`callBashTool`), so every text is the tools' own,
  * reads keep their durable position, and workflow code does no I/O.
  */
@@ -53,6 +54,8 @@ export interface WorkflowBashTools {
   bash_input(args: unknown): Promise<ToolResult>;
   /** A reminder whose notice comes to this workflow as `bashNoticeSignal` (its `taskId` the reminder's id). */
   bash_remind(args: unknown): Promise<ToolResult>;
+  /** A task's monitor, whose notices come to this workflow as `bashNoticeSignal` (its `taskId` the task's). */
+  bash_monitor(args: unknown): Promise<ToolResult>;
 }
 
 /** Time a tool call's activity may take beyond its longest wait (`wait_ms` is cut to DEFAULT_MAX_WAIT_MS). */
@@ -125,12 +128,17 @@ export function workflowBashTools(options: WorkflowBashToolsOptions = {}): Workf
     bash_kill: call('bash_kill'),
     bash_list: (args: unknown = {}) => call('bash_list')(args),
     bash_input: call('bash_input'),
-    bash_remind: (args: unknown) =>
-      once.callBashTool({
-        tool: 'bash_remind',
-        args,
-        ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
-        ...(options.notify !== false ? { notice: { workflowId: workflowInfo().workflowId } } : {}),
-      }),
+    bash_remind: (args: unknown) => callNotifying('bash_remind', args),
+    bash_monitor: (args: unknown) => callNotifying('bash_monitor', args),
   };
+
+  /** A tool whose notices come to this workflow: the call names it. */
+  function callNotifying(tool: 'bash_remind' | 'bash_monitor', args: unknown): Promise<ToolResult> {
+    return once.callBashTool({
+      tool,
+      args,
+      ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+      ...(options.notify !== false ? { notice: { workflowId: workflowInfo().workflowId } } : {}),
+    });
+  }
 }

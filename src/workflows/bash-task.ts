@@ -16,8 +16,10 @@ import {
   setHandler,
   TimeoutFailure,
   upsertMemo,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
+import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { finishedState } from '../shared/status-line.js';
 import type {
   BashTaskInput,
@@ -40,6 +42,7 @@ import {
   resolveCommand,
 } from './command-attempts.js';
 import { handleEndWatchers } from './end-watchers.js';
+import { noticeChannelStartedSignal } from './notice-channel-signals.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
@@ -78,6 +81,11 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   let hasReader = false;
   setHandler(outputReaderStartedSignal, () => {
     hasReader = true;
+  });
+  // A monitor's notice workflow exists: the completion notice goes there, after its notices.
+  let hasChannel = false;
+  setHandler(noticeChannelStartedSignal, () => {
+    hasChannel = true;
   });
   const standing: Standing = {
     background: input.background,
@@ -137,10 +145,10 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     // Reads have seen the task: its reader sends the notice, with only the output they did not show
     // (a terminal run's notice is its last screen, whatever reads showed).
     if (notice && hasReader && result && !result.terminal) {
-      await leaveNoticeToReader(input.taskId, notice, state, result);
+      await leaveNoticeToReader(input.taskId, notice, state, result, hasChannel);
     } else {
       await Promise.all([
-        notice ? startNotice(input.taskId, notice, state, result) : undefined,
+        notice ? startNotice(input.taskId, notice, state, result, hasChannel) : undefined,
         hasReader ? tellReader(input.taskId) : undefined,
       ]);
     }
@@ -151,7 +159,12 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
 
 async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTaskResult> {
   const resolved = await resolveCommand(input);
-  const current = () => (standing.background && !resolved.background ? inBackground(resolved) : resolved);
+  const current = () =>
+    monitored(
+      standing.background && !resolved.background ? inBackground(resolved) : resolved,
+      standing,
+      input.notifyOn,
+    );
   const host =
     resolved.hostQueue !== undefined && resolved.hostId !== undefined
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
@@ -159,6 +172,26 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
   standing.host = host;
   showRunDetails(input.command, { status: 'running' }, host.hostId);
   return runOnHost(current(), host, resolved.lostAfterMs, standing);
+}
+
+/**
+ * A background run with a notice target tells its host where a monitor's notices go (and its
+ * `notify_on`): any such task can be given a monitor later (`bash_monitor`). The activity's input
+ * is not part of what a replay compares, so a run from before monitors replays unchanged.
+ */
+function monitored(spec: CommandSpec, standing: Standing, notifyOn?: string): CommandSpec {
+  const target = standing.notice;
+  if (!spec.background || target === undefined) return spec;
+  const ownerAttribute =
+    'workflowId' in target ? undefined : workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
+  return {
+    ...spec,
+    monitor: {
+      target,
+      ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
+      ...(notifyOn !== undefined ? { notifyOn } : {}),
+    },
+  };
 }
 
 /**
@@ -294,7 +327,7 @@ async function runOnHost(
     if (released && !settled.ok && stopping === undefined) {
       // Moved to the background: the foreground attempt let go of the command (or never started
       // it), and an attempt without the foreground's deadline and time limit takes over.
-      const background = inBackground(spec);
+      const background = monitored(inBackground(spec), standing);
       const commandStarted = isReleased(settled.error);
       command = new CancellationScope();
       outcome = command

@@ -38,11 +38,27 @@ export interface CompletionNoticeInput extends SessionNoticeTarget {
  * undelivered, which its session's `bash_list` shows.
  */
 export async function completionNotice(input: CompletionNoticeInput): Promise<NoticeOutcome> {
+  const outcome = await injectWithinWindow(input, input.content);
+  countNotice(outcome);
+  if (outcome === NoticeOutcome.expired) markUndelivered(input);
+  return outcome;
+}
+
+/**
+ * Injects `content` into the session through the inject activity on its agent host's queue,
+ * retried within the notice window: delivered, session gone, or expired. `noticeId` is what the
+ * session drops repeats by: the workflow's id unless given (a workflow that delivers several).
+ */
+export async function injectWithinWindow(
+  target: SessionNoticeTarget,
+  content: string,
+  noticeId?: string,
+): Promise<NoticeOutcome> {
   const { injectNotice } = proxyActivities<NoticeActivities>({
     // Only the owning agent host's worker can reach the session.
-    taskQueue: input.taskQueue,
+    taskQueue: target.taskQueue,
     // The window: the notice waits this long in total (queued while no agent worker polls, or retrying).
-    scheduleToCloseTimeout: input.windowMs,
+    scheduleToCloseTimeout: target.windowMs,
     // An inject is an in-memory call; an attempt this slow means its agent host died mid-call.
     startToCloseTimeout: NOTICE_INJECT_TIMEOUT_MS,
     retry: {
@@ -54,16 +70,16 @@ export async function completionNotice(input: CompletionNoticeInput): Promise<No
       maximumInterval: NOTICE_RETRY_MAX_INTERVAL_MS,
     },
   });
-  let outcome: NoticeOutcome;
   try {
-    outcome = await injectNotice({ sessionId: input.sessionId, content: input.content });
+    return await injectNotice({
+      sessionId: target.sessionId,
+      content,
+      ...(noticeId !== undefined ? { noticeId } : {}),
+    });
   } catch (err) {
     if (!isWindowOver(err)) throw err;
-    outcome = NoticeOutcome.expired;
+    return NoticeOutcome.expired;
   }
-  countNotice(outcome);
-  if (outcome === NoticeOutcome.expired) markUndelivered(input);
-  return outcome;
 }
 
 /**
@@ -71,7 +87,7 @@ export async function completionNotice(input: CompletionNoticeInput): Promise<No
  * attributes let its listing (one visibility query) find this closed run. Nothing stays open and
  * nothing waits: an ended notice costs the server no more than before.
  */
-function markUndelivered(input: CompletionNoticeInput): void {
+export function markUndelivered(input: Pick<CompletionNoticeInput, 'ownerAttribute'>): void {
   // An unowned task's notice has no session whose listing could match it.
   if (input.ownerAttribute === undefined) return;
   upsertSearchAttributes([

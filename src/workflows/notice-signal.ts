@@ -9,6 +9,11 @@ export interface BashNotice {
   taskId: string;
   /** The same text a session's notice carries (`noticeText`). */
   text: string;
+  /**
+   * Set on a monitor's notices (`<task id>-match-<n>`): a task sends several. A completion notice
+   * has none: its task's id is its id.
+   */
+  noticeId?: string;
 }
 
 export const bashNoticeSignal = defineSignal<[BashNotice]>('durableBashNotice');

@@ -114,6 +114,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       notice.target,
       noticeText(input.taskId, notice.statusLine, output),
       notice.ownerAttribute,
+      notice.viaChannel === true,
     );
   });
   const abandoned = new Set<string>();

@@ -24,6 +24,8 @@ export interface ReaderNotice {
   stderr: StreamTail;
   /** The task's owner search attribute, for a notice that marks itself undelivered. */
   ownerAttribute?: string;
+  /** A monitor's notice workflow exists: the notice goes there, after the monitor's notices. */
+  viaChannel?: boolean;
 }
 
 /** To a reader, from a `bash_output` call that stopped waiting: its host read (by claim id) must not move the position. */

@@ -8,17 +8,21 @@ import {
   getExternalWorkflowHandle,
   log,
   ParentClosePolicy,
+  patched,
   startChild,
   WorkflowIdReusePolicy,
   workflowInfo,
 } from '@temporalio/workflow';
+import { noticeWorkflowId } from '../shared/monitor.js';
 import { NoticeOutcome, noticeText } from '../shared/notice.js';
+import { NOTICE_CHANNEL_PATCH } from '../shared/patches.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { renderNoticeOutput } from '../shared/render-notice.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import { completionNotice } from './completion-notice.js';
+import { completionNoticeSignal } from './notice-channel-signals.js';
 import { bashNoticeSignal } from './notice-signal.js';
 import { type ReaderNotice, taskEndedSignal } from './reader-signals.js';
 import { countNotice } from './workflow-metrics.js';
@@ -47,6 +51,7 @@ export async function leaveNoticeToReader(
   target: NoticeTarget,
   state: TaskState,
   result: BashTaskResult,
+  viaChannel = false,
 ): Promise<void> {
   const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
   const notice: ReaderNotice = {
@@ -55,8 +60,9 @@ export async function leaveNoticeToReader(
     stdout: result.stdout,
     stderr: result.stderr,
     ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
+    ...(viaChannel ? { viaChannel } : {}),
   };
-  if (!(await tellReader(taskId, notice))) await startNotice(taskId, target, state, result);
+  if (!(await tellReader(taskId, notice))) await startNotice(taskId, target, state, result, viaChannel);
 }
 
 /**
@@ -68,12 +74,13 @@ export async function startNotice(
   target: NoticeTarget,
   state: TaskState,
   result: BashTaskResult | undefined,
+  viaChannel = false,
 ): Promise<void> {
   const text = noticeText(taskId, statusLine(state), result && renderNoticeOutput(result));
   // The owner as this task holds it, for a notice that must mark itself undelivered.
   const ownerAttribute =
     'workflowId' in target ? undefined : workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
-  await sendNotice(taskId, target, text, ownerAttribute);
+  await sendNotice(taskId, target, text, ownerAttribute, viaChannel);
 }
 
 /**
@@ -87,7 +94,10 @@ export async function sendNotice(
   target: NoticeTarget,
   text: string,
   ownerAttribute: string | undefined,
+  viaChannel = false,
 ): Promise<void> {
+  // A monitored task's notice workflow delivers it, after the monitor's notices.
+  if (viaChannel && (await handToChannel(taskId, text, ownerAttribute))) return;
   if ('workflowId' in target) return signalNotice(taskId, target, text);
   try {
     // A kill cancels this workflow; the notice must still start.
@@ -103,11 +113,30 @@ export async function sendNotice(
     );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      // A monitor's notice workflow holds the id (it started as this task ended): hand it there.
+      if (patched(NOTICE_CHANNEL_PATCH) && (await handToChannel(taskId, text, ownerAttribute))) return;
       log.info('completion notice already sent', { taskId });
     } else {
       log.warn('completion notice could not start', { taskId, error: String(err) });
     }
   }
+}
+
+/** Hands the completion notice to the task's notice workflow; false when none takes it. */
+async function handToChannel(
+  taskId: string,
+  content: string,
+  ownerAttribute: string | undefined,
+): Promise<boolean> {
+  return CancellationScope.nonCancellable(() =>
+    getExternalWorkflowHandle(noticeWorkflowId(taskId)).signal(completionNoticeSignal, {
+      content,
+      ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
+    }),
+  ).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**

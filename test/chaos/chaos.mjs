@@ -141,7 +141,12 @@ export class ChaosRun {
     for (;;) {
       const answer = await this.agent.call(
         'bash',
-        { command: task.command, description: `chaos task ${task.n}`, run_in_background: true },
+        {
+          command: task.command,
+          description: `chaos task ${task.n}`,
+          run_in_background: true,
+          ...(task.notifyOn ? { notify_on: task.notifyOn } : {}),
+        },
         this.sessionId,
       );
       id = answer.text === undefined ? undefined : /^started background task (\S+)$/.exec(answer.text)?.[1];

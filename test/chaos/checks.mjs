@@ -18,17 +18,62 @@ export function markerCounts(markerFile) {
   return counts;
 }
 
-/** Notices by noticeId; repeats of an id (a retry after a lost inject answer) are dropped, but counted. */
+/**
+ * Notices by noticeId, each with its place in the file (`index`); repeats of an id (a retry after a
+ * lost inject answer) are dropped, but counted.
+ */
 export function noticesById(noticesFile) {
   const byId = new Map();
   const text = existsSync(noticesFile) ? readFileSync(noticesFile, 'utf8') : '';
+  let index = 0;
   for (const line of text.split('\n').filter(Boolean)) {
     const notice = JSON.parse(line);
     const seen = byId.get(notice.noticeId);
     if (seen) seen.repeats++;
-    else byId.set(notice.noticeId, { ...notice, repeats: 0 });
+    else byId.set(notice.noticeId, { ...notice, repeats: 0, index: index++ });
   }
   return byId;
+}
+
+/** A monitored task's monitor notices (`<task id>-match-<k>`), in the order of k. */
+export function monitorNoticesOf(taskId, notices) {
+  const found = [];
+  for (const [id, notice] of notices) {
+    const k = id.startsWith(`${taskId}-match-`) ? Number(id.slice(`${taskId}-match-`.length)) : Number.NaN;
+    if (Number.isInteger(k)) found.push({ k, notice });
+  }
+  return found.sort((a, b) => a.k - b.k).map(({ notice }) => notice);
+}
+
+/**
+ * A monitored task's notices: every line of its output that matches came once, in order, in
+ * notices numbered 1, 2, ... each naming its pattern, and all before its completion notice.
+ */
+function checkMonitor(task, notices, shown, defect) {
+  const monitorNotices = monitorNoticesOf(task.taskId, notices);
+  const pattern = new RegExp(task.notifyOn);
+  const expected = shown.split('\n').filter((line) => pattern.test(line));
+  const came = [];
+  monitorNotices.forEach((notice, i) => {
+    const [header, ...lines] = notice.content.split('\n');
+    const count = lines.length;
+    const want = `background bash task ${task.taskId} printed ${count} ${count === 1 ? 'line' : 'lines'} matching /${task.notifyOn}/:`;
+    if (header !== want) defect(OTHER, want, JSON.stringify(header));
+    if (notice.noticeId !== `${task.taskId}-match-${i + 1}`)
+      defect(LOST, `monitor notice ${task.taskId}-match-${i + 1}`, `${notice.noticeId} in its place`);
+    came.push(...lines);
+  });
+  if (came.join('\n') !== expected.join('\n'))
+    defect(
+      came.length > expected.length ? DUPLICATED : LOST,
+      `the ${expected.length} matching lines once each, in order`,
+      `${came.length} lines: ${JSON.stringify(came.slice(0, 6))}`,
+    );
+  const completion = notices.get(`${task.taskId}-notice`);
+  const last = monitorNotices.at(-1);
+  if (completion && last && last.index > completion.index)
+    defect(OTHER, 'monitor notices before the completion notice', `${last.noticeId} after it`);
+  return monitorNotices.length;
 }
 
 /** The statuses a task may end with, as the text inside `[status: ...]`. */
@@ -121,6 +166,7 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
   if (task.stderr !== '') defect(OTHER, 'no stderr', JSON.stringify(task.stderr.slice(0, 200)));
   for (const oddity of task.oddities) defect(OTHER, 'a well-formed read', oddity);
 
+  const monitorNotices = task.notifyOn && fits(shown) ? checkMonitor(task, notices, shown, defect) : 0;
   const notice = notices.get(`${task.taskId}-notice`);
   if (!notice) defect(LOST, 'one completion notice', 'none');
   else {
@@ -128,7 +174,13 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
     if (task.finalStatus !== undefined && !notice.content.includes(`[status: ${task.finalStatus}]`))
       defect(WRONG_STATUS, `notice saying [status: ${task.finalStatus}]`, JSON.stringify(notice.content));
   }
-  return { defects, bytesChecked: fits(shown) ? shown.length : 0, via, noticeRepeats: notice?.repeats ?? 0 };
+  return {
+    defects,
+    bytesChecked: fits(shown) ? shown.length : 0,
+    via,
+    noticeRepeats: notice?.repeats ?? 0,
+    monitorNotices,
+  };
 }
 
 /** Checks a foreground run: it ran once, and an answer that came is exactly the expected text. */

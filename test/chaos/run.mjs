@@ -18,6 +18,7 @@ import {
   DUPLICATED,
   LOST,
   markerCounts,
+  monitorNoticesOf,
   noticesById,
   OTHER,
   WRONG_STATUS,
@@ -152,6 +153,7 @@ async function judge() {
   let bytesChecked = 0;
   let viaLogs = 0;
   let noticeRepeats = 0;
+  let monitorNotices = 0;
   for (const task of chaos.tasks) {
     const needsLogs = task.taskId && (task.lostReads > 0 || task.errorReads.length > 0);
     const logsText = needsLogs ? await logsOf(dist, server.address, sessionId, task.taskId) : undefined;
@@ -161,6 +163,7 @@ async function judge() {
     bytesChecked += result.bytesChecked;
     if (result.via === 'logs') viaLogs++;
     noticeRepeats += result.noticeRepeats ?? 0;
+    monitorNotices += result.monitorNotices ?? 0;
   }
   let foregroundLost = 0;
   const foregroundErrors = [];
@@ -175,8 +178,11 @@ async function judge() {
     if (result.neverStarted) foregroundNeverStarted++;
     if (result.errorAnswer) foregroundErrors.push(`${run.token}: ${result.errorAnswer}`);
   }
-  // A notice for a task we never started would be a notice too many.
+  // A notice for a task we never started, or from a monitor of a task that had none, would be a
+  // notice too many.
   const known = new Set(chaos.tasks.map((task) => `${task.taskId}-notice`));
+  for (const task of chaos.tasks.filter((each) => each.notifyOn && each.taskId))
+    for (const notice of monitorNoticesOf(task.taskId, notices)) known.add(notice.noticeId);
   for (const id of notices.keys())
     if (!known.has(id))
       defects.push({ kind: DUPLICATED, subject: id, expected: 'no notice', came: 'a notice' });
@@ -211,6 +217,7 @@ async function judge() {
       ['bash_output reads', chaos.tasks.reduce((sum, task) => sum + task.reads, 0)],
       ['  unclaimed (no worker took them)', chaos.tasks.reduce((sum, task) => sum + task.unclaimedReads, 0)],
       ['  answered with an error', chaos.tasks.reduce((sum, task) => sum + task.errorReads.length, 0)],
+      ['monitor notices (every third task matches every fifth line)', monitorNotices],
       ['notice repeats dropped by noticeId', noticeRepeats],
       ['bytes checked', bytesChecked],
       ['tasks resumed after a worker restart', visibility.resumed],

@@ -9,7 +9,8 @@ const quote = (text) => `'${text.replaceAll("'", `'\\''`)}'`;
 /**
  * A background task: `lines` lines half a second apart (10-40 s, so restarts hit it mid-run), a
  * checksum line, then `exit n % 5`. The task id is not known inside the command, so the harness
- * picks the token and maps it to the id the `bash` answer names.
+ * picks the token and maps it to the id the `bash` answer names. Every third task starts with a
+ * monitor (`notify_on`) that matches every fifth line: each must come once, in order, as notices.
  */
 export function backgroundTask(n, lines, markerFile) {
   const token = `bg${n}`;
@@ -24,6 +25,7 @@ export function backgroundTask(n, lines, markerFile) {
     token,
     lines,
     command,
+    notifyOn: n % 3 === 0 ? `^task ${n} line [0-9]*[05]$` : undefined,
     expected,
     exitCode: n % 5,
     taskId: undefined,

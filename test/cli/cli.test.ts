@@ -5,8 +5,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
+import type { Tool } from '../../src/shared/tool-types.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { CLI_BIN, cli } from '../helpers/cli.js';
+import { agent } from '../helpers/tool-calls.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -168,5 +172,57 @@ describe('durable-bash remind', () => {
       stderr:
         'reminders need an agent host that takes notices (agentTaskQueue); none is set here, so nothing was set\n',
     });
+  });
+});
+
+describe('durable-bash monitor', () => {
+  const suite = useDevServerWithWorker();
+  const common = () => [
+    '--address',
+    suite.env.address,
+    '--task-queue',
+    suite.worker.taskQueue,
+    '--owner',
+    'cli-monitor',
+  ];
+
+  it("sets and clears a running task's monitor for an agent host, printing what the model would see", async () => {
+    // A task with somewhere for its notices to go: started by the tools of an agent host.
+    const tools = createBashTools({
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
+      agentTaskQueue: 'cli-agent-host',
+    });
+    const bash = tools.find((tool) => tool.name === 'bash') as Tool;
+    const taskId = await startBackground(bash, 'sleep 30', agent('cli-monitor'));
+    const monitor = (...args: string[]) =>
+      cli(['monitor', ...common(), '--agent-task-queue', 'cli-agent-host', ...args]);
+    expect(await monitor(taskId, 'ERROR|FAIL')).toEqual({
+      code: 0,
+      stdout: `monitoring task ${taskId}: each line matching /ERROR|FAIL/ comes as a notice\n`,
+      stderr: '',
+    });
+    expect(await monitor('--clear', taskId)).toEqual({
+      code: 0,
+      stdout: `cleared the monitor of task ${taskId}\n`,
+      stderr: '',
+    });
+    expect(await monitor(taskId, '(?<=x)')).toMatchObject({ code: 1, stdout: '' });
+    expect(await cli(['monitor', ...common(), taskId, 'x'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'a monitor needs a host that takes notices, and this one takes none: nothing was set\n',
+    });
+    // `run --background` names no agent host: its task has nowhere to send notices.
+    const plain = startedTaskId(
+      (await cli(['run', '--background', ...common(), '--', 'sleep 30'])).stdout,
+      '\n',
+    );
+    expect(await monitor(plain, 'x')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `task ${plain} started without a session to notify: it cannot take a monitor\n`,
+    });
+    await Promise.all([cli(['kill', ...common(), taskId]), cli(['kill', ...common(), plain])]);
   });
 });

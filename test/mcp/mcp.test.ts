@@ -103,7 +103,7 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     const { client } = await connect(session());
     const listed = await client.listTools();
     // The library's tools with the MCP server's defaults (auto-background on, the shorter wait cap,
-    // and its sessions' notice queue, which offers bash_remind).
+    // and its sessions' notice queue, which offers bash_remind and bash_monitor).
     const library = createBashTools({
       client: suite.env.client,
       taskQueue: suite.worker.taskQueue,
@@ -115,7 +115,7 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
       listed.tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })),
     ).toEqual(library.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })));
     expect(listed.tools.map((tool) => tool.name)).toEqual(
-      expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'bash_remind']),
+      expect.arrayContaining(['bash', 'bash_output', 'bash_kill', 'bash_remind', 'bash_monitor']),
     );
   });
 

@@ -144,6 +144,7 @@ describe('MCP Tasks', () => {
       { name: 'bash_list', execution: { taskSupport: 'forbidden' } },
       { name: 'bash_input', execution: { taskSupport: 'forbidden' } },
       { name: 'bash_remind', execution: { taskSupport: 'forbidden' } },
+      { name: 'bash_monitor', execution: { taskSupport: 'forbidden' } },
     ]);
     await expect(
       client.request(

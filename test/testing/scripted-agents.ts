@@ -1,6 +1,7 @@
 /**
  * An agent workflow of a user's own for the scripted host's tests: it starts a background command
- * through `durable-bash/workflow`, waits for its completion notice, and reads its output.
+ * through `durable-bash/workflow` (with a monitor, if asked), waits for its completion notice, and
+ * reads its output.
  */
 import { condition } from '@temporalio/workflow';
 import { type BashNotice, onBashNotice, workflowBashTools } from '../../src/workflow-tools/index.js';
@@ -10,6 +11,8 @@ export async function awaitBackgroundTask(input: {
   taskQueue: string;
   sessionId: string;
   command: string;
+  /** A monitor's pattern: its notices come first, and the wait is for the completion notice. */
+  notifyOn?: string;
 }): Promise<string[]> {
   const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
   const notices: BashNotice[] = [];
@@ -21,9 +24,11 @@ export async function awaitBackgroundTask(input: {
       command: input.command,
       description: 'Runs the scripted command',
       run_in_background: true,
+      ...(input.notifyOn !== undefined ? { notify_on: input.notifyOn } : {}),
     }),
   );
-  await condition(() => notices.length > 0);
+  // The completion notice is the one without a notice id of its own.
+  await condition(() => notices.some((notice) => notice.noticeId === undefined));
   const taskId = started.replace('started background task ', '');
   return [
     started,

@@ -30,6 +30,13 @@ const dbQueue = `scripted-db-${randomUUID()}`;
 
 const scripts = {
   'make build': script().prints('building\n').after('3 hours').prints('done\n').exits(0),
+  'make ship': script()
+    .prints('building\n')
+    .after('1 hour')
+    .printsToStderr('ERROR: disk almost full\n')
+    .after('2 hours')
+    .prints('ERROR: disk full\nrolling back\n')
+    .exits(1),
   'npm test': script().prints('running 412 tests\n'),
   'make deploy': script()
     .printsToStderr('warning: slow disk\n')
@@ -90,11 +97,18 @@ async function workflowTimeOf(taskId: string): Promise<number> {
   return (closeTime?.getTime() ?? Number.NaN) - startTime.getTime();
 }
 
-async function agentRuns(command: string, commandQueue = taskQueue): Promise<string[]> {
+async function agentRuns(command: string, commandQueue = taskQueue, notifyOn?: string): Promise<string[]> {
   return env.client.workflow.execute<typeof awaitBackgroundTask>('awaitBackgroundTask', {
     taskQueue: agents.taskQueue,
     workflowId: `agent-${randomUUID()}`,
-    args: [{ taskQueue: commandQueue, sessionId: `session-${randomUUID()}`, command }],
+    args: [
+      {
+        taskQueue: commandQueue,
+        sessionId: `session-${randomUUID()}`,
+        command,
+        ...(notifyOn !== undefined ? { notifyOn } : {}),
+      },
+    ],
   });
 }
 
@@ -106,6 +120,19 @@ describe('a scripted host', () => {
       `started background task ${taskId}`,
       `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\nbuilding\ndone`,
       'building\ndone\n[status: completed, exit code: 0]',
+    ]);
+    expect(await workflowTimeOf(taskId)).toBeGreaterThanOrEqual(3 * HOUR_MS);
+  });
+
+  it("plays a monitor's matches as notices, hours apart in workflow time, before the completion notice", async () => {
+    const transcript = await logWallTime('3-hour monitored release', () =>
+      agentRuns('make ship', taskQueue, '^ERROR'),
+    );
+    const taskId = startedTaskId(transcript[0] ?? '');
+    expect(transcript.slice(1, 4)).toEqual([
+      `background bash task ${taskId} printed 1 line matching /^ERROR/:\n[stderr] ERROR: disk almost full`,
+      `background bash task ${taskId} printed 1 line matching /^ERROR/:\nERROR: disk full`,
+      `background bash task ${taskId} finished [status: completed, exit code: 1]. Read its output with bash_output.\n[output]\nbuilding\nERROR: disk full\nrolling back\n[stderr]\nERROR: disk almost full`,
     ]);
     expect(await workflowTimeOf(taskId)).toBeGreaterThanOrEqual(3 * HOUR_MS);
   });

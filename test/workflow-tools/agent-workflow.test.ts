@@ -15,7 +15,7 @@ import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent
 import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-import type { buildAgent, noticeInbox, oneCall, remindedAgent } from './agent-workflows.js';
+import type { buildAgent, monitoredAgent, noticeInbox, oneCall, remindedAgent } from './agent-workflows.js';
 
 const workflowsPath = fileURLToPath(new URL('./agent-workflows.ts', import.meta.url));
 
@@ -115,6 +115,21 @@ describe('an agent that is a workflow', () => {
     const reminderId = /^reminder (remind-[0-9a-f-]{36}) set: it fires in 1000ms$/.exec(answer ?? '')?.[1];
     expect(reminderId).toBeDefined();
     expect([noticeId, noticeText]).toEqual([reminderId, 'reminder: look at the build again']);
+  });
+
+  it("gets a monitor's notices as signals, each once, before the task's completion notice", async () => {
+    const transcript = await env.client.workflow.execute<typeof monitoredAgent>('monitoredAgent', {
+      taskQueue: agents.taskQueue,
+      workflowId: `monitored-${randomUUID()}`,
+      args: [{ taskQueue: commands.taskQueue, sessionId: `session-${randomUUID()}` }],
+    });
+    const taskId = startedTaskId(transcript[0] ?? '');
+    expect(transcript.slice(1)).toEqual([
+      `monitoring task ${taskId}: each line matching /WARN/ comes as a notice`,
+      `${taskId}-match-1: background bash task ${taskId} printed 1 line matching /ERROR/: | ERROR one`,
+      `${taskId}-match-2: background bash task ${taskId} printed 1 line matching /WARN/: | WARN two`,
+      `${taskId}: background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output. | [output]`,
+    ]);
   });
 
   it("answers with the tools' texts: a bad call, a foreign session's read, a timed-out foreground run", async () => {

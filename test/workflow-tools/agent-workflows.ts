@@ -89,3 +89,36 @@ export async function remindedAgent(input: { taskQueue: string; sessionId: strin
   await condition(() => notices.length > 0);
   return [set.content.map((block) => block.text).join(''), notices[0]?.taskId ?? '', notices[0]?.text ?? ''];
 }
+
+/**
+ * Starts a background task with a monitor, moves the monitor to another pattern with bash_monitor,
+ * and collects the notices until the task's completion: each notice's id and first two lines.
+ */
+export async function monitoredAgent(input: { taskQueue: string; sessionId: string }): Promise<string[]> {
+  const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
+  const notices: BashNotice[] = [];
+  onBashNotice((notice) => notices.push(notice));
+  const text = (result: { content: { text: string }[] }) =>
+    result.content.map((block) => block.text).join('');
+  const started = text(
+    await tools.bash({
+      command: 'echo "ERROR one"; read -r _; echo "ERROR two"; echo "WARN two"',
+      description: 'Prints errors',
+      run_in_background: true,
+      keep_stdin_open: true,
+      notify_on: 'ERROR',
+    }),
+  );
+  const taskId = started.replace('started background task ', '');
+  await condition(() => notices.length >= 1);
+  const set = text(await tools.bash_monitor({ task_id: taskId, notify_on: 'WARN' }));
+  await tools.bash_input({ task_id: taskId, text: '\n' });
+  await condition(() => notices.length >= 3);
+  return [
+    started,
+    set,
+    ...notices.map(
+      (notice) => `${notice.noticeId ?? notice.taskId}: ${notice.text.split('\n').slice(0, 2).join(' | ')}`,
+    ),
+  ];
+}

@@ -8,10 +8,11 @@ import { isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
 /**
  * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
  * `.attempt` / `.stdin`, a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
- * left half-written), and the `.foreground-done` mark of a foreground run whose result holds all.
+ * left half-written), the `.foreground-done` mark of a foreground run whose result holds all, and
+ * a monitored task's `.monitor` record.
  */
 const TASK_FILE =
-  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen-marks|(?:screen|screen-marks|tty-size)\.[\w.]+\.tmp|foreground-done)$/;
+  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen-marks|monitor|(?:screen|screen-marks|tty-size|monitor)\.[\w.]+\.tmp|foreground-done)$/;
 
 /** How long past the lost window a foreground run's files stay, for an attempt still on its way. */
 const FOREGROUND_KEEP_MARGIN_MS = 5 * 60_000;

@@ -10,6 +10,7 @@ import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS } from '../../shared/limits
 import { AttemptFailureType, type CommandOutcome, type CommandSpec } from '../../shared/task.js';
 import { type AttachedAttempt, movedToBackground, type TaskRuns } from '../attached-tasks.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
+import { LineMonitor, type MonitorSink } from '../monitor/line-monitor.js';
 import { startProgressHeartbeats } from '../progress-heartbeats.js';
 import { closeReaders, openReaders } from '../spill/spill-files.js';
 import type { TerminalLogs } from '../terminal/terminal-logs.js';
@@ -28,6 +29,8 @@ export interface FollowHost {
   terminals: TerminalLogs;
   /** The nursery's watch of a supervisor's exit, when the host has a nursery. */
   watch: ExitWatch | undefined;
+  /** Where monitors send their batches; a host without one monitors nothing (the scripted host). */
+  monitors?: MonitorSink;
 }
 
 /** The command an attempt follows, and the attempt. */
@@ -53,11 +56,18 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
   const { spec, files, claimed, exited, attempt, context } = command;
   const { record, end: recorded } = await startedRecord(files, claimed);
   const readers = await openReaders(files);
+  const monitor = await openMonitor(host, spec, files);
   try {
     if (recorded) {
+      // Lines printed while no worker ran are matched now, and sent before the end is reported.
+      await monitor?.finish();
       const outcome = await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
       return outcome;
+    }
+    if (monitor) {
+      attempt.monitor = monitor;
+      monitor.start();
     }
 
     let cancelSigkill: (() => void) | undefined;
@@ -176,6 +186,8 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       ]);
       if (end === undefined) throw new Error('attempt abandoned');
       clearTimeout(deadline);
+      // Every matching line is sent before the end: the completion notice comes after them.
+      await monitor?.finish();
       const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
       return { ...outcome, ...(timedOut ? { timedOut } : {}) };
@@ -188,8 +200,30 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       clearTimeout(deadline);
     }
   } finally {
+    monitor?.stop();
+    if (attempt.monitor === monitor) attempt.monitor = undefined;
     await closeReaders(readers);
   }
+}
+
+/** The monitor of a background task whose spec names where its notices go. */
+async function openMonitor(
+  host: FollowHost,
+  spec: CommandSpec,
+  files: TaskFiles,
+): Promise<LineMonitor | undefined> {
+  if (host.monitors === undefined || !spec.background || spec.monitor === undefined) return undefined;
+  const { notifyOn, ...target } = spec.monitor;
+  return LineMonitor.open(
+    {
+      taskId: spec.taskId,
+      files,
+      target,
+      terminal: spec.terminal !== undefined,
+      ...(notifyOn !== undefined ? { notifyOn } : {}),
+    },
+    host.monitors,
+  );
 }
 
 /**

@@ -36,6 +36,8 @@ export interface TaskFiles {
    * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
    */
   foregroundDone: string;
+  /** The task's monitor (`notify_on`, `bash_monitor`): its pattern and how far its matches were sent. */
+  monitor: string;
 }
 
 /**
@@ -64,6 +66,7 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
     screen: `${base}.screen`,
     screenMarks: `${base}.screen-marks`,
     foregroundDone: `${base}.foreground-done`,
+    monitor: `${base}.monitor`,
   };
 }
 

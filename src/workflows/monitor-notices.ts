@@ -1,0 +1,157 @@
+/**
+ * A monitored task's notice workflow (`<task id>-notice`): the one place its session's notices
+ * about it leave from, in order. Its host starts it (signal-with-start) with the first batch of
+ * matching lines, or `bash_monitor` does (update-with-start) to set a pattern on the host. It drops
+ * lines it already has (a batch sent again after a crash), delivers each batch as a notice (the
+ * inject activity on the agent host, or the signal to an agent workflow), and at the task's end
+ * takes its completion notice, delivers it after them, and closes. Nothing waits on a timer: an
+ * idle monitor costs the server nothing.
+ */
+import { TimeoutType } from '@temporalio/common';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  log,
+  proxyActivities,
+  setHandler,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { CommandActivities } from '../activities/index.js';
+import { HOST_READ_START_MS, MONITOR_LINE_CHARS } from '../shared/limits.js';
+import {
+  type MonitorBatch,
+  type MonitorNoticesInput,
+  monitorNoticeText,
+  type SetMonitorAnswer,
+  type SetMonitorRequest,
+} from '../shared/monitor.js';
+import { NoticeOutcome } from '../shared/notice.js';
+import { controlTaskQueue } from '../shared/task-queues.js';
+import { injectWithinWindow, markUndelivered } from './completion-notice.js';
+import {
+  type CompletionHandoff,
+  completionNoticeSignal,
+  monitorLinesSignal,
+  noticeChannelStartedSignal,
+  setMonitorUpdate,
+} from './notice-channel-signals.js';
+import { bashNoticeSignal } from './notice-signal.js';
+import { countNotice } from './workflow-metrics.js';
+
+/** A history this long goes on in a new run (a chatty monitor's notices are ~10 events each). */
+const MAX_HISTORY_EVENTS = 5_000;
+
+/** How long the host's control worker may take to set a pattern, once it took the activity. */
+const SET_MONITOR_TIMEOUT_MS = 10_000;
+
+export async function monitorNotices(input: MonitorNoticesInput): Promise<NoticeOutcome | undefined> {
+  const { taskId, target } = input;
+  const upTo = { ...(input.carried?.upTo ?? { stdout: 0, stderr: 0 }) };
+  const queue: MonitorBatch[] = [...(input.carried?.pending ?? [])];
+  let sent = input.carried?.sent ?? 0;
+  let completion: CompletionHandoff | undefined;
+  let taskClosed = false;
+
+  setHandler(monitorLinesSignal, (batch) => {
+    // A line at or past where its stream's delivered lines end is new; the rest came before.
+    const lines = batch.lines.filter((line) => line.offset >= upTo[line.stream]);
+    if (lines.length === 0 && batch.lines.length > 0) return;
+    for (const line of lines) upTo[line.stream] = line.offset + 1;
+    queue.push({ ...batch, lines });
+  });
+  setHandler(completionNoticeSignal, (handoff) => {
+    completion ??= handoff;
+  });
+  setHandler(setMonitorUpdate, (request) => setOnHost(request), {
+    validator: (request) => {
+      if (
+        request?.taskId !== taskId ||
+        typeof request.hostQueue !== 'string' ||
+        !(request.pattern === null || typeof request.pattern === 'string')
+      )
+        throw new Error('setMonitor: bad request');
+    },
+  });
+
+  if (input.carried === undefined) {
+    // The task sends its completion notice here from now on; a task already closed sent it elsewhere.
+    try {
+      await CancellationScope.nonCancellable(() =>
+        getExternalWorkflowHandle(taskId).signal(noticeChannelStartedSignal),
+      );
+    } catch {
+      taskClosed = true;
+    }
+  }
+
+  for (;;) {
+    await condition(() => queue.length > 0 || completion !== undefined || taskClosed);
+    for (let batch = queue.shift(); batch !== undefined; batch = queue.shift()) {
+      sent++;
+      await deliver(monitorNoticeText(taskId, batch, MONITOR_LINE_CHARS), `${taskId}-match-${sent}`);
+    }
+    if (completion !== undefined) {
+      const outcome = await deliver(completion.content);
+      countNotice(outcome);
+      if (outcome === NoticeOutcome.expired) markUndelivered(completion);
+      await condition(allHandlersFinished);
+      return outcome;
+    }
+    if (taskClosed && queue.length === 0) {
+      await condition(allHandlersFinished);
+      return undefined;
+    }
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof monitorNotices>({ ...input, carried: { upTo, sent, pending: queue } });
+    }
+  }
+
+  /** One notice to the session, in turn: the inject within the window, or the agent workflow's signal. */
+  async function deliver(text: string, noticeId?: string): Promise<NoticeOutcome> {
+    if ('workflowId' in target) {
+      try {
+        await getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
+          taskId,
+          text,
+          ...(noticeId !== undefined ? { noticeId } : {}),
+        });
+        return NoticeOutcome.delivered;
+      } catch (err) {
+        log.info('monitor notice not delivered: the agent workflow is closed', {
+          taskId,
+          error: String(err),
+        });
+        return NoticeOutcome.sessionGone;
+      }
+    }
+    return injectWithinWindow(target, text, noticeId);
+  }
+}
+
+/** Sets the pattern on the task's host, through its control queue; a host with no worker now says so. */
+async function setOnHost(request: SetMonitorRequest): Promise<SetMonitorAnswer> {
+  const { setMonitor } = proxyActivities<CommandActivities>({
+    taskQueue: controlTaskQueue(request.hostQueue),
+    scheduleToStartTimeout: HOST_READ_START_MS,
+    startToCloseTimeout: SET_MONITOR_TIMEOUT_MS,
+    retry: { maximumAttempts: 1 },
+  });
+  try {
+    return await setMonitor(request);
+  } catch (err) {
+    if (
+      err instanceof ActivityFailure &&
+      err.cause instanceof TimeoutFailure &&
+      err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+    )
+      return { kind: 'host-unavailable' };
+    throw err;
+  }
+}

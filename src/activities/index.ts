@@ -25,7 +25,7 @@ export function createCommandActivities(
     resolveCommand: createResolveCommand(config),
     chooseHost: createChooseHost(config),
     runCommand: createRunCommand(config, runs, attached, nursery, monitors),
-    stopCommand: createStopCommand(config, attached, nursery && exitWatchOf(nursery)),
+    stopCommand: createStopCommand(config, attached, nursery && exitWatchOf(nursery), monitors),
     writeStdin: createWriteStdin(config, attached.terminals),
     readOutput: createReadOutput(config, attached),
     releaseCommand: createReleaseCommand(attached),

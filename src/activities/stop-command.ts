@@ -2,6 +2,7 @@
 import { Context } from '@temporalio/activity';
 import type { AttachedTasks } from '../command-host/attached-tasks.js';
 import type { CompiledExecutorOptions } from '../command-host/executor-config.js';
+import type { MonitorSink } from '../command-host/monitor/line-monitor.js';
 import type { ExitWatch } from '../command-host/supervisor/command-end.js';
 import { stopCommandOnHost } from '../command-host/supervisor/command-stop.js';
 import type { CommandSpec, StopResult } from '../shared/task.js';
@@ -17,8 +18,13 @@ export function createStopCommand(
   config: CompiledExecutorOptions,
   attached: AttachedTasks,
   watch?: ExitWatch,
+  monitors?: MonitorSink,
 ) {
   return async function stopCommand(spec: CommandSpec): Promise<StopResult> {
-    return stopCommandOnHost({ config, attached, watch }, spec, Context.current().log);
+    return stopCommandOnHost(
+      { config, attached, watch, ...(monitors ? { monitors } : {}) },
+      spec,
+      Context.current().log,
+    );
   };
 }

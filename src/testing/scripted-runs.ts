@@ -228,6 +228,7 @@ export class ScriptedRuns {
     if (run.tombstone) return { kind: 'never-started' };
     const atMs = (await this.host.now()) - run.startedAtMs;
     const end = this.endBy(run, atMs) ?? (await this.stop(run, atMs));
+    await this.sendMatches(run, end.atMs, true);
     // No attempt of this host follows the command between events: the stop's end settles the run.
     return { kind: 'ended', outcome: this.outcome(run, end), unattended: true };
   }

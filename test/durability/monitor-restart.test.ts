@@ -18,7 +18,7 @@ import { endLeftCommands, type RunningWorker } from '../helpers/bash-worker.js';
 import { noticeOutcome } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-import { agent } from '../helpers/tool-calls.js';
+import { agent, text } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 let env: TestWorkflowEnvironment;
@@ -51,6 +51,52 @@ class Inbox implements AgentSessions {
 }
 
 describe('a monitor across restarts', () => {
+  it.each([
+    ['', false],
+    [', and a kill that waited for its host reported the end', true],
+  ])(
+    'sends the lines a command printed and ended with while no worker ran, before its completion notice%s',
+    async (_, killWhileDown) => {
+      const taskQueue = `monitor-${randomUUID()}`;
+      const hostId = `host-${randomUUID().slice(0, 8)}`;
+      const args = ['--host-id', hostId, '--spill-dir', spillDir, '--workdir', shared];
+      const start = async () => {
+        const worker = await startWorkerProcess(env, taskQueue, args);
+        workers.push(worker);
+        return worker;
+      };
+      const agentTaskQueue = `agent-${randomUUID()}`;
+      const inbox = new Inbox();
+      agentWorkers.push(await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox }));
+      const tools = createBashTools({ client: env.client, taskQueue, agentTaskQueue });
+      const bash = tools.find((tool) => tool.name === 'bash') as Tool;
+      const gate = randomUUID();
+      const worker = await start();
+      const exec = agent(`session-${randomUUID()}`);
+      const taskId = await startBackground(
+        bash,
+        `echo "ERROR 1"; while [ ! -e ${gate} ]; do sleep 0.05; done; echo "ERROR 2"; echo "ERROR 3"`,
+        exec,
+        { notify_on: '^ERROR' },
+      );
+      await waitFor(() => inbox.notices.length === 1, 15_000);
+      await worker.crash();
+      writeFileSync(path.join(shared, gate), '');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      if (killWhileDown) {
+        const kill = tools.find((tool) => tool.name === 'bash_kill') as Tool;
+        expect(text(await kill.execute({ task_id: taskId }, exec))).toMatch(/^kill of background task \S+ is pending/);
+      }
+      await start();
+      expect(await noticeOutcome(env.client, taskId)).toBe('delivered');
+      expect(inbox.notices.map((notice) => notice.content.split('\n').slice(1).join('|'))).toEqual([
+        'ERROR 1',
+        'ERROR 2|ERROR 3',
+        '[output]|ERROR 1|ERROR 2|ERROR 3',
+      ]);
+    },
+  );
+
   it('delivers each matching line once and in order across a worker SIGKILL and an agent worker restart', async () => {
     const taskQueue = `monitor-${randomUUID()}`;
     const hostId = `host-${randomUUID().slice(0, 8)}`;

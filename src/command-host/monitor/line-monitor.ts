@@ -16,6 +16,7 @@ import {
 } from '../../shared/limits.js';
 import type { MonitorBatch, MonitorLine, MonitorTarget } from '../../shared/monitor.js';
 import { compileMonitorPattern, type LineMatcher } from '../../shared/monitor-pattern.js';
+import type { CommandSpec } from '../../shared/task.js';
 import { SpillWatch } from '../spill/spill-watch.js';
 import type { TaskFiles } from '../supervisor/task-files.js';
 import { type MonitorRecord, readMonitorRecord, writeMonitorRecord } from './monitor-record.js';
@@ -76,6 +77,29 @@ export class LineMonitor {
   ) {
     this.scanAt = { ...record.sentUpTo };
     this.matcher = matcherOf(record);
+  }
+
+  /**
+   * The monitor of the task `spec` runs, when it is a background task whose spec names where its
+   * notices go and the host has a sink; undefined otherwise.
+   */
+  static async ofTask(
+    sink: MonitorSink | undefined,
+    spec: CommandSpec,
+    files: TaskFiles,
+  ): Promise<LineMonitor | undefined> {
+    if (sink === undefined || !spec.background || spec.monitor === undefined) return undefined;
+    const { notifyOn, ...target } = spec.monitor;
+    return LineMonitor.open(
+      {
+        taskId: spec.taskId,
+        files,
+        target,
+        terminal: spec.terminal !== undefined,
+        ...(notifyOn !== undefined ? { notifyOn } : {}),
+      },
+      sink,
+    );
   }
 
   /** The task's monitor, from its record (or, the first time, from `notify_on`). */

@@ -56,7 +56,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
   const { spec, files, claimed, exited, attempt, context } = command;
   const { record, end: recorded } = await startedRecord(files, claimed);
   const readers = await openReaders(files);
-  const monitor = await openMonitor(host, spec, files);
+  const monitor = await LineMonitor.ofTask(host.monitors, spec, files);
   try {
     if (recorded) {
       // Lines printed while no worker ran are matched now, and sent before the end is reported.
@@ -204,26 +204,6 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
     if (attempt.monitor === monitor) attempt.monitor = undefined;
     await closeReaders(readers);
   }
-}
-
-/** The monitor of a background task whose spec names where its notices go. */
-async function openMonitor(
-  host: FollowHost,
-  spec: CommandSpec,
-  files: TaskFiles,
-): Promise<LineMonitor | undefined> {
-  if (host.monitors === undefined || !spec.background || spec.monitor === undefined) return undefined;
-  const { notifyOn, ...target } = spec.monitor;
-  return LineMonitor.open(
-    {
-      taskId: spec.taskId,
-      files,
-      target,
-      terminal: spec.terminal !== undefined,
-      ...(notifyOn !== undefined ? { notifyOn } : {}),
-    },
-    host.monitors,
-  );
 }
 
 /**

@@ -9,6 +9,7 @@ import type { CommandSpec, StopResult } from '../../shared/task.js';
 import type { AttachedTasks } from '../attached-tasks.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import { hostMetrics } from '../host-metrics.js';
+import { LineMonitor, type MonitorSink } from '../monitor/line-monitor.js';
 import { closeReaders, ensurePrivateDir, openReaders } from '../spill/spill-files.js';
 import { type ExitWatch, outcomeOf, startedRecord, waitForEnd, withLastOutput } from './command-end.js';
 import { endGroup, warnForcedEnd } from './process-groups.js';
@@ -26,6 +27,8 @@ export interface StopHost {
   attached: AttachedTasks;
   /** The nursery's watch of a supervisor's exit, when the host has a nursery. */
   watch: ExitWatch | undefined;
+  /** Where monitors send their batches: a stop that reports the end sends the last matches first. */
+  monitors?: MonitorSink;
 }
 
 /**
@@ -67,7 +70,7 @@ async function followedHere(attached: AttachedTasks, taskId: string, files: Task
 
 /** Ends a claimed task's command (unless its end is recorded) and returns that end. */
 async function stopClaimed(
-  { config, attached, watch }: StopHost,
+  { config, attached, watch, monitors }: StopHost,
   spec: CommandSpec,
   files: TaskFiles,
   claimed: SupervisorRecord,
@@ -91,6 +94,9 @@ async function stopClaimed(
     }
     if (end === undefined) throw new Error(`task ${spec.taskId}: its command did not end after SIGKILL`);
   }
+  // This end may be the run's (no attempt follows the command): every matching line goes first, as
+  // an attempt's does. An attempt that reports it too sends nothing twice (the notices drop repeats).
+  await (await LineMonitor.ofTask(monitors, spec, files))?.finish();
   const readers = await openReaders(files);
   try {
     const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec);

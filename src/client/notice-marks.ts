@@ -8,13 +8,15 @@ import { LIST_LIMIT, LIST_SCAN_LIMIT } from '../shared/limits.js';
 import { outputReaderId, type ReaderMemo } from '../shared/read-position.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { completionNotice } from '../workflows/completion-notice.js';
+import { monitorNotices } from '../workflows/monitor-notices.js';
 import { listExecutions, quoteQueryValue, type TaskSummary, toTaskSummary } from './task-list.js';
 
 /** A notice's workflow id is its task's id and this. */
 const NOTICE_ID_SUFFIX = '-notice';
 
 /**
- * The tasks of a listing's runs, with its undelivered notices (runs of `completionNotice`) turned
+ * The tasks of a listing's runs, with its undelivered notices (runs of `completionNotice`, or of
+ * `monitorNotices` for a monitored task) turned
  * into marks on their tasks: `noticeNotDelivered` on an ended task whose end no read has shown. A
  * marked task the listing did not hold (it asked for running tasks only) is added after the rest.
  * With no undelivered notice among the runs this asks the server nothing; else one more visibility
@@ -28,7 +30,9 @@ export async function withNoticeMarks(
   const noticed = [
     ...new Set(
       executions
-        .filter((execution) => execution.type === completionNotice.name)
+        .filter(
+          (execution) => execution.type === completionNotice.name || execution.type === monitorNotices.name,
+        )
         .map((execution) => taskIdOfNotice(execution.workflowId)),
     ),
   ];

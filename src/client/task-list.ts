@@ -9,6 +9,7 @@ import {
 } from '../shared/search-attributes.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { completionNotice } from '../workflows/completion-notice.js';
+import { monitorNotices } from '../workflows/monitor-notices.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';
 
@@ -57,7 +58,9 @@ export function taskListQuery(filter: TaskFilter, hasher?: OwnerHasher): string 
   const owner = ownerCondition(ownerToken(filter.owner), hasher);
   if (filter.undeliveredNotices !== true) return `${tasks} AND ${owner}`;
   // The same query finds them: an undelivered notice carries its task's owner attribute.
-  const notices = `WorkflowType = ${quoteQueryValue(completionNotice.name)} AND ${noticeSearchAttribute.name} = ${quoteQueryValue(NOTICE_UNDELIVERED)}`;
+  // A monitored task's completion notice is its notice workflow's (`monitorNotices`), marked the same way.
+  const noticeTypes = [completionNotice.name, monitorNotices.name].map(quoteQueryValue).join(', ');
+  const notices = `WorkflowType IN (${noticeTypes}) AND ${noticeSearchAttribute.name} = ${quoteQueryValue(NOTICE_UNDELIVERED)}`;
   return `((${tasks}) OR (${notices})) AND ${owner}`;
 }
 

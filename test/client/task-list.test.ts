@@ -77,12 +77,12 @@ describe('taskListQuery', () => {
   it("asks for a session's undelivered notices in the same query, under the same owner", () => {
     expect(taskListQuery({ owner: "a'b", running: true, undeliveredNotices: true })).toBe(
       "((WorkflowType = 'bashTask' AND ExecutionStatus = 'Running') OR " +
-        "(WorkflowType = 'completionNotice' AND BashTaskNotice = 'undelivered')) AND BashTaskOwner = 'session:a%27b'",
+        "(WorkflowType IN ('completionNotice', 'monitorNotices') AND BashTaskNotice = 'undelivered')) AND BashTaskOwner = 'session:a%27b'",
     );
     const hasher = new OwnerHasher(new CodecKeyring([{ id: 'key-a', secret: Buffer.alloc(32, 7) }]));
     const [hash] = hasher.allHashes('session:s');
     expect(taskListQuery({ owner: 's', undeliveredNotices: true }, hasher)).toBe(
-      "((WorkflowType = 'bashTask') OR (WorkflowType = 'completionNotice' AND BashTaskNotice = 'undelivered'))" +
+      "((WorkflowType = 'bashTask') OR (WorkflowType IN ('completionNotice', 'monitorNotices') AND BashTaskNotice = 'undelivered'))" +
         ` AND BashTaskOwner IN ('${hash}')`,
     );
   });

@@ -173,6 +173,28 @@ describe('monitors', () => {
     );
   });
 
+  it("marks a monitored task's notice undelivered when its window runs out with no agent worker", async () => {
+    // An agent host whose worker never runs: every notice waits out its window.
+    const tools = createBashTools({
+      client: env.client,
+      taskQueue: commandWorker.taskQueue,
+      agentTaskQueue: `agent-down-${randomUUID()}`,
+      noticeWindowMs: 1_000,
+    });
+    const tool = (name: string) => tools.find((each) => each.name === name) as Tool;
+    const exec = agent(`session-${randomUUID()}`);
+    const taskId = await startBackground(tool('bash'), 'echo "ERROR once"', exec, { notify_on: 'ERROR' });
+    expect(await noticeOutcome(env.client, taskId)).toBe('expired');
+    let listing = '';
+    for (let attempt = 0; attempt < 50 && !listing.includes('notice not delivered'); attempt++) {
+      listing = text(await tool('bash_list').execute({}, exec));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listing.split('\n')[1]).toMatch(
+      new RegExp(`^${taskId}  completed \\(notice not delivered\\)  \\d+s +echo "ERROR once"$`),
+    );
+  });
+
   it('refuses a bad pattern in one line and starts or sets nothing', async () => {
     const { tool, exec } = await agentHost();
     const bash = tool('bash');

@@ -85,7 +85,9 @@ describe('a monitor across restarts', () => {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       if (killWhileDown) {
         const kill = tools.find((tool) => tool.name === 'bash_kill') as Tool;
-        expect(text(await kill.execute({ task_id: taskId }, exec))).toMatch(/^kill of background task \S+ is pending/);
+        expect(text(await kill.execute({ task_id: taskId }, exec))).toMatch(
+          /^kill of background task \S+ is pending/,
+        );
       }
       await start();
       expect(await noticeOutcome(env.client, taskId)).toBe('delivered');

@@ -44,6 +44,8 @@ export interface AttachedAttempt {
   afterRead(): void;
   /** The task's monitor, while the attempt follows a background task that has a notice target. */
   monitor?: LineMonitor;
+  /** For a background attempt: whether its task has a notice target (it can take a monitor). */
+  monitorable?: boolean;
 }
 
 /** The tasks whose commands this worker is attached to now, by task id (the orphan scan leaves them alone). */

@@ -61,6 +61,7 @@ export class CommandRunner {
       );
     }
     return this.attached.hold(spec.taskId, context.info.workflowExecution?.runId ?? '', async (attempt) => {
+      if (spec.background) attempt.monitorable = spec.monitor !== undefined;
       // Each step at DEBUG (DURABLE_BASH_LOG_LEVEL=DEBUG): where an attempt stopped, when one goes quiet.
       context.log.debug('command attempt started', { taskId: spec.taskId });
       return this.runAttempt(spec, attempt, context);

@@ -45,7 +45,13 @@ export interface MonitorNoticesInput {
   /** The task's owner search attribute, for a completion notice that must mark itself undelivered. */
   ownerAttribute?: string;
   /** Carried across continue-as-new: where each stream's delivered lines end, and notices sent. */
-  carried?: { upTo: { stdout: number; stderr: number }; sent: number; pending: MonitorBatch[] };
+  carried?: {
+    upTo: { stdout: number; stderr: number };
+    sent: number;
+    pending: MonitorBatch[];
+    taskClosed?: boolean;
+    gone?: boolean;
+  };
 }
 
 /** The notice workflow's type name, for a host that starts it by name (it cannot import workflows). */

@@ -239,6 +239,11 @@ export interface CommandOutcome {
    * shows (`CommandSpec.shownOutputBytes`): the line where the answer's middle was cut names them.
    */
   spillFiles?: { stdout: string; stderr: string };
+  /**
+   * The task's monitor sent notices through its notice workflow (`<task id>-notice`): the completion
+   * notice goes there too, after them. The host knows it first; the workflow hears it from it too.
+   */
+  noticeChannel?: true;
 }
 
 /**

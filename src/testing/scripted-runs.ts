@@ -280,9 +280,10 @@ export class ScriptedRuns {
     const matches = compileMonitorPattern(monitor.pattern);
     const lines: MonitorLine[] = [];
     let more = 0;
+    const scanned = { ...monitor.scanned };
     for (const stream of ['stdout', 'stderr'] as const) {
       const bytes = this.written(run, stream, atMs);
-      let start = monitor.scanned[stream];
+      let start = scanned[stream];
       while (start < bytes.length) {
         const newline = bytes.indexOf(0x0a, start);
         if (newline < 0 && !ended) break;
@@ -294,10 +295,12 @@ export class ScriptedRuns {
         }
         start = end + 1;
       }
-      monitor.scanned[stream] = Math.min(start, bytes.length);
+      scanned[stream] = Math.min(start, bytes.length);
     }
+    // The place moves once the batch went: a refused send is made again by the next attempt.
     if (lines.length > 0)
       await this.host.sendMonitorBatch(run.taskId, monitor.target, { pattern: monitor.pattern, lines, more });
+    monitor.scanned = scanned;
   }
 
   /** `bash_monitor` on the scripted host: the pattern, for the lines written from now on. */

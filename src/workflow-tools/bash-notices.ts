@@ -19,12 +19,30 @@ export function onBashNotice(
   handler: (notice: BashNotice) => void,
   noticed: Iterable<string> = [],
 ): BashNoticeInbox {
-  const seen = new Set(noticed);
+  // Completion notices by task id; a monitor's, in order, by the highest number each task's reached
+  // (so what is carried across a continue-as-new stays one entry a task, however chatty).
+  const seen = new Set<string>();
+  const matched = new Map<string, number>();
+  const take = (id: string): boolean => {
+    const match = MATCH_ID.exec(id);
+    if (match === null) {
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    }
+    const [, taskId = '', n = '0'] = match;
+    if ((matched.get(taskId) ?? 0) >= Number(n)) return false;
+    matched.set(taskId, Number(n));
+    return true;
+  };
+  for (const id of noticed) take(id);
   setHandler(bashNoticeSignal, (notice) => {
-    const id = notice.noticeId ?? notice.taskId;
-    if (seen.has(id)) return;
-    seen.add(id);
-    handler(notice);
+    if (take(notice.noticeId ?? notice.taskId)) handler(notice);
   });
-  return { noticed: () => [...seen] };
+  return {
+    noticed: () => [...seen, ...[...matched].map(([taskId, n]) => `${taskId}-match-${n}`)],
+  };
 }
+
+/** A monitor's notice id: `<task id>-match-<n>`. */
+const MATCH_ID = /^(.+)-match-(\d+)$/;

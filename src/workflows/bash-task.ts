@@ -141,14 +141,15 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   await tellWatchers(state);
   if (standing.background) {
     const { notice } = standing;
+    const viaChannel = hasChannel || standing.noticeChannel === true;
     const result = run.ok ? run.result : undefined;
     // Reads have seen the task: its reader sends the notice, with only the output they did not show
     // (a terminal run's notice is its last screen, whatever reads showed).
     if (notice && hasReader && result && !result.terminal) {
-      await leaveNoticeToReader(input.taskId, notice, state, result, hasChannel);
+      await leaveNoticeToReader(input.taskId, notice, state, result, viaChannel);
     } else {
       await Promise.all([
-        notice ? startNotice(input.taskId, notice, state, result, hasChannel) : undefined,
+        notice ? startNotice(input.taskId, notice, state, result, viaChannel) : undefined,
         hasReader ? tellReader(input.taskId) : undefined,
       ]);
     }
@@ -287,7 +288,9 @@ async function runOnHost(
     // A run being killed or timed out can no longer move to the background.
     standing.movable = false;
     if (stopping !== undefined) return void command.cancel();
-    stopping = CancellationScope.nonCancellable(() => stopCommand(spec));
+    // A run moved to the background is stopped as one (its monitor's last lines go first).
+    const stopped = standing.background && !spec.background ? monitored(inBackground(spec), standing) : spec;
+    stopping = CancellationScope.nonCancellable(() => stopCommand(stopped));
     // No patch: a stop recorded before `unattended` existed never has it, so such runs replay as they ran.
     stopping.then(
       (stopped) => {
@@ -309,6 +312,7 @@ async function runOnHost(
     stop();
   });
   const ended = (outcome: CommandOutcome) => {
+    if (outcome.noticeChannel === true) standing.noticeChannel = true;
     const result = resultOf(spec, outcome, timeout.firedAfterMs());
     return finish(killed ? { ...result, killed: outcome.stoppedWhileRunning !== false } : result);
   };

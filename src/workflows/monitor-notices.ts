@@ -46,6 +46,12 @@ import { countNotice } from './workflow-metrics.js';
 /** A history this long goes on in a new run (a chatty monitor's notices are ~10 events each). */
 const MAX_HISTORY_EVENTS = 5_000;
 
+/**
+ * How long a notice workflow whose task had closed waits for the task's reader to hand it the
+ * completion notice (one timer, only on that race).
+ */
+const CLOSED_TASK_NOTICE_WAIT_MS = 60_000;
+
 /** How long the host's control worker may take to set a pattern, once it took the activity. */
 const SET_MONITOR_TIMEOUT_MS = 10_000;
 
@@ -55,9 +61,15 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
   const queue: MonitorBatch[] = [...(input.carried?.pending ?? [])];
   let sent = input.carried?.sent ?? 0;
   let completion: CompletionHandoff | undefined;
-  let taskClosed = false;
+  // Whether the task can still hand its completion notice here: false once it had closed when this
+  // workflow told it (or its host says it never could: no notice target).
+  let taskClosed = input.carried?.taskClosed ?? false;
+  let received = input.carried !== undefined || false;
+  // A session gone (disposed, or an agent workflow closed) takes no more notices.
+  let gone = input.carried?.gone ?? false;
 
   setHandler(monitorLinesSignal, (batch) => {
+    received = true;
     // A line at or past where its stream's delivered lines end is new; the rest came before.
     const lines = batch.lines.filter((line) => line.offset >= upTo[line.stream]);
     if (lines.length === 0 && batch.lines.length > 0) return;
@@ -67,16 +79,25 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
   setHandler(completionNoticeSignal, (handoff) => {
     completion ??= handoff;
   });
-  setHandler(setMonitorUpdate, (request) => setOnHost(request), {
-    validator: (request) => {
-      if (
-        request?.taskId !== taskId ||
-        typeof request.hostQueue !== 'string' ||
-        !(request.pattern === null || typeof request.pattern === 'string')
-      )
-        throw new Error('setMonitor: bad request');
+  setHandler(
+    setMonitorUpdate,
+    async (request) => {
+      const answer = await setOnHost(request);
+      // A task that can take no monitor sends nothing here, its end included: nothing to wait for.
+      if (answer.kind === 'unmonitorable' && !received) taskClosed = true;
+      return answer;
     },
-  });
+    {
+      validator: (request) => {
+        if (
+          request?.taskId !== taskId ||
+          typeof request.hostQueue !== 'string' ||
+          !(request.pattern === null || typeof request.pattern === 'string')
+        )
+          throw new Error('setMonitor: bad request');
+      },
+    },
+  );
 
   if (input.carried === undefined) {
     // The task sends its completion notice here from now on; a task already closed sent it elsewhere.
@@ -93,23 +114,40 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
     await condition(() => queue.length > 0 || completion !== undefined || taskClosed);
     for (let batch = queue.shift(); batch !== undefined; batch = queue.shift()) {
       sent++;
-      await deliver(monitorNoticeText(taskId, batch, MONITOR_LINE_CHARS), `${taskId}-match-${sent}`);
+      if (gone) continue;
+      const outcome = await deliver(
+        monitorNoticeText(taskId, batch, MONITOR_LINE_CHARS),
+        `${taskId}-match-${sent}`,
+      );
+      if (outcome === NoticeOutcome.sessionGone) gone = true;
+    }
+    if (completion === undefined && taskClosed) {
+      // Closed before it heard of this workflow: its reader may still hand the notice here (its
+      // start found this workflow's id taken), moments after the task closed.
+      await condition(() => completion !== undefined || queue.length > 0, CLOSED_TASK_NOTICE_WAIT_MS);
+      if (queue.length > 0) continue;
     }
     if (completion !== undefined) {
-      const outcome = await deliver(completion.content);
+      const outcome = gone ? NoticeOutcome.sessionGone : await deliver(completion.content);
       countNotice(outcome);
       if (outcome === NoticeOutcome.expired) markUndelivered(completion);
       await condition(allHandlersFinished);
       return outcome;
     }
-    if (taskClosed && queue.length === 0) {
+    if (taskClosed) {
       await condition(allHandlersFinished);
-      return undefined;
+      if (queue.length === 0 && completion === undefined) return undefined;
+      continue;
     }
     const info = workflowInfo();
     if (info.continueAsNewSuggested || info.historyLength > MAX_HISTORY_EVENTS) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof monitorNotices>({ ...input, carried: { upTo, sent, pending: queue } });
+      // What came while the handlers finished is taken here first: nothing may be left behind.
+      if (queue.length > 0 || completion !== undefined || taskClosed) continue;
+      await continueAsNew<typeof monitorNotices>({
+        ...input,
+        carried: { upTo, sent, pending: queue, taskClosed, gone },
+      });
     }
   }
 

@@ -19,6 +19,8 @@ interface Standing {
   host?: CommandHost;
   /** The run has its outcome (the command ended, or it never will run). */
   ended: boolean;
+  /** The host said a monitor's notice workflow exists: the completion notice goes there. */
+  noticeChannel?: boolean;
 }
 
 /**

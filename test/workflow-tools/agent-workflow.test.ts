@@ -15,7 +15,14 @@ import { type AgentWorkflowsWorker, startAgentWorkflows } from '../helpers/agent
 import { startedTaskId } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
-import type { buildAgent, monitoredAgent, noticeInbox, oneCall, remindedAgent } from './agent-workflows.js';
+import type {
+  buildAgent,
+  monitoredAgent,
+  noticeInbox,
+  oneCall,
+  quickMonitoredAgent,
+  remindedAgent,
+} from './agent-workflows.js';
 
 const workflowsPath = fileURLToPath(new URL('./agent-workflows.ts', import.meta.url));
 
@@ -130,6 +137,19 @@ describe('an agent that is a workflow', () => {
       `${taskId}-match-2: background bash task ${taskId} printed 1 line matching /WARN/: | WARN two`,
       `${taskId}: background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output. | [output]`,
     ]);
+  });
+
+  it("gets a quick task's monitor notice before its completion notice, and its notice workflow closes", async () => {
+    const ids = await env.client.workflow.execute<typeof quickMonitoredAgent>('quickMonitoredAgent', {
+      taskQueue: agents.taskQueue,
+      workflowId: `quick-monitored-${randomUUID()}`,
+      args: [{ taskQueue: commands.taskQueue, sessionId: `session-${randomUUID()}` }],
+    });
+    const taskId = (ids[1] ?? '').replace(' (completion)', '');
+    expect(ids).toEqual([`${taskId}-match-1`, `${taskId} (completion)`]);
+    expect((await env.client.workflow.getHandle(`${taskId}-notice`).describe()).status.name).toBe(
+      'COMPLETED',
+    );
   });
 
   it("answers with the tools' texts: a bad call, a foreign session's read, a timed-out foreground run", async () => {

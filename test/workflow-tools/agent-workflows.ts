@@ -122,3 +122,21 @@ export async function monitoredAgent(input: { taskQueue: string; sessionId: stri
     ),
   ];
 }
+
+/** Starts a command that prints a matching line and ends at once; the notices' ids, in order, to its completion. */
+export async function quickMonitoredAgent(input: {
+  taskQueue: string;
+  sessionId: string;
+}): Promise<string[]> {
+  const tools = workflowBashTools({ taskQueue: input.taskQueue, sessionId: input.sessionId });
+  const notices: BashNotice[] = [];
+  onBashNotice((notice) => notices.push(notice));
+  await tools.bash({
+    command: 'echo "ERROR fast"',
+    description: 'Prints an error and ends',
+    run_in_background: true,
+    notify_on: 'ERROR',
+  });
+  await condition(() => notices.some((notice) => notice.noticeId === undefined));
+  return notices.map((notice) => notice.noticeId ?? `${notice.taskId} (completion)`);
+}

@@ -60,7 +60,15 @@ export class LineMonitor {
   private readonly scanAt: { stdout: number; stderr: number };
   /** A stream whose last line was longer than MONITOR_LINE_SCAN_BYTES: skip to its end. */
   private readonly skipping = { stdout: false, stderr: false };
+  /** Where a line longer than MONITOR_LINE_SCAN_BYTES began, while the scan skips its rest. */
+  private readonly skipFrom = { stdout: 0, stderr: 0 };
   private pending: { lines: MonitorLine[]; more: number; sinceMs: number; pausedAfter?: number } | undefined;
+  /**
+   * A batch whose send was tried: sent again exactly as it was until the server takes it (the
+   * notice workflow drops it when the first try landed after all), with the scan position it
+   * covers. New matches gather in `pending` meanwhile.
+   */
+  private outbox: { batch: MonitorBatch; upTo: { stdout: number; stderr: number } } | undefined;
   /** Times of recent matches, for the flood bound. */
   private recentMatches: number[] = [];
   private stopped = false;
@@ -128,21 +136,25 @@ export class LineMonitor {
   }
 
   /**
-   * Sets (or, with null, clears) the pattern. Lines printed before now are matched by the old one
-   * and sent first; the new one matches lines from now on.
+   * Sets (or, with null, clears) the pattern. The lines the old pattern was matching are matched
+   * by it and sent first; the new one matches the lines after them. Lines printed while there was
+   * no pattern (or it paused) are skipped, to the start of the line being written.
    */
   set(pattern: string | null): Promise<void> {
     return this.inTurn(async () => {
-      await this.scan(false);
+      if (this.matcher === undefined) {
+        for (const stream of STREAMS) {
+          this.scanAt[stream] = await lineStartBefore(this.task.files[stream], this.scanAt[stream]);
+          this.skipping[stream] = false;
+        }
+      } else {
+        await this.scan(false);
+      }
       await this.flush();
-      const sizes = await this.sizes();
-      this.scanAt.stdout = sizes.stdout;
-      this.scanAt.stderr = sizes.stderr;
-      this.skipping.stdout = this.skipping.stderr = false;
       this.recentMatches = [];
-      this.record = { ...this.record, pattern, paused: false, sentUpTo: { ...this.scanAt }, channel: true };
+      this.record = { ...this.record, pattern, paused: false, channel: true };
       this.matcher = matcherOf(this.record);
-      await writeMonitorRecord(this.task.files, this.record);
+      await this.save();
       this.wake?.();
     });
   }
@@ -184,12 +196,11 @@ export class LineMonitor {
         try {
           await this.inTurn(async () => {
             await this.scan(false);
-            if (
-              this.pending &&
+            const due =
+              this.pending !== undefined &&
               (this.pending.pausedAfter !== undefined ||
-                Date.now() - this.pending.sinceMs >= MONITOR_GATHER_MS)
-            )
-              await this.flush();
+                Date.now() - this.pending.sinceMs >= MONITOR_GATHER_MS);
+            if (due || this.outbox !== undefined) await this.flush();
             if (Date.now() - this.savedAtMs >= POSITION_SAVE_INTERVAL_MS) await this.save();
           });
           retryMs = SEND_RETRY_FIRST_MS;
@@ -200,7 +211,7 @@ export class LineMonitor {
           retryMs = Math.min(SEND_RETRY_MAX_MS, retryMs * 2);
         }
         if (this.stopped) break;
-        if (this.matcher === undefined && this.pending === undefined) {
+        if (this.matcher === undefined && this.pending === undefined && this.outbox === undefined) {
           // Nothing to match: sleep until the pattern is set again.
           await new Promise<void>((resolve) => {
             this.wake = resolve;
@@ -221,11 +232,6 @@ export class LineMonitor {
     }
   }
 
-  private async sizes(): Promise<{ stdout: number; stderr: number }> {
-    const [stdout, stderr] = await Promise.all(STREAMS.map((stream) => sizeOf(this.task.files[stream])));
-    return { stdout: stdout ?? 0, stderr: stderr ?? 0 };
-  }
-
   /** Matches the lines written since the last scan; `toEnd` takes a last line with no newline too. */
   private async scan(toEnd: boolean): Promise<void> {
     if (this.matcher === undefined) return;
@@ -233,9 +239,11 @@ export class LineMonitor {
       for (;;) {
         const chunk = await readFrom(this.task.files[stream], this.scanAt[stream], SCAN_CHUNK_BYTES);
         if (chunk.length === 0) break;
-        const consumed = this.scanChunk(stream, chunk, toEnd);
+        // Only at the end of the file is an unterminated last line a line (the command ended).
+        const atEnd = chunk.length < SCAN_CHUNK_BYTES;
+        const consumed = this.scanChunk(stream, chunk, toEnd && atEnd);
         this.scanAt[stream] += consumed;
-        if (this.matcher === undefined || consumed < chunk.length || chunk.length < SCAN_CHUNK_BYTES) break;
+        if (this.matcher === undefined || consumed === 0 || atEnd) break;
       }
     }
   }
@@ -249,12 +257,10 @@ export class LineMonitor {
         const rest = chunk.length - start;
         // An unfinished line waits for its end, unless it is already longer than what is matched.
         if (!toEnd && rest <= MONITOR_LINE_SCAN_BYTES && !this.skipping[stream]) return start;
-        if (!this.skipping[stream])
-          this.match(
-            stream,
-            this.scanAt[stream] + start,
-            chunk.subarray(start, start + MONITOR_LINE_SCAN_BYTES),
-          );
+        if (!this.skipping[stream]) {
+          this.skipFrom[stream] = this.scanAt[stream] + start;
+          this.match(stream, this.skipFrom[stream], chunk.subarray(start, start + MONITOR_LINE_SCAN_BYTES));
+        }
         this.skipping[stream] = !toEnd;
         return chunk.length;
       }
@@ -290,25 +296,46 @@ export class LineMonitor {
     }
   }
 
-  /** Sends the gathered batch, then records how far the scan got: every match before it is in the batch. */
+  /**
+   * Sends the batch tried before, if any, then the gathered one (frozen first, so a retry sends it
+   * exactly as it was), and records how far the scan got with every match before it sent.
+   */
   private async flush(): Promise<void> {
-    const batch = this.pending;
-    if (batch !== undefined) {
-      const pattern = this.record.pattern ?? '';
-      await this.sink.send(this.task.taskId, this.task.target, {
-        pattern,
-        lines: batch.lines,
-        more: batch.more,
-        ...(batch.pausedAfter !== undefined ? { pausedAfter: batch.pausedAfter } : {}),
-      });
+    const sentSome = this.outbox !== undefined || this.pending !== undefined;
+    if (this.outbox === undefined && this.pending !== undefined) {
+      const { lines, more, pausedAfter } = this.pending;
+      this.outbox = {
+        batch: {
+          pattern: this.record.pattern ?? '',
+          lines,
+          more,
+          ...(pausedAfter !== undefined ? { pausedAfter } : {}),
+        },
+        upTo: this.scanPosition(),
+      };
       this.pending = undefined;
-      this.record = { ...this.record, channel: true };
     }
-    if (batch !== undefined || this.record.paused) await this.save();
+    if (this.outbox !== undefined) {
+      await this.sink.send(this.task.taskId, this.task.target, this.outbox.batch);
+      this.record = { ...this.record, sentUpTo: this.outbox.upTo, channel: true };
+      this.outbox = undefined;
+      // Matches gathered while it was in flight go in their own batch, at the next flush.
+    }
+    if (sentSome || this.record.paused) await this.save();
   }
 
+  /** The scan's position as a record keeps it: a line being skipped counts from its start. */
+  private scanPosition(): { stdout: number; stderr: number } {
+    return {
+      stdout: this.skipping.stdout ? this.skipFrom.stdout : this.scanAt.stdout,
+      stderr: this.skipping.stderr ? this.skipFrom.stderr : this.scanAt.stderr,
+    };
+  }
+
+  /** Writes the record; with nothing unsent, the scan's position is how far matches were sent. */
   private async save(): Promise<void> {
-    this.record = { ...this.record, sentUpTo: this.pending ? this.record.sentUpTo : { ...this.scanAt } };
+    if (this.outbox === undefined && this.pending === undefined)
+      this.record = { ...this.record, sentUpTo: this.scanPosition() };
     this.savedAtMs = Date.now();
     await writeMonitorRecord(this.task.files, this.record);
   }
@@ -321,6 +348,20 @@ function matcherOf(record: MonitorRecord): LineMatcher | undefined {
   } catch {
     return undefined; // The tool checked it; a record edited by hand matches nothing.
   }
+}
+
+/**
+ * Where the line being written at the end of `file` starts (its size when the file ends with a
+ * newline), looking back at most MONITOR_LINE_SCAN_BYTES; never before `from`.
+ */
+export async function lineStartBefore(file: string, from: number): Promise<number> {
+  const size = (await sizeOf(file)) ?? 0;
+  if (size <= from) return from;
+  const lookBack = Math.max(from, size - MONITOR_LINE_SCAN_BYTES);
+  const tail = await readFrom(file, lookBack, size - lookBack);
+  const newline = tail.lastIndexOf(0x0a);
+  // No newline in the look-back: a long line, matched from where the look-back starts.
+  return newline < 0 ? lookBack : lookBack + newline + 1;
 }
 
 async function sizeOf(file: string): Promise<number | undefined> {

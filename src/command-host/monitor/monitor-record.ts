@@ -20,9 +20,12 @@ export interface MonitorRecord {
 
 export const readMonitorRecord = (files: TaskFiles) => readJson<MonitorRecord>(files.monitor);
 
+/** Temp files of this process: each write its own, so two writers never rename each other's. */
+let writes = 0;
+
 /** Writes the record whole (renamed into place), so a crash leaves the old one or the new one. */
 export async function writeMonitorRecord(files: TaskFiles, record: MonitorRecord): Promise<void> {
-  const tmp = `${files.monitor}.${process.pid}.tmp`;
+  const tmp = `${files.monitor}.${process.pid}.${writes++}.tmp`;
   await fs.writeFile(tmp, JSON.stringify(record), { mode: 0o600 });
   await fs.rename(tmp, files.monitor);
 }

@@ -5,8 +5,9 @@
  */
 import fs from 'node:fs/promises';
 import type { SetMonitorAnswer, SetMonitorRequest } from '../../shared/monitor.js';
-import type { AttachedTasks } from '../attached-tasks.js';
+import type { AttachedAttempt, AttachedTasks } from '../attached-tasks.js';
 import { taskFiles } from '../supervisor/task-files.js';
+import { type LineMonitor, lineStartBefore } from './line-monitor.js';
 import { readMonitorRecord, writeMonitorRecord } from './monitor-record.js';
 
 export async function setMonitorOnHost(
@@ -17,30 +18,40 @@ export async function setMonitorOnHost(
   const files = taskFiles(spillDir, request.taskId);
   if (!(await exists(files.state)) || (await exists(files.exit))) return { kind: 'ended' };
   const attempt = attached.get(request.taskId);
-  if (attempt !== undefined) {
-    if (attempt.monitor === undefined) return { kind: 'unmonitorable' };
-    await attempt.monitor.set(request.pattern);
+  if (attempt?.monitorable === false) return { kind: 'unmonitorable' };
+  // An attempt that has just attached opens its monitor in a moment.
+  const monitor = attempt === undefined ? undefined : await monitorOf(attempt);
+  if (monitor !== undefined) {
+    await monitor.set(request.pattern);
     return { kind: 'set' };
   }
+  // Between attempts: the next one goes on from the record. A monitor that was matching goes on
+  // from where it stopped, with the new pattern; one that was not skips to the line being written.
   const record = await readMonitorRecord(files);
-  const sentUpTo = record?.sentUpTo ?? {
-    stdout: await sizeOf(files.stdout),
-    stderr: await sizeOf(files.stderr),
-  };
+  const active = record !== undefined && record.pattern !== null && !record.paused;
+  const sentUpTo = active
+    ? record.sentUpTo
+    : {
+        stdout: await lineStartBefore(files.stdout, record?.sentUpTo.stdout ?? 0),
+        stderr: await lineStartBefore(files.stderr, record?.sentUpTo.stderr ?? 0),
+      };
   await writeMonitorRecord(files, { pattern: request.pattern, paused: false, sentUpTo, channel: true });
   return { kind: 'set' };
+}
+
+/** How long a set waits for an attempt that has just attached to open its monitor. */
+const MONITOR_OPEN_WAIT_MS = 2_000;
+
+async function monitorOf(attempt: AttachedAttempt): Promise<LineMonitor | undefined> {
+  const deadline = Date.now() + MONITOR_OPEN_WAIT_MS;
+  while (attempt.monitor === undefined && attempt.monitorable === true && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  return attempt.monitor;
 }
 
 async function exists(file: string): Promise<boolean> {
   return fs.access(file).then(
     () => true,
     () => false,
-  );
-}
-
-async function sizeOf(file: string): Promise<number> {
-  return fs.stat(file).then(
-    (stat) => stat.size,
-    () => 0,
   );
 }

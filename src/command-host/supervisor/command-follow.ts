@@ -63,7 +63,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       await monitor?.finish();
       const outcome = await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
-      return outcome;
+      return monitor?.channel ? { ...outcome, noticeChannel: true } : outcome;
     }
     if (monitor) {
       attempt.monitor = monitor;
@@ -190,7 +190,11 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       await monitor?.finish();
       const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, terminals, spec);
       await markForegroundDone(spec, files, outcome);
-      return { ...outcome, ...(timedOut ? { timedOut } : {}) };
+      return {
+        ...outcome,
+        ...(timedOut ? { timedOut } : {}),
+        ...(monitor?.channel ? { noticeChannel: true } : {}),
+      };
     } finally {
       abandon.abort();
       heartbeats.stop();

@@ -95,11 +95,14 @@ async function stopClaimed(
     if (end === undefined) throw new Error(`task ${spec.taskId}: its command did not end after SIGKILL`);
   }
   // This end may be the run's (no attempt follows the command): every matching line goes first, as
-  // an attempt's does. An attempt that reports it too sends nothing twice (the notices drop repeats).
-  await (await LineMonitor.ofTask(monitors, spec, files))?.finish();
+  // an attempt's does (through the attempt's own monitor when one follows it here; finishing twice
+  // sends nothing twice).
+  const monitor = attached.get(spec.taskId)?.monitor ?? (await LineMonitor.ofTask(monitors, spec, files));
+  await monitor?.finish();
   const readers = await openReaders(files);
   try {
-    const outcome = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec);
+    const ended = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec);
+    const outcome = monitor?.channel ? { ...ended, noticeChannel: true as const } : ended;
     return (await followedHere(attached, spec.taskId, files))
       ? { kind: 'ended', outcome }
       : { kind: 'ended', outcome, unattended: true };

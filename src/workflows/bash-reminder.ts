@@ -5,19 +5,11 @@
  * signal to the agent workflow). A timer is what Temporal keeps across restarts of every process,
  * and under time skipping it fires at once.
  */
-import {
-  CancellationScope,
-  condition,
-  getExternalWorkflowHandle,
-  log,
-  setHandler,
-} from '@temporalio/workflow';
-import { NoticeOutcome } from '../shared/notice.js';
+import { condition, setHandler } from '@temporalio/workflow';
 import { type ReminderInput, type ReminderOutcome, reminderNotice } from '../shared/reminder.js';
 import type { WorkflowNoticeTarget } from '../shared/task.js';
-import { completionNotice } from './completion-notice.js';
+import { completionNotice, signalAgentWorkflow } from './completion-notice.js';
 import { watchedEndSignal } from './end-watchers.js';
-import { bashNoticeSignal } from './notice-signal.js';
 import { countNotice } from './workflow-metrics.js';
 
 export async function bashReminder(input: ReminderInput): Promise<ReminderOutcome> {
@@ -54,15 +46,7 @@ async function signalReminder(
   target: WorkflowNoticeTarget,
   text: string,
 ): Promise<ReminderOutcome> {
-  try {
-    await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, { taskId: reminderId, text }),
-    );
-    countNotice(NoticeOutcome.delivered);
-    return NoticeOutcome.delivered;
-  } catch (err) {
-    countNotice(NoticeOutcome.sessionGone);
-    log.info('reminder not delivered: the agent workflow is closed', { reminderId, error: String(err) });
-    return NoticeOutcome.sessionGone;
-  }
+  const outcome = await signalAgentWorkflow(target, { taskId: reminderId, text }, 'reminder');
+  countNotice(outcome);
+  return outcome;
 }

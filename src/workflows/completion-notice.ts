@@ -1,6 +1,9 @@
 import { RetryState } from '@temporalio/common';
 import {
   ActivityFailure,
+  CancellationScope,
+  getExternalWorkflowHandle,
+  log,
   proxyActivities,
   TimeoutFailure,
   upsertSearchAttributes,
@@ -17,7 +20,8 @@ import {
   noticeSearchAttribute,
   ownerSearchAttribute,
 } from '../shared/search-attributes.js';
-import type { SessionNoticeTarget } from '../shared/task.js';
+import type { SessionNoticeTarget, WorkflowNoticeTarget } from '../shared/task.js';
+import { type BashNotice, bashNoticeSignal } from './notice-signal.js';
 import { countNotice } from './workflow-metrics.js';
 
 export interface CompletionNoticeInput extends SessionNoticeTarget {
@@ -79,6 +83,30 @@ export async function injectWithinWindow(
   } catch (err) {
     if (!isWindowOver(err)) throw err;
     return NoticeOutcome.expired;
+  }
+}
+
+/**
+ * Signals `notice` to an agent workflow (no child, no activity: the workflow is there or it is
+ * not): delivered, or, when it has closed, the session is gone (logged as `what`). Not cancelled by
+ * a cancellation of the caller: a notice that was due still goes.
+ */
+export async function signalAgentWorkflow(
+  target: WorkflowNoticeTarget,
+  notice: BashNotice,
+  what: string,
+): Promise<typeof NoticeOutcome.delivered | typeof NoticeOutcome.sessionGone> {
+  try {
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, notice),
+    );
+    return NoticeOutcome.delivered;
+  } catch (err) {
+    log.info(`${what} not delivered: the agent workflow is closed`, {
+      taskId: notice.taskId,
+      error: String(err),
+    });
+    return NoticeOutcome.sessionGone;
   }
 }
 

@@ -15,7 +15,6 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
-  log,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -32,7 +31,7 @@ import {
 } from '../shared/monitor.js';
 import { NoticeOutcome } from '../shared/notice.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
-import { injectWithinWindow, markUndelivered } from './completion-notice.js';
+import { injectWithinWindow, markUndelivered, signalAgentWorkflow } from './completion-notice.js';
 import {
   type CompletionHandoff,
   completionNoticeSignal,
@@ -40,7 +39,6 @@ import {
   noticeChannelStartedSignal,
   setMonitorUpdate,
 } from './notice-channel-signals.js';
-import { bashNoticeSignal } from './notice-signal.js';
 import { countNotice } from './workflow-metrics.js';
 
 /** A history this long goes on in a new run (a chatty monitor's notices are ~10 events each). */
@@ -153,22 +151,12 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
 
   /** One notice to the session, in turn: the inject within the window, or the agent workflow's signal. */
   async function deliver(text: string, noticeId?: string): Promise<NoticeOutcome> {
-    if ('workflowId' in target) {
-      try {
-        await getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
-          taskId,
-          text,
-          ...(noticeId !== undefined ? { noticeId } : {}),
-        });
-        return NoticeOutcome.delivered;
-      } catch (err) {
-        log.info('monitor notice not delivered: the agent workflow is closed', {
-          taskId,
-          error: String(err),
-        });
-        return NoticeOutcome.sessionGone;
-      }
-    }
+    if ('workflowId' in target)
+      return signalAgentWorkflow(
+        target,
+        { taskId, text, ...(noticeId !== undefined ? { noticeId } : {}) },
+        noticeId === undefined ? 'completion notice' : 'monitor notice',
+      );
     return injectWithinWindow(target, text, noticeId);
   }
 }

@@ -14,16 +14,15 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { noticeWorkflowId } from '../shared/monitor.js';
-import { NoticeOutcome, noticeText } from '../shared/notice.js';
+import { noticeText } from '../shared/notice.js';
 import { NOTICE_CHANNEL_PATCH } from '../shared/patches.js';
 import { outputReaderId } from '../shared/read-position.js';
 import { renderNoticeOutput } from '../shared/render-notice.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
 import type { BashTaskResult, NoticeTarget, TaskId, WorkflowNoticeTarget } from '../shared/task.js';
-import { completionNotice } from './completion-notice.js';
+import { completionNotice, signalAgentWorkflow } from './completion-notice.js';
 import { completionNoticeSignal } from './notice-channel-signals.js';
-import { bashNoticeSignal } from './notice-signal.js';
 import { type ReaderNotice, taskEndedSignal } from './reader-signals.js';
 import { countNotice } from './workflow-metrics.js';
 
@@ -140,20 +139,9 @@ async function handToChannel(
 }
 
 /**
- * Signals the notice to the agent workflow that started the task (no child, no activity: the
- * workflow is there or it is not). One that has closed is not told, as a disposed session is not.
+ * Signals the notice to the agent workflow that started the task. One that has closed is not
+ * told, as a disposed session is not.
  */
 async function signalNotice(taskId: string, target: WorkflowNoticeTarget, text: string): Promise<void> {
-  try {
-    await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
-        taskId,
-        text,
-      }),
-    );
-    countNotice(NoticeOutcome.delivered);
-  } catch (err) {
-    countNotice(NoticeOutcome.sessionGone);
-    log.info('completion notice not delivered: the agent workflow is closed', { taskId, error: String(err) });
-  }
+  countNotice(await signalAgentWorkflow(target, { taskId, text }, 'completion notice'));
 }

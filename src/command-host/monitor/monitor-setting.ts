@@ -3,9 +3,9 @@
  * the command, or, between attempts (a worker restarting), into the task's monitor record, which
  * the next attempt goes on from.
  */
-import fs from 'node:fs/promises';
 import type { SetMonitorAnswer, SetMonitorRequest } from '../../shared/monitor.js';
 import type { AttachedAttempt, AttachedTasks } from '../attached-tasks.js';
+import { readEnd, readRecord } from '../supervisor/supervisor-records.js';
 import { taskFiles } from '../supervisor/task-files.js';
 import { type LineMonitor, lineStartBefore } from './line-monitor.js';
 import { readMonitorRecord, writeMonitorRecord } from './monitor-record.js';
@@ -16,7 +16,10 @@ export async function setMonitorOnHost(
   request: SetMonitorRequest,
 ): Promise<SetMonitorAnswer> {
   const files = taskFiles(spillDir, request.taskId);
-  if (!(await exists(files.state)) || (await exists(files.exit))) return { kind: 'ended' };
+  // No claim, a tombstone, or a recorded end: nothing runs here to monitor.
+  const claimed = await readRecord(files.state);
+  if (claimed === undefined || claimed.tombstone || (await readEnd(files.exit)) !== undefined)
+    return { kind: 'ended' };
   const attempt = attached.get(request.taskId);
   if (attempt?.monitorable === false) return { kind: 'unmonitorable' };
   // An attempt that has just attached opens its monitor in a moment.
@@ -47,11 +50,4 @@ async function monitorOf(attempt: AttachedAttempt): Promise<LineMonitor | undefi
   while (attempt.monitor === undefined && attempt.monitorable === true && Date.now() < deadline)
     await new Promise((resolve) => setTimeout(resolve, 20));
   return attempt.monitor;
-}
-
-async function exists(file: string): Promise<boolean> {
-  return fs.access(file).then(
-    () => true,
-    () => false,
-  );
 }

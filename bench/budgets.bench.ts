@@ -13,20 +13,13 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { bundleWorkflowCode, DefaultLogger, Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_INTERVAL_MS } from '../src/shared/limits.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
-import { bundlerOptions } from '../src/worker/workflow-bundle.js';
 import { waitFor } from '../test/helpers/processes.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import {
-  FLOOR_HEARTBEAT_MS,
-  heartbeatUntilCancelled,
-  onHeartbeatingStarted,
-  trivial,
-} from './floor/activities.js';
+import { FLOOR_HEARTBEAT_MS, onHeartbeatingStarted } from './floor/activities.js';
 import {
   dist,
   type Figure,
@@ -41,6 +34,7 @@ import {
   seconds,
   writeRunJson,
 } from './lib/figures.js';
+import { bundleFloorWorkflows, type FloorBundle, startFloorWorker } from './lib/floor-worker.js';
 import {
   alive,
   attemptsSince,
@@ -115,7 +109,7 @@ let worker: WorkerProcess;
 let tools: Tools;
 let floorWorker: Worker;
 let floorRunning: Promise<void>;
-let workflowBundle: { code: string };
+let workflowBundle: FloorBundle;
 const taskQueue = `bench-${randomUUID()}`;
 const floorQueue = `bench-floor-${randomUUID()}`;
 const spillDirs: string[] = [];
@@ -144,19 +138,12 @@ beforeAll(async () => {
   log(`mode ${QUICK ? 'quick' : 'full'}; starting the server`);
   server = await startBenchServer(SERVER);
   log(`${server.description} at ${server.address}, Temporal ${server.version}`);
-  workflowBundle = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('./floor/workflows.ts', import.meta.url)),
-    ...bundlerOptions,
-    logger: new DefaultLogger('WARN'),
-  });
-  floorWorker = await Worker.create({
-    connection: server.nativeConnection,
-    namespace: server.namespace,
-    taskQueue: floorQueue,
+  workflowBundle = await bundleFloorWorkflows();
+  ({ worker: floorWorker, running: floorRunning } = await startFloorWorker(
+    server,
+    floorQueue,
     workflowBundle,
-    activities: { trivial, heartbeatUntilCancelled },
-  });
-  floorRunning = floorWorker.run();
+  ));
   mainSpillDir = spillDir();
   worker = await startWorker(server, taskQueue, mainSpillDir);
   await sleep(2_000); // Settled after start-up.
@@ -763,16 +750,10 @@ interface BurstFloor {
  */
 async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
   const queue = `bench-burst-floor-${randomUUID()}`;
-  const burstWorker = await Worker.create({
-    connection: server.nativeConnection,
-    namespace: server.namespace,
-    taskQueue: queue,
-    workflowBundle,
-    activities: { trivial, heartbeatUntilCancelled },
+  const { worker: burstWorker, running } = await startFloorWorker(server, queue, workflowBundle, {
     maxConcurrentActivityTaskExecutions: SIZES.burst + 50,
     maxHeartbeatThrottleInterval: FLOOR_HEARTBEAT_MS,
   });
-  const running = burstWorker.run();
   let started = 0;
   onHeartbeatingStarted(() => {
     started++;

@@ -14,22 +14,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '../src/shared/tool-types.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { createAgentWorker } from '../src/worker/agent-worker.js';
-import { bundlerOptions } from '../src/worker/workflow-bundle.js';
+import { waitFor } from '../test/helpers/processes.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { trivial } from './floor/activities.js';
 import { type Figure, fixed, seconds, writeRunJson } from './lib/figures.js';
-import { endLeftovers, sleep, startWorker, text } from './lib/host.js';
+import { bundleFloorWorkflows, startFloorWorker } from './lib/floor-worker.js';
+import { endLeftovers, sleep, startBackground, startWorker, text } from './lib/host.js';
 import { actionCounts, actionsBetween, scrape } from './lib/metrics.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
@@ -78,32 +72,16 @@ const typesOf = (byType: Record<string, number>) =>
     .map(([type, count]) => `${type.replace(/^(grpc|command)_/, '')} ${count}`)
     .join(', ');
 
-async function waitUntil(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(50);
-  }
-}
-
 beforeAll(async () => {
   server = await startBenchServer(SERVER);
   log(`${server.description} at ${server.address}, Temporal ${server.version}`);
   spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-notices-'));
   worker = await startWorker(server, taskQueue, spillDir);
-  const workflowBundle: WorkflowBundleWithSourceMap = await bundleWorkflowCode({
-    workflowsPath: fileURLToPath(new URL('./floor/workflows.ts', import.meta.url)),
-    ...bundlerOptions,
-    logger: new DefaultLogger('WARN'),
-  });
-  floorWorker = await Worker.create({
-    connection: server.nativeConnection,
-    namespace: server.namespace,
-    taskQueue: floorQueue,
-    workflowBundle,
-    activities: { trivial },
-  });
-  floorRunning = floorWorker.run();
+  ({ worker: floorWorker, running: floorRunning } = await startFloorWorker(
+    server,
+    floorQueue,
+    await bundleFloorWorkflows(),
+  ));
   agentWorker = await createAgentWorker({
     connection: server.nativeConnection,
     namespace: server.namespace,
@@ -159,23 +137,17 @@ afterAll(async () => {
 
 const exec = { agent: { sessionId: SESSION } };
 
-async function startBackground(command: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const answer = text(
-    await tools.bash.execute({ command, description: 'Benchmark', run_in_background: true, ...extra }, exec),
-  );
-  const id = /^started background task (\S+)$/.exec(answer)?.[1];
-  if (!id) throw new Error(`background start failed: ${answer}`);
-  return id;
-}
-
 const kill = (taskId: string) => tools.bash_kill.execute({ task_id: taskId }, exec);
 
 describe('what notices cost the server', () => {
   it('a monitored task printing lines that match nothing', async () => {
     const n = SIZES.silentLines;
-    const taskId = await startBackground(`sleep 3; seq 1 ${n} | sed 's/^/ok /'; sleep 600`, {
-      notify_on: '^ERROR',
-    });
+    const taskId = await startBackground(
+      tools,
+      `sleep 3; seq 1 ${n} | sed 's/^/ok /'; sleep 600`,
+      { notify_on: '^ERROR' },
+      exec,
+    );
     await sleep(2_000); // Started, attached, heartbeated.
     const silent = await actionsOf(async () => {
       await sleep(4_000);
@@ -201,20 +173,28 @@ describe('what notices cost the server', () => {
   it('a monitor notice per matching line, against a signal and an activity', async () => {
     const k = SIZES.notices;
     const taskId = await startBackground(
+      tools,
       `sleep 3; for i in $(seq 1 ${k}); do echo "ERROR $i"; sleep ${LINE_GAP_S}; done; sleep 600`,
       { notify_on: '^ERROR' },
+      exec,
     );
     await sleep(2_000);
     const from = injected.length;
     const monitor = await actionsOf(() =>
-      waitUntil(() => injected.length - from >= k, (k * LINE_GAP_S + 30) * 1_000, `${k} monitor notices`),
+      waitFor(
+        () => injected.length - from >= k,
+        (k * LINE_GAP_S + 30) * 1_000,
+        50,
+        () => `${k} monitor notices`,
+      ),
     );
     await kill(taskId);
     // The kill's own actions (the stop, the completion notice) settle before the floor is counted.
-    await waitUntil(
+    await waitFor(
       () => injected.some((content) => content.startsWith(`background bash task ${taskId} finished`)),
       30_000,
-      'the completion notice',
+      50,
+      () => 'the completion notice',
     );
     await sleep(1_000);
     // Temporal's own: one signal-with-start, then a signal at a time, each running one activity.
@@ -257,7 +237,12 @@ describe('what notices cost the server', () => {
     const reminder = await actionsOf(async () => {
       const answer = text(await tools.bash_remind.execute({ after_ms: 1_000, note: 'look again' }, exec));
       if (!answer.startsWith('reminder ')) throw new Error(`bash_remind: ${answer}`);
-      await waitUntil(() => injected.length > from, 30_000, 'the reminder');
+      await waitFor(
+        () => injected.length > from,
+        30_000,
+        50,
+        () => 'the reminder',
+      );
     });
     const floor = await actionsOf(async () => {
       await server.client.workflow.execute('timerFloor', {

@@ -9,7 +9,7 @@ import {
   isSameProcess,
   type SupervisorRecord,
 } from '../../src/command-host/supervisor/supervisor-records.js';
-import type { Tool, ToolResult } from '../../src/shared/tool-types.js';
+import type { Tool, ToolExecContext, ToolResult } from '../../src/shared/tool-types.js';
 import { startWorkerProcess, type WorkerProcess } from '../../test/helpers/worker-process.js';
 import type { BenchServer } from './server.js';
 
@@ -33,17 +33,17 @@ export function directSpawn(command: string): Promise<void> {
 
 export type Tools = Record<'bash' | 'bash_output' | 'bash_kill' | 'bash_input', Tool>;
 
+/** Starts `command` in the background (with `extra` arguments, in the context `exec`); its task id. */
 export async function startBackground(
-  tools: Tools,
+  tools: Pick<Tools, 'bash'>,
   command: string,
   extra: Record<string, unknown> = {},
+  exec: ToolExecContext = {},
 ): Promise<string> {
-  const result = await tools.bash.execute({
-    command,
-    description: 'Benchmark',
-    run_in_background: true,
-    ...extra,
-  });
+  const result = await tools.bash.execute(
+    { command, description: 'Benchmark', run_in_background: true, ...extra },
+    exec,
+  );
   const answer = text(result);
   const id = /started background task (\S+)/.exec(answer)?.[1];
   if (result.isError || !id) throw new Error(`background start failed: ${answer}`);

@@ -9,13 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentSessions } from '../../src/shared/notice.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
 import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands, type RunningWorker } from '../helpers/bash-worker.js';
-import { noticeOutcome } from '../helpers/notices.js';
+import { NoticeInbox, noticeOutcome } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
@@ -42,14 +41,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-class Inbox implements AgentSessions {
-  readonly notices: Array<{ content: string; noticeId: string }> = [];
-  async inject(_sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
-    this.notices.push({ content, noticeId: options.noticeId });
-    return true;
-  }
-}
-
 describe('a monitor across restarts', () => {
   it.each([
     ['', false],
@@ -66,7 +57,7 @@ describe('a monitor across restarts', () => {
         return worker;
       };
       const agentTaskQueue = `agent-${randomUUID()}`;
-      const inbox = new Inbox();
+      const inbox = new NoticeInbox();
       agentWorkers.push(await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox }));
       const tools = createBashTools({ client: env.client, taskQueue, agentTaskQueue });
       const bash = tools.find((tool) => tool.name === 'bash') as Tool;
@@ -115,7 +106,7 @@ describe('a monitor across restarts', () => {
       return worker;
     };
     const agentTaskQueue = `agent-${randomUUID()}`;
-    const inbox = new Inbox();
+    const inbox = new NoticeInbox();
     const startAgent = async () => {
       const worker = await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox });
       agentWorkers.push(worker);

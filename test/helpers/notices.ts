@@ -1,6 +1,10 @@
-/** A task's completion notice workflow (`<task id>-notice`), and its outcome once it has one. */
+/**
+ * A task's completion notice workflow (`<task id>-notice`), its outcome once it has one, and a
+ * session's inbox as a harness receives notices.
+ */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, WorkflowNotFoundError } from '@temporalio/client';
+import type { AgentSessions } from '../../src/shared/notice.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
 
 export const noticeOf = (client: Client, taskId: string) =>
@@ -18,5 +22,14 @@ export async function noticeOutcome(client: Client, taskId: string): Promise<str
       if (!(err instanceof WorkflowNotFoundError) || attempt >= 100) throw err;
       await sleep(50);
     }
+  }
+}
+
+/** A live session's notices as its harness received them: content and notice id, in order. */
+export class NoticeInbox implements AgentSessions {
+  readonly notices: Array<{ content: string; noticeId: string }> = [];
+  async inject(_sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
+    this.notices.push({ content, noticeId: options.noticeId });
+    return true;
   }
 }

@@ -11,13 +11,12 @@ import {
   MONITOR_FLOOD_LINES,
   MONITOR_NOTICE_LINES,
 } from '../../src/shared/limits.js';
-import type { AgentSessions } from '../../src/shared/notice.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
 import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
-import { noticeOutcome } from '../helpers/notices.js';
+import { NoticeInbox, noticeOutcome } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
@@ -40,20 +39,11 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** The session's notices as its harness received them: content and notice id, in order. */
-class Inbox implements AgentSessions {
-  readonly notices: Array<{ content: string; noticeId: string }> = [];
-  async inject(_sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
-    this.notices.push({ content, noticeId: options.noticeId });
-    return true;
-  }
-}
-
 /** An agent host with an agent worker: its tools by name and the session's inbox. */
 async function agentHost() {
   const agentTaskQueue = `agent-${randomUUID()}`;
   const tools = createBashTools({ client: env.client, taskQueue: commandWorker.taskQueue, agentTaskQueue });
-  const inbox = new Inbox();
+  const inbox = new NoticeInbox();
   agentWorkers.push(await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox }));
   const tool = (name: string) => tools.find((each) => each.name === name) as Tool;
   return { tool, inbox, exec: agent(`session-${randomUUID()}`) };

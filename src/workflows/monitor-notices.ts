@@ -62,7 +62,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
   // Whether the task can still hand its completion notice here: false once it had closed when this
   // workflow told it (or its host says it never could: no notice target).
   let taskClosed = input.carried?.taskClosed ?? false;
-  let received = input.carried !== undefined || false;
+  let received = input.carried !== undefined;
   // A session gone (disposed, or an agent workflow closed) takes no more notices.
   let gone = input.carried?.gone ?? false;
 

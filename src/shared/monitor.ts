@@ -30,7 +30,7 @@ export interface MonitorLine {
 export interface MonitorBatch {
   /** The pattern they matched (its source), as the notice names it. */
   pattern: string;
-  /** The lines shown, at most MONITOR_NOTICE_LINES, in the order the host read them. */
+  /** The lines shown, at most MONITOR_NOTICE_LINES: stdout's in the order printed, then stderr's. */
   lines: MonitorLine[];
   /** Matching lines past those shown. */
   more: number;

@@ -1,7 +1,8 @@
 /**
  * The host side of a monitor on real files, with a sink that records (and can refuse) what it is
  * given: lines are never split at a read's edge, a long line is matched once by its start, and a
- * batch the server did not take is sent again exactly as it was.
+ * batch the server did not take is sent again exactly as it was, and a batch's lines come in one
+ * order, stdout's then stderr's.
  */
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -97,5 +98,20 @@ describe('a monitor on its host', () => {
     expect(tried[0]).toEqual(taken[0]);
     expect(taken.map((batch) => batch.lines.map((line) => line.text))).toEqual([['E1', 'E2'], ['E3']]);
     expect((await readMonitorRecord(files))?.sentUpTo).toEqual({ stdout: 12, stderr: 0 });
+  });
+
+  it("puts stdout's lines of a batch before stderr's, whichever reached its file first", async () => {
+    const { files, spec } = task('E');
+    const { monitors, taken } = sink();
+    const monitor = await LineMonitor.open(spec, monitors);
+    monitor.start();
+    // The supervisor relays each stream through its own pipe: stderr's line may land first.
+    appendFileSync(files.stderr, 'E late\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    appendFileSync(files.stdout, 'E1\nE2\n');
+    await monitor.finish();
+    expect(taken.map((batch) => batch.lines.map((line) => `${line.stream} ${line.text}`))).toEqual([
+      ['stdout E1', 'stdout E2', 'stderr E late'],
+    ]);
   });
 });

@@ -307,7 +307,7 @@ export class LineMonitor {
       this.outbox = {
         batch: {
           pattern: this.record.pattern ?? '',
-          lines,
+          lines: inStreamOrder(lines),
           more,
           ...(pausedAfter !== undefined ? { pausedAfter } : {}),
         },
@@ -386,4 +386,15 @@ async function readFrom(file: string, offset: number, maxBytes: number): Promise
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * A batch's lines with stdout's first, then stderr's, each in the order printed. The supervisor
+ * relays the two streams through pipes of their own, so the order the scan found them in across
+ * streams says nothing about the order the command printed them; this order is the same each time.
+ */
+function inStreamOrder(lines: MonitorLine[]): MonitorLine[] {
+  return [...lines].sort(
+    (a, b) => STREAMS.indexOf(a.stream) - STREAMS.indexOf(b.stream) || a.offset - b.offset,
+  );
 }

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { DEFAULT_UI_ORIGINS } from '../codec/codec-server.js';
 import type { ExecutorOptions } from '../command-host/executor-config.js';
 import { hideKeyMaterial } from '../worker/hide-key-material.js';
+import { type ApprovalsFlags, type DecideFlags, runApprovals, runDecide } from './approvals.js';
 import { type CodecFlags, codecDataConverter, codecKeyFileOption, withCodecOption } from './codec-options.js';
 import { credentialFiles } from './credential-files.js';
 import { portNumber, runDev } from './dev.js';
@@ -243,6 +244,39 @@ withCodecOption(
 ).action(async (taskId: string, pattern: string | undefined, flags: MonitorFlags) => {
   process.exitCode = await runMonitor(taskId, pattern, flags);
 });
+
+withCodecOption(
+  withServerOptions(
+    program
+      .command('approvals')
+      .description("list the approval requests waiting for a decision (a policy's ask), the oldest first")
+      .option('--owner <session-id>', "only this session's requests"),
+  ),
+).action(async (flags: ApprovalsFlags) => {
+  process.exitCode = await runApprovals(flags);
+});
+
+for (const [name, approved] of [
+  ['approve', true],
+  ['deny', false],
+] as const) {
+  withCodecOption(
+    withServerOptions(
+      program
+        .command(name)
+        .description(
+          approved
+            ? 'approve a waiting request: its command starts (a foreground call still waiting runs it; else it runs in the background)'
+            : 'deny a waiting request: its command does not run, and its session is told why',
+        )
+        .option('--by <who>', 'who decides, as the request records it (default: <user>@<host>)')
+        .option('--reason <text>', approved ? 'why' : 'why, shown to the model')
+        .argument('<approval-id>', 'the request, as durable-bash approvals lists it'),
+    ),
+  ).action(async (approvalId: string, flags: DecideFlags) => {
+    process.exitCode = await runDecide(approvalId, approved, flags);
+  });
+}
 
 withMetricsOption(
   withCodecOption(

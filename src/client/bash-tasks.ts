@@ -13,9 +13,10 @@ import { CONNECT_TIMEOUT_MS, DEFAULT_NOTICE_WINDOW_MS } from '../shared/limits.j
 import type { HostRead, ReadPosition, TerminalReadMode } from '../shared/read-position.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import type { StdinWrite, StdinWriteResult } from '../shared/stdin.js';
-import type { BashTaskResult, NoticeTarget, TaskId } from '../shared/task.js';
+import type { BashTaskResult, NoticeTarget, TaskId, TaskStart } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { type ForegroundOutcome, foregroundResult, moveToBackground, runResult } from './foreground.js';
+import { newTaskId } from './new-task-id.js';
 import { withNoticeMarks } from './notice-marks.js';
 import type { OutputRead, ReaderOptions } from './output-reader-client.js';
 import type { WaitOptions } from './output-wait.js';
@@ -25,7 +26,7 @@ import { killTask } from './task-kill.js';
 import { listExecutions, type TaskFilter, type TaskSummary, taskListQuery } from './task-list.js';
 import { type ReadOptions, TaskReads } from './task-reads.js';
 import { isTaskWorkflow, type TaskSnapshot } from './task-snapshot.js';
-import { type StartRequest, startTask, supportsEagerStart } from './task-start.js';
+import { type StartRequest, startTask, supportsEagerStart, taskStart } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
 import { WorkspaceFiles } from './workspace-files.js';
 
@@ -105,8 +106,16 @@ export class BashTasks {
     );
   }
 
+  /**
+   * The workflow start of a run, with a new task id, to be started later by someone else (an
+   * approval's workflow, once approved).
+   */
+  prepareStart(request: StartRequest): TaskStart {
+    return taskStart({ ownerHasher: this.ownerHasher }, request, newTaskId(), this.noticeFor(request.owner));
+  }
+
   /** Where a background task of `owner` sends its completion notice: nowhere without an owner or agent worker. */
-  private noticeFor(owner: string | undefined): { notice?: NoticeTarget } {
+  noticeFor(owner: string | undefined): { notice?: NoticeTarget } {
     if (owner === undefined || this.agentTaskQueue === undefined) return {};
     return { notice: { sessionId: owner, taskQueue: this.agentTaskQueue, windowMs: this.noticeWindowMs } };
   }

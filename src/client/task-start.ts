@@ -7,12 +7,11 @@ import {
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
 import type { OwnerHasher } from '../codec/owner-hash.js';
 import { MonitorError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
-import type { BashTaskInput, CommandHost, NoticeTarget, TaskId } from '../shared/task.js';
+import type { BashTaskInput, CommandHost, NoticeTarget, TaskId, TaskStart } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import type { TerminalSize } from '../shared/terminal.js';
 import { bashTask } from '../workflows/bash-task.js';
@@ -52,14 +51,7 @@ export interface StartContext {
   noticeFor(owner: string | undefined): { notice?: NoticeTarget };
 }
 
-/** A run's workflow start, as a client or an agent workflow (a child) starts it. */
-export interface TaskStart {
-  input: BashTaskInput;
-  typedSearchAttributes: SearchAttributePair[];
-  memo: Record<string, unknown>;
-  staticSummary: string;
-  staticDetails: string;
-}
+export type { TaskStart } from '../shared/task.js';
 
 /**
  * What a run's workflow starts with: its input, the owner and status search attributes (the owner

@@ -5,15 +5,25 @@ import type { Approver, PermissionDecision, PermissionPolicy, PermissionRequest 
 export interface PermissionOptions {
   /** Decides each call before anything starts. @default every call is allowed */
   policy?: PermissionPolicy;
-  /** Answers the policy's `ask`. @default none: an `ask` is a denial */
+  /**
+   * Answers the policy's `ask`. @default none: an `ask` then waits for a durable decision where the
+   * session takes notices (docs/PERMISSIONS.md#durable-approvals), and is a denial elsewhere
+   */
   approve?: Approver;
 }
 
 /** Reason of an `ask` that gave none. */
 const ASK_WITHOUT_REASON = 'the permission policy asks for approval';
 
+/** What the gate decided for a call it let through: start it, or make a durable approval request. */
+export type PermissionVerdict = { kind: 'allowed' } | { kind: 'deferred'; reason: string };
+
+const ALLOWED: PermissionVerdict = { kind: 'allowed' };
+
 /**
- * Resolves when the call may start; otherwise throws `CommandDeniedError` or
+ * Resolves with `allowed` when the call may start, or `deferred` (the policy's reason) when its `ask`
+ * is to wait for a durable decision: no `approve` callback, or one that answered `'defer'`, where
+ * the call `canDefer` (its session takes notices). Otherwise throws `CommandDeniedError` or
  * `CommandNotApprovedError` with a one-line reason. Fails closed: a policy or approver that throws,
  * or an answer that is no decision, refuses the call.
  */
@@ -21,8 +31,9 @@ export async function checkPermission(
   request: PermissionRequest,
   options: PermissionOptions,
   signal: AbortSignal | undefined,
-): Promise<void> {
-  if (options.policy === undefined) return;
+  canDefer = false,
+): Promise<PermissionVerdict> {
+  if (options.policy === undefined) return ALLOWED;
   let decision: PermissionDecision;
   try {
     decision = await options.policy(request);
@@ -31,16 +42,24 @@ export async function checkPermission(
   }
   switch (decision?.action) {
     case 'allow':
-      return;
+      return ALLOWED;
     case 'deny':
       throw new CommandDeniedError(oneLine(decision.reason ?? '') || 'the permission policy denied it');
     case 'ask': {
       const reason = oneLine(decision.reason ?? '') || ASK_WITHOUT_REASON;
-      if (options.approve === undefined)
+      if (options.approve === undefined) {
+        if (canDefer) return { kind: 'deferred', reason };
         throw new CommandDeniedError(`${reason}, and no approver is configured`);
-      if (!(await approval(options.approve, request, reason, signal)))
-        throw new CommandNotApprovedError(reason);
-      return;
+      }
+      const answer = await approval(options.approve, request, reason, signal);
+      if (answer === 'defer') {
+        if (canDefer) return { kind: 'deferred', reason };
+        throw new CommandNotApprovedError(
+          `${reason}; the approver deferred it, and approval requests need an agent host that takes notices`,
+        );
+      }
+      if (!answer) throw new CommandNotApprovedError(reason);
+      return ALLOWED;
     }
     default:
       throw new CommandDeniedError('the permission policy gave no decision');
@@ -53,7 +72,7 @@ async function approval(
   request: PermissionRequest,
   reason: string,
   signal: AbortSignal | undefined,
-): Promise<boolean> {
+): Promise<boolean | 'defer'> {
   const aborted = () => new CommandNotApprovedError('the call was aborted while waiting for approval');
   if (signal?.aborted) throw aborted();
   const waiting = new AbortController();
@@ -69,7 +88,7 @@ async function approval(
     const answer = Promise.resolve()
       .then(() => approve(request, reason, waiting.signal))
       .then(
-        (approved) => approved === true,
+        (approved) => (approved === 'defer' ? 'defer' : approved === true),
         (err: unknown) => {
           throw new CommandNotApprovedError(`the approver failed: ${messageOf(err)}`);
         },

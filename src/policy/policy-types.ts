@@ -24,10 +24,16 @@ export type PermissionPolicy = (
 ) => PermissionDecision | Promise<PermissionDecision>;
 
 /**
- * The host's approval of an `ask` (a prompt to a person, a supervisor agent): true runs the call.
- * `signal` aborts when the call is aborted; the call then ends unapproved whatever this resolves to.
+ * The host's approval of an `ask` (a prompt to a person, a supervisor agent): true runs the call,
+ * false refuses it, `'defer'` makes a durable approval request that outlives the host (where the
+ * session takes notices). `signal` aborts when the call is aborted; the call then ends unapproved
+ * whatever this resolves to.
  */
-export type Approver = (request: PermissionRequest, reason: string, signal: AbortSignal) => Promise<boolean>;
+export type Approver = (
+  request: PermissionRequest,
+  reason: string,
+  signal: AbortSignal,
+) => Promise<boolean | 'defer'>;
 
 /** What a matching rule does, from the least strict to the strictest. */
 export const RuleAction = { allow: 'allow', ask: 'ask', deny: 'deny' } as const;

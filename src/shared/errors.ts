@@ -111,6 +111,11 @@ export class CommandNotApprovedError extends ToolCallError {
   }
 }
 
+/** Thrown by an approval decision or listing that cannot apply: an unknown request, one decided already. */
+export class ApprovalError extends ToolCallError {
+  override readonly name = 'ApprovalError';
+}
+
 /** Thrown by the `bash` tool when a session already runs its limit of background tasks; nothing was started. */
 export class BackgroundQuotaError extends ToolCallError {
   override readonly name = 'BackgroundQuotaError';

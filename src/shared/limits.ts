@@ -326,3 +326,9 @@ export const MONITOR_FLOOD_LINES = 200;
 
 /** The window MONITOR_FLOOD_LINES counts in: a minute. */
 export const MONITOR_FLOOD_WINDOW_MS = 60_000;
+
+/** Default time an approval request waits for a decision before it is denied with a notice. */
+export const DEFAULT_APPROVAL_EXPIRY_MS = 24 * 60 * 60_000;
+
+/** The most approval requests `durable-bash approvals` lists. */
+export const MAX_LISTED_APPROVALS = 200;

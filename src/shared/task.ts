@@ -2,6 +2,7 @@
  * The shapes that cross the boundary between the tools, the workflow and the command activity.
  * Plain data only: everything here travels as a Temporal payload.
  */
+import type { SearchAttributePair } from '@temporalio/common';
 import type { TerminalScreen, TerminalSize } from './terminal.js';
 
 /** A task id doubles as its workflow id: `bash-` and a random UUID, unique across restarts and fleets. */
@@ -306,4 +307,16 @@ export interface CommandProgress {
   hostQueue?: string;
   stdout: StreamTail;
   stderr: StreamTail;
+}
+
+/**
+ * A run's workflow start, as a client, an agent workflow or an approval (a child) starts it: its
+ * input, search attributes, and the memo and summary the Web UI shows.
+ */
+export interface TaskStart {
+  input: BashTaskInput;
+  typedSearchAttributes: SearchAttributePair[];
+  memo: Record<string, unknown>;
+  staticSummary: string;
+  staticDetails: string;
 }

@@ -1,5 +1,7 @@
 /** The harness's tool seam: what a tool definition looks like and what the presentation views are. */
+
 import type { z } from 'zod';
+import type { ApprovalPrompt } from './approval.js';
 
 export interface TextBlock {
   type: 'text';
@@ -16,6 +18,8 @@ export interface ToolResult {
 export interface ToolExecContext {
   agent?: { sessionId: string; cwd?: string };
   signal?: AbortSignal;
+  /** Asks the caller's user about a durable approval request now (the MCP server: elicitation). */
+  approvalPrompt?: ApprovalPrompt;
 }
 
 export type ToolKind =

@@ -1,11 +1,22 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { Approvals } from '../client/approvals.js';
 import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
 import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
+import {
+  type ApprovalPrompt,
+  type ApprovalQuestion,
+  abortedWhileWaiting,
+  deniedBy,
+  noDecisionInTime,
+  waitingForApproval,
+} from '../shared/approval.js';
 import { positiveOption } from '../shared/checks.js';
 import { errorResult } from '../shared/error-result.js';
+import { CommandNotApprovedError } from '../shared/errors.js';
+import { DEFAULT_TIMEOUT_MS } from '../shared/limits.js';
 import { BYTES_PER_TOKEN } from '../shared/output-budget.js';
 import { backgroundStarted, renderMovedRun, renderRun } from '../shared/render.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
@@ -24,6 +35,8 @@ import { presentBashCall, presentBashResult } from './present.js';
 export interface BashGuards extends PermissionOptions {
   /** Caps each session's running background tasks. @default no cap */
   quota?: BackgroundQuota;
+  /** Durable approval requests, where sessions take notices: an `ask` with no approver waits in one. */
+  approvals?: Approvals;
 }
 
 /** The `bash` tool's options: its guards, and when a foreground run moves to the background. */
@@ -56,11 +69,15 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
       try {
         const call = parseArguments(bashArguments, args);
         const sessionId = exec.agent?.sessionId;
-        const taskId = await startBashRun(tasks, guards, call, {
+        const started = await startBashRun(tasks, guards, call, {
           workdir: resolveWorkdir(call.workdir, exec.agent?.cwd),
           ...(sessionId !== undefined ? { sessionId } : {}),
           ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
+          ...(exec.approvalPrompt !== undefined ? { approvalPrompt: exec.approvalPrompt } : {}),
+          answerPending: true,
         });
+        if ('approvalId' in started) return textResult(waitingForApproval(started.approvalId));
+        const { taskId } = started;
         if (call.run_in_background === true) return textResult(backgroundStarted(taskId));
         const ended = await foregroundOutcome(tasks, guards, taskId, {
           ...(sessionId !== undefined ? { sessionId } : {}),
@@ -90,7 +107,17 @@ export interface RunPlace {
   signal?: AbortSignal;
   /** Keeps a foreground run's stdin open (a sandbox command's, for its `writeStdin`); the tool's own runs never do. */
   keepStdinOpen?: boolean;
+  /** Asks the caller's user about an approval request now, as well as waiting for it (MCP elicitation). */
+  approvalPrompt?: ApprovalPrompt;
+  /**
+   * A background call that must wait for approval answers at once with the request's id (the `bash`
+   * tool). @default false: it waits for the decision, as a foreground call does
+   */
+  answerPending?: boolean;
 }
+
+/** A run started, or (a background call with `answerPending`) a request waiting for approval. */
+export type RunStart = { taskId: TaskId } | { approvalId: string };
 
 /**
  * Starts the run a checked `bash` call asks for, after the permission policy (and, for a background
@@ -101,19 +128,83 @@ export async function startBashRun(
   guards: BashGuards,
   call: BashArguments,
   place: RunPlace,
-): Promise<TaskId> {
+): Promise<RunStart> {
   const background = call.run_in_background === true;
   const { workdir, sessionId, host } = place;
-  await checkPermission({ command: call.command, workdir, background, sessionId }, guards, place.signal);
-  const start = () =>
-    tasks.start({
-      ...startRequest(call, workdir, sessionId),
-      ...(place.keepStdinOpen === true ? { keepStdinOpen: true } : {}),
-      ...(host !== undefined ? { host } : {}),
-    });
-  return background && sessionId !== undefined && guards.quota !== undefined
-    ? guards.quota.start(sessionId, start)
-    : start();
+  const { approvals } = guards;
+  const canDefer = approvals !== undefined && approvals.noticeFor(sessionId) !== undefined;
+  const verdict = await checkPermission(
+    { command: call.command, workdir, background, sessionId },
+    guards,
+    place.signal,
+    canDefer,
+  );
+  const request = {
+    ...startRequest(call, workdir, sessionId),
+    ...(place.keepStdinOpen === true ? { keepStdinOpen: true } : {}),
+    ...(host !== undefined ? { host } : {}),
+  };
+  if (verdict.kind === 'deferred' && approvals !== undefined && sessionId !== undefined)
+    return awaitApproval(approvals, { ...request, owner: sessionId }, verdict.reason, call, place);
+  const start = () => tasks.start(request);
+  const taskId =
+    background && sessionId !== undefined && guards.quota !== undefined
+      ? await guards.quota.start(sessionId, start)
+      : await start();
+  return { taskId };
+}
+
+/**
+ * Makes a durable approval request for the run. A background call with `answerPending` answers with
+ * its id at once; any other waits for the decision within the call's timeout (asking the caller's
+ * user meanwhile, when it can), and starts, or is refused in one line that names the request.
+ */
+async function awaitApproval(
+  approvals: Approvals,
+  request: StartRequest & { owner: string },
+  reason: string,
+  call: BashArguments,
+  place: RunPlace,
+): Promise<RunStart> {
+  const answerPending = request.background && place.answerPending === true;
+  const waitMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const approvalId = await approvals.request(request, reason, answerPending ? undefined : waitMs);
+  const question: ApprovalQuestion = {
+    approvalId,
+    command: request.command,
+    ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
+    reason,
+    background: request.background,
+  };
+  const asking = new AbortController();
+  if (place.approvalPrompt !== undefined) {
+    // Whatever they answer goes to the request, where the first decision from anywhere wins.
+    void place
+      .approvalPrompt(question, asking.signal)
+      .then((decision) => (decision === undefined ? undefined : approvals.decide(approvalId, decision)))
+      .catch(() => undefined);
+  }
+  if (answerPending) return { approvalId };
+  try {
+    const outcome = await approvals.outcome(approvalId, waitMs, place.signal);
+    if (outcome === undefined) {
+      await approvals.callerLeft(approvalId);
+      throw new CommandNotApprovedError(
+        place.signal?.aborted ? abortedWhileWaiting(approvalId) : noDecisionInTime(approvalId, waitMs),
+      );
+    }
+    switch (outcome.kind) {
+      case 'approved':
+        if (outcome.background) throw new CommandNotApprovedError(noDecisionInTime(approvalId, waitMs));
+        return { taskId: outcome.taskId as TaskId };
+      case 'denied':
+        throw new CommandNotApprovedError(deniedBy(outcome));
+      case 'expired':
+        throw new CommandNotApprovedError(`request ${approvalId} expired with no decision`);
+    }
+  } finally {
+    asking.abort();
+  }
 }
 
 /**

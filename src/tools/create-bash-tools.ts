@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { Client as TemporalClient } from '@temporalio/client';
+import { Approvals } from '../client/approvals.js';
 import { BackgroundQuota } from '../client/background-quota.js';
 import { BashTasks, type BashTasksOptions } from '../client/bash-tasks.js';
 import { Reminders } from '../client/reminders.js';
@@ -43,8 +44,17 @@ export interface BashToolsOptions {
    * convenience, not a security boundary. @default every call is allowed
    */
   policy?: PermissionPolicy;
-  /** The host's answer to a policy's `ask`. @default none: an `ask` is a denial */
+  /**
+   * The host's answer to a policy's `ask`: true, false, or `'defer'` (a durable request).
+   * @default none: with `agentTaskQueue`, an `ask` waits in a durable approval request that a
+   * person decides (`durable-bash approve`, the Web UI, an MCP client); without it, an `ask` is a denial
+   */
   approve?: Approver;
+  /**
+   * How long a durable approval request waits for a decision before it is denied with a notice.
+   * @default DEFAULT_APPROVAL_EXPIRY_MS (24 hours)
+   */
+  approvalExpiryMs?: number;
   /**
    * The background tasks one agent session may run at once; past it, a `bash` call with
    * `run_in_background` starts nothing and says so. `Infinity` turns the cap off; tasks started
@@ -126,6 +136,14 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
             windowMs: tasks.noticeWindowMs,
           }),
         });
+  // Only where a decision's notice can arrive: a host that takes notices.
+  const approvals =
+    agentTaskQueue === undefined
+      ? undefined
+      : new Approvals({
+          tasks,
+          ...(options.approvalExpiryMs !== undefined ? { expiryMs: options.approvalExpiryMs } : {}),
+        });
   return {
     tasks,
     ...(reminders !== undefined ? { reminders } : {}),
@@ -134,6 +152,7 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.approve !== undefined ? { approve: options.approve } : {}),
       ...(quota !== undefined ? { quota } : {}),
+      ...(approvals !== undefined ? { approvals } : {}),
     },
   };
 }

@@ -53,12 +53,15 @@ export class SandboxCommands {
     options: { signal?: AbortSignal; keepStdinOpen?: boolean } = {},
   ): Promise<TaskId> {
     const call = parseArguments(bashArguments, args);
-    return startBashRun(this.tasks, this.guards, call, {
+    // Without `answerPending`, a run that waits for approval has started (or been refused) by now.
+    const started = await startBashRun(this.tasks, this.guards, call, {
       workdir: workspaceWorkdir(scope.root, call.workdir),
       sessionId: scope.sessionId,
       host: scope.host,
       ...options,
     });
+    if (!('taskId' in started)) throw new TypeError('a sandbox command cannot be left waiting for approval');
+    return started.taskId;
   }
 
   /** Waits for a foreground run, moving it to the background after `autoBackgroundAfterMs` (as `bash` does). */

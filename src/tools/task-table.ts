@@ -1,4 +1,5 @@
 import Table from 'cli-table3';
+import type { PendingApproval } from '../client/approvals.js';
 import type { ReminderSummary } from '../client/reminders.js';
 import type { TaskSummary } from '../client/task-list.js';
 
@@ -32,6 +33,20 @@ export function reminderTable(reminders: ReminderSummary[], now: Date): string {
       reminder.reminderId,
       age(now, reminder.firesAt),
       commandCell(reminder.note),
+    ]),
+  );
+}
+
+/** Pending approval requests (`durable-bash approvals`): the oldest first, with the session and the rule that asked. */
+export function approvalTable(approvals: PendingApproval[], now: Date): string {
+  return plainTable(
+    ['APPROVAL', 'AGE', 'SESSION', 'COMMAND', 'REASON'],
+    approvals.map((approval) => [
+      approval.approvalId,
+      age(approval.requestedAt, now),
+      approval.sessionId,
+      commandCell(approval.command),
+      commandCell(approval.reason),
     ]),
   );
 }

@@ -1,3 +1,4 @@
+export { bashApproval } from './bash-approval.js';
 export { bashReminder } from './bash-reminder.js';
 export { bashTask } from './bash-task.js';
 export { completionNotice } from './completion-notice.js';

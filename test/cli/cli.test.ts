@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import type { Tool } from '../../src/shared/tool-types.js';
+import { createRulePolicy } from '../../src/policy/rules.js';
+import { resultText, type Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
@@ -224,5 +225,67 @@ describe('durable-bash monitor', () => {
       stderr: `task ${plain} started without a session to notify: it cannot take a monitor\n`,
     });
     await Promise.all([cli(['kill', ...common(), taskId]), cli(['kill', ...common(), plain])]);
+  });
+});
+
+describe('durable-bash approvals, approve, deny', () => {
+  const suite = useDevServerWithWorker();
+  const common = () => ['--address', suite.env.address, '--task-queue', suite.worker.taskQueue];
+
+  it('lists the waiting requests and decides each once, printing one line', async () => {
+    // Requests made by the tools of an agent host whose policy asks about `echo deploy`.
+    const tools = createBashTools({
+      client: suite.env.client,
+      taskQueue: suite.worker.taskQueue,
+      agentTaskQueue: 'cli-approvals-host',
+      policy: createRulePolicy({ rules: [{ prefix: 'echo deploy', action: 'ask' }], defaultAction: 'allow' }),
+    });
+    const bash = tools.find((tool) => tool.name === 'bash') as Tool;
+    const request = async (command: string) => {
+      const answer = await bash.execute(
+        { command, description: 'Deploy', run_in_background: true },
+        agent('cli-approvals'),
+      );
+      return resultText(answer).replace('waiting for approval: ', '');
+    };
+    const first = await request('echo deploy main');
+    const second = await request('echo deploy dev');
+    await expect
+      .poll(async () => (await cli(['approvals', ...common(), '--owner', 'cli-approvals'])).stdout, {
+        timeout: 10_000,
+      })
+      .toMatch(
+        new RegExp(
+          `^APPROVAL +AGE +SESSION +COMMAND +REASON\\n${first} +\\d+s +cli-approvals +echo deploy main +\`echo deploy main\` matches the ask rule \`echo deploy\`\\n${second} .*dev`,
+        ),
+      );
+    expect(await cli(['approve', ...common(), '--by', 'alice', first])).toEqual({
+      code: 0,
+      stdout: `approved ${first}\n`,
+      stderr: '',
+    });
+    expect(await cli(['deny', ...common(), '--by', 'bob', '--reason', 'not now', first])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `approval ${first} was already approved by alice: nothing changed\n`,
+    });
+    expect(await cli(['deny', ...common(), '--reason', 'not dev', second])).toEqual({
+      code: 0,
+      stdout: `denied ${second}\n`,
+      stderr: '',
+    });
+    expect(await cli(['approve', ...common(), 'approval-nope'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'no approval request approval-nope\n',
+    });
+    // The decider is recorded (its session's notice waits for an agent host that is not there).
+    const { memo } = await suite.env.client.workflow.getHandle(second).describe();
+    expect(memo?.decision).toEqual({
+      approved: false,
+      by: `${os.userInfo().username}@${os.hostname()}`,
+      reason: 'not dev',
+    });
+    await Promise.all([first, second].map((id) => suite.env.client.workflow.getHandle(id).terminate()));
   });
 });

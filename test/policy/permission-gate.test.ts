@@ -6,7 +6,7 @@ import { CommandDeniedError, CommandNotApprovedError } from '../../src/shared/er
 const request: PermissionRequest = { command: 'git push', workdir: '/w', background: false, sessionId: 's' };
 const ask: PermissionDecision = { action: 'ask', reason: 'pushes need a person' };
 
-async function refusal(promise: Promise<void>): Promise<string> {
+async function refusal(promise: Promise<unknown>): Promise<string> {
   try {
     await promise;
   } catch (err) {
@@ -18,7 +18,7 @@ async function refusal(promise: Promise<void>): Promise<string> {
 
 describe('checkPermission', () => {
   it('lets every call through with no policy', async () => {
-    await expect(checkPermission(request, {}, undefined)).resolves.toBeUndefined();
+    await expect(checkPermission(request, {}, undefined)).resolves.toEqual({ kind: 'allowed' });
   });
 
   it('denies with the policy reason, on one line', async () => {
@@ -51,6 +51,25 @@ describe('checkPermission', () => {
     expect(await refusal(checkPermission(request, { policy: () => ({ action: 'ask' }) }, undefined))).toBe(
       'command denied: the permission policy asks for approval, and no approver is configured',
     );
+  });
+
+  it('defers an ask with no approver, or an approver that defers, where the session can wait', async () => {
+    const policy = () => ask;
+    expect(await checkPermission(request, { policy }, undefined, true)).toEqual({
+      kind: 'deferred',
+      reason: 'pushes need a person',
+    });
+    const approve = async () => 'defer' as const;
+    expect(await checkPermission(request, { policy, approve }, undefined, true)).toEqual({
+      kind: 'deferred',
+      reason: 'pushes need a person',
+    });
+    expect(await refusal(checkPermission(request, { policy, approve }, undefined, false))).toBe(
+      'command not approved: pushes need a person; the approver deferred it, and approval requests need an agent host that takes notices',
+    );
+    await expect(
+      checkPermission(request, { policy, approve: async () => true }, undefined, true),
+    ).resolves.toEqual({ kind: 'allowed' });
   });
 
   it('stops waiting for approval when the call is aborted, and tells the approver', async () => {

@@ -1,0 +1,173 @@
+/**
+ * A durable approval request (shared/approval.ts has the whole path): one workflow per request, on
+ * the command queue, owned as a task is. It waits for one decision, by update (the CLI, an MCP
+ * client's answer: a second one is refused in one line) or by signal (the Web UI, `temporal
+ * workflow signal`: a second one is dropped), up to its expiry. Approved, it starts the prepared
+ * `bashTask` as an abandoned child; the session is told by notice unless a foreground caller still
+ * waits for the answer. Waiting costs the server nothing: one timer, and the workflow is evicted.
+ */
+import {
+  condition,
+  defineSignal,
+  defineUpdate,
+  log,
+  ParentClosePolicy,
+  setHandler,
+  startChild,
+  upsertMemo,
+  WorkflowIdReusePolicy,
+} from '@temporalio/workflow';
+import {
+  type ApprovalDecision,
+  type ApprovalInput,
+  type ApprovalOutcome,
+  alreadyDecided,
+  approvalClosed,
+  approvalNotice,
+  badDecision,
+  decisionApplied,
+} from '../shared/approval.js';
+import { oneLine } from '../shared/checks.js';
+import type { TaskStart } from '../shared/task.js';
+import type { bashTask } from './bash-task.js';
+import { completionNotice, signalAgentWorkflow } from './completion-notice.js';
+import { countNotice } from './workflow-metrics.js';
+
+/** A decision that answers: applied, or refused in one line (decided already, or no longer waiting). */
+export const decideUpdate = defineUpdate<string, [ApprovalDecision]>('decide');
+
+/** A decision from the Web UI or `temporal workflow signal`: a second one is dropped (and logged). */
+export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
+
+/** The foreground caller stopped waiting (aborted): an approval then starts the run in the background. */
+export const callerLeftSignal = defineSignal('callerLeft');
+
+/**
+ * Time before a foreground caller's wait ends within which an approval runs the command in the
+ * background instead: the answer must still reach the caller, who would otherwise leave a
+ * foreground run nobody reads.
+ */
+const CALLER_ANSWER_MARGIN_MS = 2_000;
+
+export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcome> {
+  const requestedAtMs = Date.now();
+  let decision: ApprovalDecision | undefined;
+  let closed = false;
+  let callerLeft = false;
+
+  const refusal = (candidate: unknown): string | undefined => {
+    if (!isDecision(candidate)) return badDecision();
+    if (decision !== undefined) return alreadyDecided(input.approvalId, decision);
+    if (closed) return approvalClosed(input.approvalId);
+    return undefined;
+  };
+  const apply = (made: ApprovalDecision) => {
+    const reason = oneLine(made.reason ?? '');
+    decision = { approved: made.approved, by: oneLine(made.by), ...(reason !== '' ? { reason } : {}) };
+    upsertMemo({ decision });
+  };
+  setHandler(
+    decideUpdate,
+    (made) => {
+      apply(made);
+      return decisionApplied(input.approvalId, decision ?? made);
+    },
+    {
+      validator: (made) => {
+        const refused = refusal(made);
+        if (refused !== undefined) throw new Error(refused);
+      },
+      description: 'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}',
+    },
+  );
+  setHandler(
+    decideSignal,
+    (sent) => {
+      // A person typing the signal in the Web UI may leave out who they are: the history's event
+      // still names the sender's identity.
+      const made = {
+        ...sent,
+        by: typeof sent?.by === 'string' && sent.by.trim() !== '' ? sent.by : 'a decide signal',
+      };
+      const refused = refusal(made);
+      if (refused === undefined) apply(made);
+      else log.warn(`a decide signal was dropped: ${refused}`, { approvalId: input.approvalId });
+    },
+    {
+      description:
+        'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}; a second decision is dropped',
+    },
+  );
+  setHandler(callerLeftSignal, () => {
+    callerLeft = true;
+  });
+
+  const callerWaits = () =>
+    input.callerWaitMs !== undefined &&
+    !callerLeft &&
+    Date.now() - requestedAtMs < input.callerWaitMs - CALLER_ANSWER_MARGIN_MS;
+
+  const decided = await condition(() => decision !== undefined, input.expiryMs);
+  closed = true;
+  const made = decision;
+  // A foreground caller still waiting takes the answer itself (the workflow's result).
+  const callerTakesIt = callerWaits();
+  let outcome: ApprovalOutcome;
+  if (!decided || made === undefined) {
+    outcome = { kind: 'expired', afterMs: input.expiryMs };
+  } else if (!made.approved) {
+    outcome = { kind: 'denied', by: made.by, ...(made.reason !== undefined ? { reason: made.reason } : {}) };
+  } else {
+    const start = callerTakesIt ? input.start : (input.backgroundStart ?? input.start);
+    await startRun(start);
+    outcome = {
+      kind: 'approved',
+      by: made.by,
+      taskId: start.input.taskId,
+      background: start.input.background,
+    };
+  }
+  upsertMemo({ outcome });
+  if (!callerTakesIt) await tell(input, approvalNotice(input.approvalId, input.request.command, outcome));
+  return outcome;
+}
+
+/** Starts the approved run as the client would have: its own workflow, which outlives this one. */
+async function startRun(start: TaskStart): Promise<void> {
+  await startChild<typeof bashTask>('bashTask', {
+    workflowId: start.input.taskId,
+    args: [start.input],
+    typedSearchAttributes: start.typedSearchAttributes,
+    memo: start.memo,
+    staticSummary: start.staticSummary,
+    staticDetails: start.staticDetails,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+  });
+}
+
+/** The session's notice, by the path a reminder's takes. */
+async function tell(input: ApprovalInput, text: string): Promise<void> {
+  const { notice } = input;
+  if ('workflowId' in notice) {
+    countNotice(await signalAgentWorkflow(notice, { taskId: input.approvalId, text }, 'approval notice'));
+    return;
+  }
+  await completionNotice({
+    ...notice,
+    content: text,
+    ...(input.ownerAttribute !== undefined ? { ownerAttribute: input.ownerAttribute } : {}),
+  });
+}
+
+function isDecision(value: unknown): value is ApprovalDecision {
+  const candidate = value as Partial<ApprovalDecision> | undefined;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.approved === 'boolean' &&
+    typeof candidate.by === 'string' &&
+    candidate.by.trim() !== '' &&
+    (candidate.reason === undefined || typeof candidate.reason === 'string')
+  );
+}

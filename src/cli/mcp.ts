@@ -8,6 +8,8 @@ import { connectNativeConnection } from '../connection/native-connection.js';
 import type { HttpListen } from '../mcp/http.js';
 import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
 import { startMcpServer } from '../mcp/start-server.js';
+import type { CommandRule, PermissionPolicy } from '../policy/policy-types.js';
+import { createRulePolicy, ruleFromFlag } from '../policy/rules.js';
 import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS } from '../shared/limits.js';
 import { type CodecFlags, codecDataConverter } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
@@ -17,6 +19,12 @@ import { installQuietRuntime } from './quiet-logger.js';
 
 export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   session?: string;
+  /** Permission rules (a prefix or /regex/), each repeatable. */
+  allow?: string[];
+  ask?: string[];
+  deny?: string[];
+  /** For a command no rule matches. */
+  defaultAction: 'allow' | 'ask' | 'deny';
   cwd?: string;
   http?: HttpListen;
   /** A number of milliseconds, or false from --no-auto-background. */
@@ -51,6 +59,26 @@ export function withMcpOptions(command: Command): Command {
         .default(DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS),
     )
     .option('--no-auto-background', 'never move a foreground call to the background')
+    .option(
+      '--allow <rule>',
+      'allow commands matching this prefix or /regex/ (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--ask <rule>',
+      'ask about commands matching this prefix or /regex/: the call waits for a durable decision (durable-bash approve, or the MCP client by elicitation) (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .option(
+      '--deny <rule>',
+      'deny commands matching this prefix or /regex/ (repeatable)',
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
+    .addOption(
+      new Option('--default-action <action>', 'for a command no --allow, --ask or --deny rule matches')
+        .choices(['allow', 'ask', 'deny'])
+        .default('allow'),
+    )
     .addOption(
       new Option('--state-dir <dir>', 'where pending completion notices are kept')
         .env('DURABLE_BASH_STATE_DIR')
@@ -79,6 +107,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
       taskQueue: flags.taskQueue,
       stateDir: flags.stateDir,
       autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
+      ...policyOf(flags),
       ...(flags.http !== undefined ? { http: flags.http } : {}),
       version: packageVersion(),
     });
@@ -94,4 +123,13 @@ export async function runMcp(flags: McpFlags): Promise<void> {
 
 function packageVersion(): string {
   return (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
+}
+
+/** The rule policy the flags ask for; none when they give no rule and allow by default. */
+function policyOf(flags: McpFlags): { policy?: PermissionPolicy } {
+  const rules: CommandRule[] = (['allow', 'ask', 'deny'] as const).flatMap((action) =>
+    (flags[action] ?? []).map((value) => ({ ...ruleFromFlag(value), action }) as CommandRule),
+  );
+  if (rules.length === 0 && flags.defaultAction === 'allow') return {};
+  return { policy: createRulePolicy({ rules, defaultAction: flags.defaultAction }) };
 }

@@ -5,9 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import {
   type Client,
+  isGrpcCancelledError,
+  isGrpcDeadlineError,
   type WorkflowExecutionInfo,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
 } from '@temporalio/client';
 import { type OwnerHasher, ownerHasherOf } from '../codec/owner-hash.js';
 import {
@@ -30,6 +33,12 @@ import { ownerToken } from './ownership.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+
+/**
+ * How long a decision waits for a command worker to run the request's check: a worker that just
+ * started (after a restart) replays the request first. The server keeps a decision it accepted.
+ */
+const DECIDE_WAIT_MS = 30_000;
 
 /** A request waiting for a decision, as `durable-bash approvals` lists it. */
 export interface PendingApproval {
@@ -163,10 +172,14 @@ export class Approvals {
     if (!isApprovalIdShape(approvalId)) throw new ApprovalError(`no approval request ${approvalId}`);
     const handle = this.client.workflow.getHandle(approvalId);
     try {
-      return await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+      return await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
         handle.executeUpdate(decideUpdate, { args: [decision] }),
       );
     } catch (err) {
+      if (isDeadline(err))
+        throw new ApprovalError(
+          `no command worker took the decision on ${approvalId} within ${DECIDE_WAIT_MS}ms: it applies when one does, unless another decision comes first`,
+        );
       if (err instanceof WorkflowUpdateFailedError && err.cause instanceof Error)
         throw new ApprovalError(err.cause.message);
       // Not found, or closed (an update finds no running workflow either way): say which.
@@ -222,4 +235,13 @@ function pendingApproval(execution: WorkflowExecutionInfo): PendingApproval {
       typeof memo.requestedAtMs === 'number' ? memo.requestedAtMs : execution.startTime.getTime(),
     ),
   };
+}
+
+/** The call ran out of its deadline: the update call's own error, or gRPC's. */
+function isDeadline(err: unknown): boolean {
+  return (
+    err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+    isGrpcDeadlineError(err) ||
+    isGrpcCancelledError(err)
+  );
 }

@@ -1,7 +1,8 @@
 /**
  * The MCP face of the tools: a thin mapping from `createBashTools`' tools to MCP `tools/list` and
  * `tools/call`. Schemas, texts and errors are the tools' own; the server only adds the session's
- * completion notices, and MCP Tasks for a task-augmented `bash` call (see mcp-tasks.ts).
+ * completion notices, MCP Tasks for a task-augmented `bash` call (see mcp-tasks.ts), and asking the
+ * client about an approval request by elicitation (approval-elicitation.ts).
  */
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {
@@ -11,6 +12,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../shared/tool-types.js';
+import { elicitApproval } from './approval-elicitation.js';
 import { MCP_SERVER_NAME, type McpNotices } from './mcp-notices.js';
 import { type McpTasks, TaskRequestError } from './mcp-tasks.js';
 import { serveTaskRequests, TASK_TOOLS, TASKS_CAPABILITY } from './task-requests.js';
@@ -61,9 +63,11 @@ export function createMcpServer(
         throw new TaskRequestError(ErrorCode.MethodNotFound, `Tool ${tool.name} does not run as a task`);
       return tasks.create(tool, request.params.arguments, extra.signal);
     }
+    const approvalPrompt = elicitApproval(server, extra.requestId);
     const result = await tool.execute(request.params.arguments, {
       agent: { sessionId: session.sessionId, cwd: session.cwd },
       signal: extra.signal,
+      ...(approvalPrompt !== undefined ? { approvalPrompt } : {}),
     });
     return notices.addTo(result);
   });

@@ -9,6 +9,7 @@ import type { NativeConnection } from '@temporalio/worker';
 import { startAgentHost } from '../agent-host/agent-host.js';
 import { sessionAgentTaskQueue } from '../agent-host/names.js';
 import { BashTasks } from '../client/bash-tasks.js';
+import type { PermissionPolicy } from '../policy/policy-types.js';
 import { MCP_MAX_WAIT_MS } from '../shared/limits.js';
 import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
 import { McpNotices } from './mcp-notices.js';
@@ -30,6 +31,11 @@ export interface McpServerOptions extends McpSession {
   http?: HttpListen;
   /** The version the server reports in the MCP handshake. */
   version: string;
+  /**
+   * Decides each `bash` call. An `ask` waits in a durable approval request, which the MCP client
+   * is asked about by elicitation when it supports it. @default every call is allowed
+   */
+  policy?: PermissionPolicy;
 }
 
 export interface RunningMcpServer {
@@ -61,6 +67,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
     sessions: notices,
     tools: {
       maxWaitMs: MCP_MAX_WAIT_MS,
+      ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.autoBackgroundAfterMs !== undefined
         ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
         : {}),

@@ -106,10 +106,15 @@ export function compileDenyRules(rules: readonly DenyRule[]): CompiledRules {
  * holds a `/` a regex literal would escape.
  */
 export function denyRuleFromFlag(value: string): DenyRule {
+  return ruleFromFlag(value, 'deny');
+}
+
+/** A rule's match from a command-line flag (`--allow`, `--ask`, `--deny`), read as `denyRuleFromFlag` reads it. */
+export function ruleFromFlag(value: string, kind = 'permission'): CommandMatch {
   const regex = /^\/((?:[^/\\]|\\.)+)\/([dgimsuvy]*)$/s.exec(value);
   if (regex) return { pattern: new RegExp(regex[1] as string, regex[2]) };
   if (value.trim() === '')
-    throw new TypeError('invalid deny rule: expected a command prefix or /regex/, got an empty string');
+    throw new TypeError(`invalid ${kind} rule: expected a command prefix or /regex/, got an empty string`);
   return { prefix: value };
 }
 

@@ -1,7 +1,8 @@
 /**
  * A command host that plays scripts instead of running commands, for time-skipping tests of agent
  * logic (docs/TESTING.md). Only the host's command activities are scripted (run, stop, read,
- * stdin, a monitor's matches; see scripted-runs.ts): the `bashTask` workflow, the reader, the
+ * stdin, a monitor's matches; see scripted-runs.ts), and a person's decision on an approval
+ * request can be played (`decide`): the `bashTask` workflow, the reader, the
  * tools, the client, the tool calls of agent workflows, resolving a command and picking its host
  * are the real code, on the same queues a real worker serves (the command queue, the host's queue
  * and its control queue). A command whose host dies gets a host queue of its own that nothing
@@ -17,12 +18,15 @@ import { Worker } from '@temporalio/worker';
 import { createChooseHost } from '../activities/choose-host.js';
 import { createReleaseCommand } from '../activities/release-command.js';
 import { createResolveCommand } from '../activities/resolve-command.js';
+import { Approvals } from '../client/approvals.js';
+import { BashTasks } from '../client/bash-tasks.js';
 import { AttachedTasks } from '../command-host/attached-tasks.js';
 import {
   type CompiledExecutorOptions,
   compileExecutorOptions,
   type ExecutorOptions,
 } from '../command-host/executor-config.js';
+import type { ApprovalDecision } from '../shared/approval.js';
 import type { BashTaskInput } from '../shared/task.js';
 import { controlTaskQueue, DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { createToolCallActivities } from '../tools/tool-call-activities.js';
@@ -115,6 +119,23 @@ export class ScriptedHost {
             ? scripts[command]
             : undefined,
     });
+  }
+
+  /**
+   * Plays a person's decision on an approval request (`waiting for approval: <id>`), `afterMs` of
+   * test time from now (skipped, not waited), through the same `decide` update the CLI sends.
+   * Answers `approved <id>` or `denied <id>`; a second decision is refused as the CLI's is.
+   */
+  async decide(
+    approvalId: string,
+    decision: ApprovalDecision,
+    options: { afterMs?: number } = {},
+  ): Promise<string> {
+    if (options.afterMs !== undefined && options.afterMs > 0) await this.env.sleep(options.afterMs);
+    const approvals = new Approvals({
+      tasks: new BashTasks({ client: this.client, taskQueue: this.taskQueue }),
+    });
+    return approvals.decide(approvalId, decision);
   }
 
   /** What the command of `taskId` read from its stdin (`bash_input`), in order. */

@@ -6,6 +6,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   type CallToolResult,
+  type ElicitRequestFormParams,
+  ElicitRequestSchema,
+  type ElicitResult,
   LoggingMessageNotificationSchema,
   type Task,
   TaskStatusNotificationSchema,
@@ -32,9 +35,15 @@ export interface McpConnection {
 
 export type McpTransportKind = 'stdio' | 'http';
 
+/** A client's answer to a server's form elicitation. */
+export type ElicitHandler = (params: ElicitRequestFormParams) => Promise<ElicitResult>;
+
 export interface McpServers {
-  /** A `durable-bash mcp` process over stdio, and a client connected to it. */
-  stdio(session: string, extra?: string[]): Promise<McpConnection>;
+  /**
+   * A `durable-bash mcp` process over stdio, and a client connected to it; with `elicit`, a client
+   * that declares form elicitation and answers each `elicitation/create` with it.
+   */
+  stdio(session: string, extra?: string[], elicit?: ElicitHandler): Promise<McpConnection>;
   /** A `durable-bash mcp --http 127.0.0.1:0` process; resolves with its URL once it listens. */
   startHttp(session: string, extra?: string[]): Promise<{ child: ChildProcess; url: string }>;
   /** A client on an HTTP server's URL (each is an MCP session of its own); `kill` ends that server. */
@@ -75,7 +84,7 @@ export function useMcpServers(place: () => McpServerPlace): McpServers {
   };
 
   const servers: McpServers = {
-    async stdio(session, extra = []) {
+    async stdio(session, extra = [], elicit) {
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: args(session, extra),
@@ -83,7 +92,7 @@ export function useMcpServers(place: () => McpServerPlace): McpServers {
         stderr: 'pipe',
       });
       const connection = {
-        ...(await connectClient(transport)),
+        ...(await connectClient(transport, elicit)),
         kill() {
           const pid = transport.pid;
           if (pid !== null) killQuietly(pid);
@@ -128,8 +137,18 @@ export function useMcpServers(place: () => McpServerPlace): McpServers {
 }
 
 /** A client connected over `transport` that records the logging and task status notifications it receives. */
-async function connectClient(transport: Transport): Promise<Omit<McpConnection, 'kill'>> {
-  const client = new Client({ name: 'durable-bash-test', version: '0.0.0' });
+async function connectClient(
+  transport: Transport,
+  elicit?: ElicitHandler,
+): Promise<Omit<McpConnection, 'kill'>> {
+  const client = new Client(
+    { name: 'durable-bash-test', version: '0.0.0' },
+    elicit === undefined ? {} : { capabilities: { elicitation: { form: {} } } },
+  );
+  if (elicit !== undefined)
+    client.setRequestHandler(ElicitRequestSchema, (request) =>
+      elicit(request.params as ElicitRequestFormParams),
+    );
   const logs: unknown[] = [];
   const statuses: Task[] = [];
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {

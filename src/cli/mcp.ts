@@ -8,8 +8,8 @@ import { connectNativeConnection } from '../connection/native-connection.js';
 import type { HttpListen } from '../mcp/http.js';
 import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
 import { startMcpServer } from '../mcp/start-server.js';
-import type { CommandRule, PermissionPolicy } from '../policy/policy-types.js';
-import { createRulePolicy, ruleFromFlag } from '../policy/rules.js';
+import type { PermissionPolicy } from '../policy/policy-types.js';
+import { textRulePolicy } from '../policy/rules.js';
 import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS } from '../shared/limits.js';
 import { type CodecFlags, codecDataConverter } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
@@ -127,9 +127,6 @@ function packageVersion(): string {
 
 /** The rule policy the flags ask for; none when they give no rule and allow by default. */
 function policyOf(flags: McpFlags): { policy?: PermissionPolicy } {
-  const rules: CommandRule[] = (['allow', 'ask', 'deny'] as const).flatMap((action) =>
-    (flags[action] ?? []).map((value) => ({ ...ruleFromFlag(value), action }) as CommandRule),
-  );
-  if (rules.length === 0 && flags.defaultAction === 'allow') return {};
-  return { policy: createRulePolicy({ rules, defaultAction: flags.defaultAction }) };
+  const policy = textRulePolicy(flags);
+  return policy === undefined ? {} : { policy };
 }

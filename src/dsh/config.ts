@@ -31,6 +31,21 @@ export const Config = z.strictObject({
    * model request, not a wake-up. @default false
    */
   followup: z.boolean().default(false),
+  /**
+   * A permission policy for `bash` calls (docs/PERMISSIONS.md): command prefixes or `/regex/`
+   * strings by action, and the action for a command no rule matches. An `ask` waits in a durable
+   * approval request (`durable-bash approvals`, `approve`, `deny`). @default every call is allowed
+   */
+  permissions: z
+    .strictObject({
+      allow: z.array(z.string().min(1)).optional(),
+      ask: z.array(z.string().min(1)).optional(),
+      deny: z.array(z.string().min(1)).optional(),
+      defaultAction: z.enum(['allow', 'ask', 'deny']).optional(),
+    })
+    .optional(),
+  /** How long an approval request waits for a decision before it is denied. @default 24 hours */
+  approvalExpiryMs: positiveMs.optional(),
   /** Background tasks one session may run at once (see `createBashTools`). @default 20 */
   maxBackgroundTasksPerSession: z.number().int().positive().optional(),
   /**

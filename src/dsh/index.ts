@@ -17,6 +17,7 @@ import { loadKeyring } from '../codec/keyring.js';
 import { connectClient } from '../connection/connect.js';
 import { resolveConnectionConfig } from '../connection/connection-config.js';
 import { connectNativeConnection } from '../connection/native-connection.js';
+import { textRulePolicy } from '../policy/rules.js';
 import { Config, type ConfigInput, defaultAgentTaskQueue } from './config.js';
 import { createHarnessSessions } from './notices.js';
 import { toToolDefinition } from './tool-definition.js';
@@ -55,6 +56,7 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
   const keyring = loadKeyring({ keyFile: config.codecKeyFile });
   const dataConverter = keyring === undefined ? undefined : encryptingDataConverter(keyring);
   const agentTaskQueue = config.agentTaskQueue ?? defaultAgentTaskQueue();
+  const policy = textRulePolicy(config.permissions ?? {});
   let client: Client | undefined;
   let connection: NativeConnection | undefined;
   let host: AgentHost | undefined;
@@ -73,6 +75,8 @@ export async function apply(ctx: Context, config: Config): Promise<() => Promise
         ...(config.maxBackgroundTasksPerSession !== undefined
           ? { maxBackgroundTasksPerSession: config.maxBackgroundTasksPerSession }
           : {}),
+        ...(policy !== undefined ? { policy } : {}),
+        ...(config.approvalExpiryMs !== undefined ? { approvalExpiryMs: config.approvalExpiryMs } : {}),
       },
     });
     for (const tool of host.tools) registrations.push(ctx.tools.register(toToolDefinition(tool)));

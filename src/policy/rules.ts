@@ -223,3 +223,26 @@ function quoted(text: string): string {
   const line = oneLine(text);
   return line.length > REASON_COMMAND_CHARS ? `${line.slice(0, REASON_COMMAND_CHARS - 1)}…` : line;
 }
+
+/** Rules given as text, by action (a command-line flag's or a config file's): a prefix or `/regex/` each. */
+export interface TextRules {
+  allow?: readonly string[];
+  ask?: readonly string[];
+  deny?: readonly string[];
+  /** For a command no rule matches. @default 'allow' */
+  defaultAction?: RuleAction;
+}
+
+/**
+ * The rule policy text rules ask for, read as `ruleFromFlag` reads each (`durable-bash mcp`'s
+ * flags, the harness plugin's config); undefined when they give no rule and allow by default.
+ */
+export function textRulePolicy(text: TextRules): PermissionPolicy | undefined {
+  const defaultAction = text.defaultAction ?? RuleAction.allow;
+  const rules: CommandRule[] = ([RuleAction.allow, RuleAction.ask, RuleAction.deny] as const).flatMap(
+    (action) =>
+      (text[action] ?? []).map((value) => ({ ...ruleFromFlag(value, action), action }) as CommandRule),
+  );
+  if (rules.length === 0 && defaultAction === RuleAction.allow) return undefined;
+  return createRulePolicy({ rules, defaultAction });
+}

@@ -15,6 +15,8 @@ import { SessionId, type UserMessage } from '@deepseek-ai/dsh-session';
 import type { ToolExecutionResult } from '@deepseek-ai/dsh-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dropRepeatedNotices } from '../../src/agent-host/repeated-notices.js';
+import { Approvals } from '../../src/client/approvals.js';
+import { BashTasks } from '../../src/client/bash-tasks.js';
 import durableBash, { type ConfigInput, createHarnessSessions } from '../../src/dsh/index.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
@@ -291,5 +293,35 @@ describe('durable-bash/dsh', () => {
     expect(agent.inbox.nextStep.map(userText)).toEqual([
       noticeText(taskId, '[status: completed, exit code: 0]', '[output]\nlater'),
     ]);
+  });
+
+  it('makes a durable approval request for a call its permissions ask about, and lands the decision as a notice', async () => {
+    await plugin.dispose();
+    plugin = await loadPlugin({ ...pluginConfig(), permissions: { ask: ['echo deploy'] } });
+    try {
+      const agent = createAgent();
+      const answer = text(
+        await call(
+          'bash',
+          { command: 'echo deploy x', description: 'Deploy', run_in_background: true },
+          agent,
+        ),
+      );
+      const approvalId = /^waiting for approval: (approval-[0-9a-f-]{36})$/.exec(answer)?.[1] as string;
+      expect(approvalId).toBeDefined();
+      // A command no rule asks about runs as before.
+      expect(text(await call('bash', { command: 'echo hi', description: 'Hi' }, agent))).toBe('hi\n');
+      const approvals = new Approvals({
+        tasks: new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue }),
+      });
+      await approvals.decide(approvalId, { approved: false, by: 'alice', reason: 'not now' });
+      await waitFor(() => agent.inbox.nextStep.length === 1, 20_000, 100);
+      expect(agent.inbox.nextStep.map(userText)).toEqual([
+        `approval ${approvalId} denied by alice: not now. \`echo deploy x\` did not run.`,
+      ]);
+    } finally {
+      await plugin.dispose();
+      plugin = await loadPlugin();
+    }
   });
 });

@@ -74,6 +74,8 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
           ...(sessionId !== undefined ? { sessionId } : {}),
           ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
           ...(exec.approvalPrompt !== undefined ? { approvalPrompt: exec.approvalPrompt } : {}),
+          // A caller that moves a long call to the background would not wait longer for a decision.
+          ...(autoBackgroundAfterMs !== undefined ? { approvalWaitMs: autoBackgroundAfterMs } : {}),
           answerPending: true,
         });
         if ('approvalId' in started) return textResult(waitingForApproval(started.approvalId));
@@ -109,6 +111,8 @@ export interface RunPlace {
   keepStdinOpen?: boolean;
   /** Asks the caller's user about an approval request now, as well as waiting for it (MCP elicitation). */
   approvalPrompt?: ApprovalPrompt;
+  /** The longest a call waits for a decision, when shorter than its timeout. @default the call's timeout */
+  approvalWaitMs?: number;
   /**
    * A background call that must wait for approval answers at once with the request's id (the `bash`
    * tool). @default false: it waits for the decision, as a foreground call does
@@ -167,7 +171,10 @@ async function awaitApproval(
   place: RunPlace,
 ): Promise<RunStart> {
   const answerPending = request.background && place.answerPending === true;
-  const waitMs = call.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const waitMs = Math.min(
+    call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    place.approvalWaitMs ?? Number.POSITIVE_INFINITY,
+  );
   const approvalId = await approvals.request(request, reason, answerPending ? undefined : waitMs);
   const question: ApprovalQuestion = {
     approvalId,

@@ -4,11 +4,14 @@
  * once; a background call answers at once and its session hears the decision by notice; a
  * foreground call waits within its timeout, then is refused naming the request, which stays open.
  */
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
 import { createRulePolicy } from '../../src/policy/rules.js';
 import type { ApprovalDecision } from '../../src/shared/approval.js';
 import type { Tool } from '../../src/shared/tool-types.js';
@@ -20,6 +23,8 @@ import { NoticeInbox } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
+
+const execFileAsync = promisify(execFile);
 
 let env: TestWorkflowEnvironment;
 let commandWorker: RunningWorker;
@@ -45,7 +50,7 @@ const policy = createRulePolicy({
 });
 
 /** An agent host whose policy asks about `echo`, with no approver: its tools, inbox and approvals. */
-async function agentHost(options: { approvalExpiryMs?: number } = {}) {
+async function agentHost(options: { approvalExpiryMs?: number; autoBackgroundAfterMs?: number } = {}) {
   const agentTaskQueue = `agent-${randomUUID()}`;
   const tools = createBashTools({
     client: env.client,
@@ -112,14 +117,28 @@ describe('durable approvals', () => {
     expect(await approvals.list(sessionId, 10)).toEqual([]);
   });
 
-  it('a denial by signal (as the Web UI sends it) is told with its reason; a second signal changes nothing', async () => {
+  it('a denial by signal (`temporal workflow signal`, as the Web UI sends it) is told with its reason; a second signal changes nothing', async () => {
     const { tool, inbox, exec } = await agentHost();
     const answer = text(
       await tool('bash').execute({ command: 'echo no', description: 'No', run_in_background: true }, exec),
     );
     const approvalId = APPROVAL_ID.exec(answer)?.[1] as string;
     const handle = env.client.workflow.getHandle(approvalId);
-    await handle.signal(decideSignal, { approved: false, by: 'carol', reason: 'not on a Friday' });
+    // As docs/PERMISSIONS.md gives it: Temporal's own CLI, with the decision as the signal's JSON input.
+    const temporal = findTemporalBinary(TemporalBinary.cli);
+    if (temporal.kind === 'download') throw new Error('no temporal binary: run npm run provision');
+    await execFileAsync(temporal.path, [
+      'workflow',
+      'signal',
+      '--address',
+      env.address,
+      '--workflow-id',
+      approvalId,
+      '--name',
+      'decide',
+      '--input',
+      '{"approved": false, "by": "carol", "reason": "not on a Friday"}',
+    ]);
     await handle.signal(decideSignal, { approved: true, by: 'dave' });
     await waitFor(() => inbox.notices.length === 1, 30_000, 100);
     expect(inbox.notices[0]?.content).toBe(
@@ -156,6 +175,16 @@ describe('durable approvals', () => {
       `approval ${approvalId} granted by alice: \`echo later\` started as background task ${taskId}. Read its output with bash_output.`,
       `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\nlater`,
     ]);
+  });
+
+  it('a foreground call that would move to the background waits no longer than that for a decision', async () => {
+    const { tool, exec } = await agentHost({ autoBackgroundAfterMs: 2_000 });
+    const answer = text(await tool('bash').execute({ command: 'echo quick', description: 'Quick' }, exec));
+    const approvalId = /request (approval-[0-9a-f-]{36})/.exec(answer)?.[1] as string;
+    expect(answer).toBe(
+      `command not approved: no decision within 2000ms; request ${approvalId} stays open, and if it is approved the command runs in the background with a notice to this session`,
+    );
+    await env.client.workflow.getHandle(approvalId).terminate();
   });
 
   it('a foreground call hears a denial as one line', async () => {

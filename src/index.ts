@@ -1,4 +1,5 @@
 /** durable-bash: bash tools for AI agents (bash, bash_output, bash_kill, bash_list, bash_input), where every command run is a Temporal workflow. */
+export { Approvals, type ApprovalsOptions, type PendingApproval } from './client/approvals.js';
 export {
   BashTasks,
   type BashTasksOptions,
@@ -44,7 +45,15 @@ export type {
 export { RuleAction } from './policy/policy-types.js';
 export { createRulePolicy, type RulePolicyOptions } from './policy/rules.js';
 export { type CommandUnit, type SplitCommands, splitCommands } from './policy/split-commands.js';
+export type {
+  ApprovalDecision,
+  ApprovalOutcome,
+  ApprovalPrompt,
+  ApprovalQuestion,
+  ApprovalRequest,
+} from './shared/approval.js';
 export {
+  ApprovalError,
   BackgroundQuotaError,
   CodecKeyError,
   CommandDeniedError,

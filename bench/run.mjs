@@ -17,6 +17,8 @@
 //                        bench/results/latest.json and BENCHMARKS.md, dated on its own
 //   --only notices       only bench/notices.bench.ts (what notices cost in the server's actions,
 //                        against Temporal's floors), its table replaced the same way
+//   --only actions       only bench/actions.bench.ts (what each operation costs in the server's
+//                        actions, against Temporal's floors), its table replaced the same way
 //
 // A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
 // --json, and a copy in the temp directory), so running it leaves the tree as it was.
@@ -86,8 +88,8 @@ function parse(argv) {
   if (!['auto', 'none', 'session'].includes(options.isolation ?? 'auto'))
     fail(`--isolation ${options.isolation}: one of auto, none, session`);
   if (options.minutes !== undefined && !(options.minutes > 0)) fail('--minutes needs a positive number');
-  if (options.only !== undefined && !['sandboxes', 'notices'].includes(options.only))
-    fail(`--only ${options.only}: one of sandboxes, notices`);
+  if (options.only !== undefined && !['sandboxes', 'notices', 'actions'].includes(options.only))
+    fail(`--only ${options.only}: one of sandboxes, notices, actions`);
   return options;
 }
 
@@ -206,6 +208,32 @@ function runNotices(kind) {
   return passed && json?.figures.every((figure) => figure.holds !== false) === true;
 }
 
+/**
+ * bench/actions.bench.ts on the `kind` server: what each operation costs in the server's actions,
+ * against Temporal's own floors; its run joins the results. False when it failed to measure (a
+ * figure short of its target is reported, not failed: the quick bench's exact gate catches an
+ * action added to what was measured before).
+ */
+function runActions(kind) {
+  log(`what each operation costs the server, in actions (bench/actions.bench.ts) on the ${kind} server`);
+  const out = path.join(scratch, 'actions.json');
+  const { passed, json } = vitest(
+    'bench/actions.bench.ts',
+    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
+    out,
+  );
+  if (!passed) log('the actions run failed');
+  if (json)
+    results.runs.push({
+      kind: 'actions',
+      ...json,
+      date: results.date,
+      commit: results.software.commit,
+      failed: !passed,
+    });
+  return passed && json !== undefined;
+}
+
 const options = parse(process.argv.slice(2));
 const command = `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 
@@ -230,7 +258,8 @@ const results = {
 let failed = false;
 
 if (options.only !== undefined) {
-  failed = options.only === 'sandboxes' ? !runSandboxes(options.servers[0]) : !runNotices(options.servers[0]);
+  const only = { sandboxes: runSandboxes, notices: runNotices, actions: runActions }[options.only];
+  failed = !only(options.servers[0]);
   if (options.json) write(options.json, `${JSON.stringify(results, null, 2)}\n`);
   if (!options.quick && existsSync(LATEST)) {
     // The rest of the latest full run stays as it was; this table replaces its own.
@@ -277,6 +306,7 @@ if (options.only !== undefined) {
   }
   failed = !runSandboxes(options.servers[0]) || failed;
   failed = !runNotices(options.servers[0]) || failed;
+  failed = !runActions(options.servers[0]) || failed;
   if (!options.quick) {
     log('a task read thousands of times (bench/many-reads.bench.ts)');
     const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));

@@ -1,10 +1,18 @@
 /**
  * Temporal's own floors, as plain Temporal code with nothing of durable-bash in it: the minimum
  * round trip (a workflow running one trivial activity) and the burst floor's unit (a workflow
- * running one activity that heartbeats once a minute until it is ended). Bundled by the bench
+ * running one activity that heartbeats once a minute until it is ended), and the units of a
+ * notice, a reminder and a read. Bundled by the bench
  * (bundleWorkflowCode) for a worker in the bench process.
  */
-import { condition, defineSignal, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  condition,
+  defineSignal,
+  defineUpdate,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type * as activities from './activities.js';
 
 const { trivial } = proxyActivities<typeof activities>({
@@ -47,4 +55,15 @@ export async function messageFloor(count: number): Promise<void> {
 export async function timerFloor(ms: number): Promise<void> {
   await sleep(ms);
   await trivial();
+}
+
+/** A read's floor: an update whose handler runs one trivial activity, answered by the workflow. */
+export const readUpdate = defineUpdate<void>('read');
+
+/** Answers `read` updates (each running one activity) until cancelled. */
+export async function updateFloor(): Promise<void> {
+  setHandler(readUpdate, async () => {
+    await trivial();
+  });
+  await condition(() => false);
 }

@@ -31,6 +31,12 @@ export interface Figure {
   gateSlack?: number;
   /** What the gate compares: `ratio` (the default) or `value` (for a floor that may be 0). */
   gateOn?: 'ratio' | 'value';
+  /**
+   * Gated exactly (a count that is not noisy, such as the server's actions): the run fails if the
+   * compared number is above the baseline's at all, so a change that adds one updates the baseline
+   * in the same commit, with its reason.
+   */
+  gateExact?: boolean;
 }
 
 /** What one bench file's run writes to BENCH_OUT: the shape bench/run.mjs merges and report.mjs renders. */

@@ -89,10 +89,12 @@ export function markdown(results, soak) {
     '# Benchmarks',
     '',
     'Written by `npm run bench` (bench/run.mjs runs bench/budgets.bench.ts once per server, then',
-    'bench/sandboxes.bench.ts under Node.js 24, then bench/notices.bench.ts); one run, but for a table',
-    'that says it was measured on its own (`npm run bench -- --only sandboxes` or `--only notices`',
-    "replaces that table alone). The notices table counts the server's own `action` counter (what",
-    'Temporal Cloud bills) against a floor of plain Temporal code doing the same delivery.',
+    'bench/sandboxes.bench.ts under Node.js 24, then bench/notices.bench.ts and bench/actions.bench.ts);',
+    'one run, but for a table that says it was measured on its own (`npm run bench -- --only',
+    'sandboxes`, `--only notices` or `--only actions` replaces that table alone). The notices and',
+    "actions tables count the server's own `action` counter (what Temporal Cloud bills), by type,",
+    'against a floor of plain Temporal code doing the same work; the quick bench gates each action',
+    'count exactly against bench/baseline.json.',
     'Targets: the target column. Every figure is put against floors measured in the same run on the same',
     "server: a direct `spawn('bash', ['-c', 'true'])` (spawn), Temporal's own round trip (a trivial",
     'workflow running one trivial activity on a worker in the bench process: floor), and for scale',
@@ -209,7 +211,7 @@ export function compareLines(old, now) {
 
 /**
  * The gross regressions of `now` against `baseline`: a gated figure more than 2x its recorded
- * number plus its slack. Matched by figure id on the same server kind; a figure the baseline lacks
+ * number plus its slack, or, for a figure gated exactly (`gateExact`), any rise. Matched by figure id on the same server kind; a figure the baseline lacks
  * is not gated. Answers how many were gated, and what regressed.
  */
 export function regressions(baseline, now) {
@@ -224,11 +226,13 @@ export function regressions(baseline, now) {
     const is = pick(f);
     if (was === null || was === undefined || !Number.isFinite(was)) continue;
     gated++;
-    const limit = 2 * Math.max(was, 0) + f.gateSlack;
+    const limit = f.gateExact ? was : 2 * Math.max(was, 0) + f.gateSlack;
     // A figure that could not be had (NaN: a burst or restart that never finished) is a regression.
     if (is === null || is === undefined || !Number.isFinite(is) || is > limit)
       found.push(
-        `${key}: ${f.gateOn === 'value' ? 'value' : 'ratio'} ${num(is)} > 2 x ${num(was)} + ${f.gateSlack} = ${num(limit)} (${f.raw})`,
+        f.gateExact
+          ? `${key}: ${f.gateOn === 'value' ? 'value' : 'ratio'} ${num(is)} > ${num(was)}, the baseline's, exactly (${f.raw})`
+          : `${key}: ${f.gateOn === 'value' ? 'value' : 'ratio'} ${num(is)} > 2 x ${num(was)} + ${f.gateSlack} = ${num(limit)} (${f.raw})`,
       );
   }
   return { gated, found };

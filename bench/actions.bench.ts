@@ -14,7 +14,7 @@
  * bench. The command worker is a `durable-bash worker` process; no agent host takes notices.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
@@ -22,10 +22,10 @@ import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import type { Tool } from '../src/shared/tool-types.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { type Figure, fixed, seconds, writeRunJson } from './lib/figures.js';
+import { type Figure, fixed, runServer, seconds, writeRunJson } from './lib/figures.js';
 import { bundleFloorWorkflows, startFloorWorker } from './lib/floor-worker.js';
-import { endLeftovers, sleep, startBackground, startWorker, text } from './lib/host.js';
-import { actionCounts, actionsBetween, scrape } from './lib/metrics.js';
+import { endBenchTasks, sleep, startBackground, startWorker, text } from './lib/host.js';
+import { type ActionCost, actionsOf, actionTypes } from './lib/metrics.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
 const QUICK = process.env.BENCH_MODE === 'quick';
@@ -53,37 +53,28 @@ const taskQueue = `bench-actions-${randomUUID()}`;
 const floorQueue = `bench-actions-floor-${randomUUID()}`;
 let tools: Record<'bash' | 'bash_output' | 'bash_kill', Tool>;
 
-const actions = async () => actionCounts(await scrape(server.metricsUrl), server.namespace);
-
-/** What one sample cost: its total and its actions by type. */
-type Cost = { total: number; byType: Record<string, number> };
-
 /** The actions `body` causes, once the server has settled after it. */
-async function actionsOf(body: () => Promise<unknown>, settleMs = SETTLE_MS): Promise<Cost> {
-  const before = await actions();
-  await body();
-  await sleep(settleMs);
-  return actionsBetween(before, await actions());
-}
-
-const typesOf = (byType: Record<string, number>) =>
-  Object.entries(byType)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([type, count]) => `${type.replace(/^(grpc|command)_/, '')} ${count}`)
-    .join(', ') || 'none';
+const costOf = (body: () => Promise<unknown>, settleMs = SETTLE_MS) => actionsOf(server, body, settleMs);
 
 /** The costliest sample (its types), and the spread. */
-function summary(costs: Cost[]): { max: Cost; text: string } {
+function summary(costs: ActionCost[]): { max: ActionCost; text: string } {
   const max = costs.reduce((most, cost) => (cost.total > most.total ? cost : most));
   const totals = costs.map((cost) => cost.total);
   return {
     max,
-    text: `${max.total} (${typesOf(max.byType)}); ${costs.length} samples ${Math.min(...totals)}-${Math.max(...totals)}`,
+    text: `${max.total} (${actionTypes(max.byType)}); ${costs.length} samples ${Math.min(...totals)}-${Math.max(...totals)}`,
   };
 }
 
 /** One operation's figure: its costliest sample against the floor's, gated exactly. */
-function record(id: string, measure: string, costs: Cost[], floors: Cost[], target: number, why: string) {
+function record(
+  id: string,
+  measure: string,
+  costs: ActionCost[],
+  floors: ActionCost[],
+  target: number,
+  why: string,
+) {
   const it = summary(costs);
   const floor = summary(floors);
   log(`${measure}: ${it.text}; floor ${floor.text}`);
@@ -103,8 +94,8 @@ function record(id: string, measure: string, costs: Cost[], floors: Cost[], targ
   });
 }
 
-async function samples(body: () => Promise<Cost>): Promise<Cost[]> {
-  const costs: Cost[] = [];
+async function samples(body: () => Promise<ActionCost>): Promise<ActionCost[]> {
+  const costs: ActionCost[] = [];
   for (let i = 0; i < SAMPLES; i++) costs.push(await body());
   return costs;
 }
@@ -146,16 +137,9 @@ afterAll(async () => {
     await worker?.crash();
     await server?.stop();
   } finally {
-    const ended = endLeftovers(spillDir);
-    if (ended > 0)
-      notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
-    rmSync(spillDir, { recursive: true, force: true });
+    endBenchTasks(spillDir, notes);
     writeRunJson(OUT, {
-      server: server && {
-        kind: server.kind,
-        description: `${server.description}, actions per operation`,
-        version: server.version,
-      },
+      server: runServer(server, 'actions per operation'),
       mode: QUICK ? 'quick' : 'full',
       sizes: { samples: SAMPLES },
       durationMs: performance.now() - began,
@@ -167,7 +151,7 @@ afterAll(async () => {
 
 const roundTripFloor = () =>
   samples(() =>
-    actionsOf(() =>
+    costOf(() =>
       server.client.workflow.execute('roundTripFloor', {
         workflowId: `floor-round-trip-${randomUUID()}`,
         taskQueue: floorQueue,
@@ -178,7 +162,7 @@ const roundTripFloor = () =>
 describe('what each operation costs the server, in actions', () => {
   it('a foreground run of true', async () => {
     const costs = await samples(() =>
-      actionsOf(async () => {
+      costOf(async () => {
         const result = await tools.bash.execute({ command: 'true', description: 'True' });
         if (result.isError) throw new Error(`bash true: ${text(result)}`);
       }),
@@ -188,7 +172,7 @@ describe('what each operation costs the server, in actions', () => {
 
   it('a background task started and ended, nobody reading', async () => {
     const costs = await samples(() =>
-      actionsOf(async () => {
+      costOf(async () => {
         const taskId = await startBackground(tools, 'sleep 1');
         await server.client.workflow.getHandle(taskId).result();
       }),
@@ -204,9 +188,9 @@ describe('what each operation costs the server, in actions', () => {
   });
 
   it('reads of a running task, with new output and with none, and its kill', async () => {
-    const moved: Cost[] = [];
-    const still: Cost[] = [];
-    const kills: Cost[] = [];
+    const moved: ActionCost[] = [];
+    const still: ActionCost[] = [];
+    const kills: ActionCost[] = [];
     for (let i = 0; i < SAMPLES; i++) {
       const taskId = await startBackground(tools, 'echo ready; sleep 4; echo more; sleep 600');
       // Printed, attached and heartbeated: the task's own start has settled.
@@ -222,19 +206,19 @@ describe('what each operation costs the server, in actions', () => {
       if (!first.startsWith('ready')) throw new Error(`first read: ${first}`);
       await sleep(4_000);
       moved.push(
-        await actionsOf(async () => {
+        await costOf(async () => {
           const answer = await read();
           if (!answer.startsWith('more')) throw new Error(`second read: ${answer}`);
         }),
       );
       still.push(
-        await actionsOf(async () => {
+        await costOf(async () => {
           const answer = await read();
           if (!answer.startsWith('(no new output)')) throw new Error(`third read: ${answer}`);
         }),
       );
       kills.push(
-        await actionsOf(async () => {
+        await costOf(async () => {
           await tools.bash_kill.execute({ task_id: taskId });
           await server.client.workflow
             .getHandle(taskId)
@@ -249,7 +233,7 @@ describe('what each operation costs the server, in actions', () => {
       taskQueue: floorQueue,
     });
     await sleep(1_000);
-    const updates = await samples(() => actionsOf(() => handle.executeUpdate('read')));
+    const updates = await samples(() => costOf(() => handle.executeUpdate('read')));
     await handle.terminate();
     record(
       'readMoved',
@@ -274,7 +258,7 @@ describe('what each operation costs the server, in actions', () => {
         taskQueue: floorQueue,
       });
       await sleep(1_500);
-      return actionsOf(async () => {
+      return costOf(async () => {
         await started.cancel();
         await started.result().catch(() => undefined);
       }, 3_000);

@@ -11,7 +11,7 @@
  * `durable-bash worker` process.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Worker } from '@temporalio/worker';
@@ -21,10 +21,10 @@ import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { createAgentWorker } from '../src/worker/agent-worker.js';
 import { waitFor } from '../test/helpers/processes.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { type Figure, fixed, seconds, writeRunJson } from './lib/figures.js';
+import { type Figure, fixed, runServer, seconds, writeRunJson } from './lib/figures.js';
 import { bundleFloorWorkflows, startFloorWorker } from './lib/floor-worker.js';
-import { endLeftovers, sleep, startBackground, startWorker, text } from './lib/host.js';
-import { actionCounts, actionsBetween, scrape } from './lib/metrics.js';
+import { endBenchTasks, sleep, startBackground, startWorker, text } from './lib/host.js';
+import { actionsOf, actionTypes } from './lib/metrics.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
 const QUICK = process.env.BENCH_MODE === 'quick';
@@ -59,18 +59,8 @@ const toolOf = (name: string, list: Tool[]) => {
   return found;
 };
 
-const actions = async () => actionCounts(await scrape(server.metricsUrl), server.namespace);
 /** The actions `body` causes, once the server has settled after it (`settleMs`). */
-async function actionsOf(body: () => Promise<void>, settleMs = 1_000) {
-  const before = await actions();
-  await body();
-  await sleep(settleMs);
-  return actionsBetween(before, await actions());
-}
-const typesOf = (byType: Record<string, number>) =>
-  Object.entries(byType)
-    .map(([type, count]) => `${type.replace(/^(grpc|command)_/, '')} ${count}`)
-    .join(', ');
+const costOf = (body: () => Promise<unknown>, settleMs = 1_000) => actionsOf(server, body, settleMs);
 
 beforeAll(async () => {
   server = await startBenchServer(SERVER);
@@ -116,16 +106,9 @@ afterAll(async () => {
     await worker?.crash();
     await server?.stop();
   } finally {
-    const ended = endLeftovers(spillDir);
-    if (ended > 0)
-      notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
-    rmSync(spillDir, { recursive: true, force: true });
+    endBenchTasks(spillDir, notes);
     writeRunJson(OUT, {
-      server: server && {
-        kind: server.kind,
-        description: `${server.description}, notices (actions)`,
-        version: server.version,
-      },
+      server: runServer(server, 'notices (actions)'),
       mode: QUICK ? 'quick' : 'full',
       sizes: SIZES,
       durationMs: performance.now() - began,
@@ -149,16 +132,16 @@ describe('what notices cost the server', () => {
       exec,
     );
     await sleep(2_000); // Started, attached, heartbeated.
-    const silent = await actionsOf(async () => {
+    const silent = await costOf(async () => {
       await sleep(4_000);
     });
     await kill(taskId);
     await sleep(2_000); // The kill's own actions settle before the next case counts.
-    log(`${n} lines matching nothing: ${silent.total} actions (${typesOf(silent.byType) || 'none'})`);
+    log(`${n} lines matching nothing: ${silent.total} actions (${actionTypes(silent.byType) || 'none'})`);
     figures.push({
       id: 'notices.monitorSilent',
       measure: `a monitored task printing ${n} lines that match nothing: actions`,
-      raw: `${silent.total} actions${silent.total > 0 ? ` (${typesOf(silent.byType)})` : ''}`,
+      raw: `${silent.total} actions${silent.total > 0 ? ` (${actionTypes(silent.byType)})` : ''}`,
       value: silent.total,
       unit: 'actions',
       ratio: null,
@@ -180,7 +163,7 @@ describe('what notices cost the server', () => {
     );
     await sleep(2_000);
     const from = injected.length;
-    const monitor = await actionsOf(() =>
+    const monitor = await costOf(() =>
       waitFor(
         () => injected.length - from >= k,
         (k * LINE_GAP_S + 30) * 1_000,
@@ -199,7 +182,7 @@ describe('what notices cost the server', () => {
     await sleep(1_000);
     // Temporal's own: one signal-with-start, then a signal at a time, each running one activity.
     const floorId = `floor-message-${randomUUID()}`;
-    const floor = await actionsOf(async () => {
+    const floor = await costOf(async () => {
       for (let i = 0; i < k; i++)
         await server.client.workflow.signalWithStart('messageFloor', {
           workflowId: floorId,
@@ -213,12 +196,12 @@ describe('what notices cost the server', () => {
     const perNotice = monitor.total / k;
     const perMessage = floor.total / k;
     log(
-      `${k} notices: ${monitor.total} actions (${typesOf(monitor.byType)}); floor ${floor.total} (${typesOf(floor.byType)})`,
+      `${k} notices: ${monitor.total} actions (${actionTypes(monitor.byType)}); floor ${floor.total} (${actionTypes(floor.byType)})`,
     );
     figures.push({
       id: 'notices.monitorNotice',
       measure: `a monitor's notice, ${k} one line each: actions per notice`,
-      raw: `${fixed(perNotice)} (${monitor.total} in all: ${typesOf(monitor.byType)}); floor ${fixed(perMessage)} (${typesOf(floor.byType)})`,
+      raw: `${fixed(perNotice)} (${monitor.total} in all: ${actionTypes(monitor.byType)}); floor ${fixed(perMessage)} (${actionTypes(floor.byType)})`,
       value: perNotice,
       unit: 'actions',
       ratio: perMessage > 0 ? perNotice / perMessage : null,
@@ -234,7 +217,7 @@ describe('what notices cost the server', () => {
 
   it('a reminder that fires, against a timer and an activity', async () => {
     const from = injected.length;
-    const reminder = await actionsOf(async () => {
+    const reminder = await costOf(async () => {
       const answer = text(await tools.bash_remind.execute({ after_ms: 1_000, note: 'look again' }, exec));
       if (!answer.startsWith('reminder ')) throw new Error(`bash_remind: ${answer}`);
       await waitFor(
@@ -244,7 +227,7 @@ describe('what notices cost the server', () => {
         () => 'the reminder',
       );
     });
-    const floor = await actionsOf(async () => {
+    const floor = await costOf(async () => {
       await server.client.workflow.execute('timerFloor', {
         workflowId: `floor-timer-${randomUUID()}`,
         taskQueue: floorQueue,
@@ -252,12 +235,12 @@ describe('what notices cost the server', () => {
       });
     });
     log(
-      `a reminder: ${reminder.total} actions (${typesOf(reminder.byType)}); floor ${floor.total} (${typesOf(floor.byType)})`,
+      `a reminder: ${reminder.total} actions (${actionTypes(reminder.byType)}); floor ${floor.total} (${actionTypes(floor.byType)})`,
     );
     figures.push({
       id: 'notices.reminder',
       measure: 'a reminder set and fired: actions',
-      raw: `${reminder.total} (${typesOf(reminder.byType)}); floor ${floor.total} (${typesOf(floor.byType)})`,
+      raw: `${reminder.total} (${actionTypes(reminder.byType)}); floor ${floor.total} (${actionTypes(floor.byType)})`,
       value: reminder.total,
       unit: 'actions',
       ratio: floor.total > 0 ? reminder.total / floor.total : null,

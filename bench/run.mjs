@@ -185,53 +185,33 @@ function runSandboxes(kind) {
 }
 
 /**
- * bench/notices.bench.ts on the `kind` server: what notices cost in the server's actions, against
- * Temporal's own floors; its run joins the results. False when it failed.
+ * A bench file that counts the server's actions against Temporal's own floors, on the `kind`
+ * server; its run joins the results. `name`: `notices` (what notices cost; a figure short of its
+ * target fails the run) or `actions` (what each operation costs; a figure short of issue 31's
+ * targets is reported, and the quick bench's exact gate catches an action added to what was
+ * measured before). False when it failed.
  */
-function runNotices(kind) {
-  log(`what notices cost the server, in actions (bench/notices.bench.ts) on the ${kind} server`);
-  const out = path.join(scratch, 'notices.json');
+function runCounted(name, kind) {
+  log(
+    `what ${name === 'notices' ? 'notices cost' : 'each operation costs'} the server, in actions (bench/${name}.bench.ts) on the ${kind} server`,
+  );
+  const out = path.join(scratch, `${name}.json`);
   const { passed, json } = vitest(
-    'bench/notices.bench.ts',
+    `bench/${name}.bench.ts`,
     { BENCH_MODE: results.mode, BENCH_SERVER: kind },
     out,
   );
-  if (!passed) log('the notices run failed');
+  if (!passed) log(`the ${name} run failed`);
   if (json)
     results.runs.push({
-      kind: 'notices',
+      kind: name,
       ...json,
       date: results.date,
       commit: results.software.commit,
       failed: !passed,
     });
-  return passed && json?.figures.every((figure) => figure.holds !== false) === true;
-}
-
-/**
- * bench/actions.bench.ts on the `kind` server: what each operation costs in the server's actions,
- * against Temporal's own floors; its run joins the results. False when it failed to measure (a
- * figure short of its target is reported, not failed: the quick bench's exact gate catches an
- * action added to what was measured before).
- */
-function runActions(kind) {
-  log(`what each operation costs the server, in actions (bench/actions.bench.ts) on the ${kind} server`);
-  const out = path.join(scratch, 'actions.json');
-  const { passed, json } = vitest(
-    'bench/actions.bench.ts',
-    { BENCH_MODE: results.mode, BENCH_SERVER: kind },
-    out,
-  );
-  if (!passed) log('the actions run failed');
-  if (json)
-    results.runs.push({
-      kind: 'actions',
-      ...json,
-      date: results.date,
-      commit: results.software.commit,
-      failed: !passed,
-    });
-  return passed && json !== undefined;
+  if (!passed || json === undefined) return false;
+  return name !== 'notices' || json.figures.every((figure) => figure.holds !== false);
 }
 
 const options = parse(process.argv.slice(2));
@@ -258,8 +238,10 @@ const results = {
 let failed = false;
 
 if (options.only !== undefined) {
-  const only = { sandboxes: runSandboxes, notices: runNotices, actions: runActions }[options.only];
-  failed = !only(options.servers[0]);
+  failed =
+    options.only === 'sandboxes'
+      ? !runSandboxes(options.servers[0])
+      : !runCounted(options.only, options.servers[0]);
   if (options.json) write(options.json, `${JSON.stringify(results, null, 2)}\n`);
   if (!options.quick && existsSync(LATEST)) {
     // The rest of the latest full run stays as it was; this table replaces its own.
@@ -305,8 +287,8 @@ if (options.only !== undefined) {
     if (json) results.runs.push({ kind, ...json, failed: !passed });
   }
   failed = !runSandboxes(options.servers[0]) || failed;
-  failed = !runNotices(options.servers[0]) || failed;
-  failed = !runActions(options.servers[0]) || failed;
+  failed = !runCounted('notices', options.servers[0]) || failed;
+  failed = !runCounted('actions', options.servers[0]) || failed;
   if (!options.quick) {
     log('a task read thousands of times (bench/many-reads.bench.ts)');
     const { passed } = vitest('bench/many-reads.bench.ts', {}, path.join(scratch, 'many-reads.json'));

@@ -8,7 +8,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,8 +17,18 @@ import { DurableBashSandboxClient } from '../src/openai-agents/index.js';
 import type { Tool } from '../src/shared/tool-types.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { dist, type Figure, fixed, ms, ratioOr, rawDist, seconds, writeRunJson } from './lib/figures.js';
-import { endLeftovers, sleep, startWorker, text, timed } from './lib/host.js';
+import {
+  dist,
+  type Figure,
+  fixed,
+  ms,
+  ratioOr,
+  rawDist,
+  runServer,
+  seconds,
+  writeRunJson,
+} from './lib/figures.js';
+import { endBenchTasks, sleep, startWorker, text, timed } from './lib/host.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
 const QUICK = process.env.BENCH_MODE === 'quick';
@@ -63,16 +73,9 @@ afterAll(async () => {
     await worker?.crash();
     await server?.stop();
   } finally {
-    const ended = endLeftovers(spillDir);
-    if (ended > 0)
-      notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
-    rmSync(spillDir, { recursive: true, force: true });
+    endBenchTasks(spillDir, notes);
     writeRunJson(OUT, {
-      server: server && {
-        kind: server.kind,
-        description: `${server.description}, sandboxes under Node.js ${process.version}`,
-        version: server.version,
-      },
+      server: runServer(server, `sandboxes under Node.js ${process.version}`),
       mode: QUICK ? 'quick' : 'full',
       sizes: SIZES,
       durationMs: performance.now() - began,

@@ -50,6 +50,20 @@ export interface RunJson {
   extra?: Record<string, unknown>;
 }
 
+/** The server a run's JSON names: its kind, what it is (with what the run measured on it), its version. */
+export function runServer(
+  server: { kind: string; description: string; version: string } | undefined,
+  measured?: string,
+): RunJson['server'] {
+  return (
+    server && {
+      kind: server.kind,
+      description: measured === undefined ? server.description : `${server.description}, ${measured}`,
+      version: server.version,
+    }
+  );
+}
+
 /** Writes a run's JSON to `out` (BENCH_OUT), when the bench was given one. */
 export function writeRunJson(out: string | undefined, run: RunJson): void {
   if (out) writeFileSync(out, `${JSON.stringify(run, null, 2)}\n`);

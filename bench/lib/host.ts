@@ -1,6 +1,6 @@
 /** What the bench reads of this host: /proc, the supervisors' records, the tools' answers. */
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -414,4 +414,15 @@ export function attemptsSince(spillDir: string, sinceWallMs: number): number[] {
     })
     .filter((ms) => ms >= 0)
     .sort((a, b) => a - b);
+}
+
+/**
+ * A bench file's last step for its tasks: kills what a failed case left running under `spillDir`
+ * (saying so in `notes`), and removes the directory.
+ */
+export function endBenchTasks(spillDir: string | undefined, notes: string[]): void {
+  if (spillDir === undefined) return;
+  const ended = endLeftovers(spillDir);
+  if (ended > 0) notes.push(`${ended} tasks were still running at the end (a case failed part-way); killed`);
+  rmSync(spillDir, { recursive: true, force: true });
 }

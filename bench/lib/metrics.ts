@@ -124,3 +124,29 @@ export function actionsBetween(
   }
   return { total, byType };
 }
+
+/** What some work cost the server in actions: in all, and by type. */
+export type ActionCost = { total: number; byType: Record<string, number> };
+
+/**
+ * Counts the actions `body` causes on a server whose metrics are at `metricsUrl`, once the server
+ * has settled after it (`settleMs`: what follows from the work, such as a workflow's last task).
+ */
+export async function actionsOf(
+  server: { metricsUrl: string; namespace: string },
+  body: () => Promise<unknown>,
+  settleMs: number,
+): Promise<ActionCost> {
+  const read = async () => actionCounts(await scrape(server.metricsUrl), server.namespace);
+  const before = await read();
+  await body();
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  return actionsBetween(before, await read());
+}
+
+/** Actions by type, as a figure shows them: `ScheduleActivityTask 1, StartTimer 1`; `none`. */
+export const actionTypes = (byType: Record<string, number>): string =>
+  Object.entries(byType)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([type, count]) => `${type.replace(/^(grpc|command)_/, '')} ${count}`)
+    .join(', ') || 'none';

@@ -11,8 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
-import { type DevServer, startDevServer } from '../../src/dev-server/dev-server.js';
+import type { DevServer } from '../../src/dev-server/dev-server.js';
 import { createRulePolicy } from '../../src/policy/rules.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
@@ -20,6 +19,7 @@ import { createAgentWorker } from '../../src/worker/agent-worker.js';
 import { cli } from '../helpers/cli.js';
 import { NoticeInbox } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
+import { startDevServerOnFile } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
@@ -34,9 +34,7 @@ afterAll(async () => {
 });
 
 async function startServer(place: { port?: number; uiPort?: number; dbFile: string }): Promise<DevServer> {
-  const binary = findTemporalBinary(TemporalBinary.cli);
-  if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
-  server = await startDevServer(binary.path, { port: 0, ...place });
+  server = await startDevServerOnFile(place);
   return server;
 }
 

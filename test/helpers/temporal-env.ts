@@ -4,6 +4,8 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
+import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
+import { type DevServer, startDevServer } from '../../src/dev-server/dev-server.js';
 import { createDevServerEnv, createTimeSkippingEnv } from '../../src/testing/index.js';
 
 export { createDevServerEnv, createTimeSkippingEnv, type DevServerPlace } from '../../src/testing/index.js';
@@ -32,4 +34,18 @@ function useServer(create: () => Promise<TestWorkflowEnvironment>): TestServer {
     await server.env?.teardown();
   });
   return server;
+}
+
+/**
+ * The dev server `durable-bash dev` runs, on a database file: killed (`process.kill('SIGKILL')`),
+ * it starts again on the same file and ports (`place`) with everything it held. The caller stops it.
+ */
+export function startDevServerOnFile(place: {
+  port?: number;
+  uiPort?: number;
+  dbFile: string;
+}): Promise<DevServer> {
+  const binary = findTemporalBinary(TemporalBinary.cli);
+  if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
+  return startDevServer(binary.path, { port: 0, ...place });
 }

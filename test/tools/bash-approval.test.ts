@@ -7,8 +7,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
@@ -17,32 +16,16 @@ import type { ApprovalDecision } from '../../src/shared/approval.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { decideSignal } from '../../src/workflows/bash-approval.js';
-import { startAgentWorker } from '../helpers/agent-worker.js';
-import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
+import { useAgentWorkers } from '../helpers/agent-worker.js';
+import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { NoticeInbox } from '../helpers/notices.js';
 import { waitFor } from '../helpers/processes.js';
-import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text } from '../helpers/tool-calls.js';
 
 const execFileAsync = promisify(execFile);
 
-let env: TestWorkflowEnvironment;
-let commandWorker: RunningWorker;
-const agentWorkers: RunningWorker[] = [];
-
-beforeAll(async () => {
-  env = await createDevServerEnv();
-  commandWorker = await startBashWorker(env);
-});
-
-afterEach(async () => {
-  await Promise.all(agentWorkers.splice(0).map((worker) => worker.stop()));
-});
-
-afterAll(async () => {
-  await commandWorker?.stop();
-  await env?.teardown();
-});
+const suite = useDevServerWithWorker();
+const agentWorkers = useAgentWorkers(() => suite.env);
 
 const policy = createRulePolicy({
   rules: [{ prefix: 'echo', action: 'ask', reason: 'echo needs a person' }],
@@ -53,17 +36,17 @@ const policy = createRulePolicy({
 async function agentHost(options: { approvalExpiryMs?: number; autoBackgroundAfterMs?: number } = {}) {
   const agentTaskQueue = `agent-${randomUUID()}`;
   const tools = createBashTools({
-    client: env.client,
-    taskQueue: commandWorker.taskQueue,
+    client: suite.env.client,
+    taskQueue: suite.worker.taskQueue,
     agentTaskQueue,
     policy,
     ...options,
   });
   const inbox = new NoticeInbox();
-  agentWorkers.push(await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox }));
+  await agentWorkers.start({ taskQueue: agentTaskQueue, agents: inbox });
   const tool = (name: string) => tools.find((each) => each.name === name) as Tool;
   const approvals = new Approvals({
-    tasks: new BashTasks({ client: env.client, taskQueue: commandWorker.taskQueue }),
+    tasks: new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue }),
   });
   const sessionId = `session-${randomUUID()}`;
   return { tool, inbox, approvals, sessionId, exec: agent(sessionId) };
@@ -123,7 +106,7 @@ describe('durable approvals', () => {
       await tool('bash').execute({ command: 'echo no', description: 'No', run_in_background: true }, exec),
     );
     const approvalId = APPROVAL_ID.exec(answer)?.[1] as string;
-    const handle = env.client.workflow.getHandle(approvalId);
+    const handle = suite.env.client.workflow.getHandle(approvalId);
     // As docs/PERMISSIONS.md gives it: Temporal's own CLI, with the decision as the signal's JSON input.
     const temporal = findTemporalBinary(TemporalBinary.cli);
     if (temporal.kind === 'download') throw new Error('no temporal binary: run npm run provision');
@@ -131,7 +114,7 @@ describe('durable approvals', () => {
       'workflow',
       'signal',
       '--address',
-      env.address,
+      suite.env.address,
       '--workflow-id',
       approvalId,
       '--name',
@@ -184,7 +167,7 @@ describe('durable approvals', () => {
     expect(answer).toBe(
       `command not approved: no decision within 2000ms; request ${approvalId} stays open, and if it is approved the command runs in the background with a notice to this session`,
     );
-    await env.client.workflow.getHandle(approvalId).terminate();
+    await suite.env.client.workflow.getHandle(approvalId).terminate();
   });
 
   it('a foreground call hears a denial as one line', async () => {

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findTemporalBinary, TemporalBinary } from '../../../src/dev-server/binaries.js';
-import { type DevServer, startDevServer } from '../../../src/dev-server/dev-server.js';
+import type { DevServer } from '../../../src/dev-server/dev-server.js';
+import { startDevServerOnFile } from '../../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../../helpers/worker-process.js';
 
 const run = promisify(execFile);
@@ -25,9 +25,7 @@ afterAll(async () => {
  * file and ports with everything it held.
  */
 async function startServer(place: { port?: number; uiPort?: number; dbFile: string }): Promise<DevServer> {
-  const binary = findTemporalBinary(TemporalBinary.cli);
-  if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
-  server = await startDevServer(binary.path, { port: 0, ...place });
+  server = await startDevServerOnFile(place);
   return server;
 }
 

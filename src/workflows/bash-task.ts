@@ -12,6 +12,7 @@ import {
   condition,
   defineUpdate,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -19,6 +20,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
+import { KILLED_WHILE_RESOLVING_PATCH } from '../shared/patches.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { finishedState } from '../shared/status-line.js';
 import type {
@@ -159,7 +161,14 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
 }
 
 async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTaskResult> {
-  const resolved = await resolveCommand(input);
+  let resolved: Awaited<ReturnType<typeof resolveCommand>>;
+  try {
+    resolved = await resolveCommand(input);
+  } catch (err) {
+    // Killed before a host was chosen: failed, as a kill at any later point before the start is.
+    if (isCancellation(err) && patched(KILLED_WHILE_RESOLVING_PATCH)) setStatus(TaskStatus.failed);
+    throw err;
+  }
   const current = () =>
     monitored(
       standing.background && !resolved.background ? inBackground(resolved) : resolved,

@@ -1,5 +1,8 @@
+import { randomUUID } from 'node:crypto';
+import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { RunFailedError } from '../../src/shared/errors.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
@@ -54,6 +57,41 @@ describe('bashTask status', () => {
     });
     await expect(tasks.result(taskId)).rejects.toThrow(RunFailedError);
     expect(await status(taskId)).toBe('failed');
+  });
+});
+
+describe('bashTask killed while its command is resolved', () => {
+  it('is failed, not left running, when the kill comes during resolveCommand', async () => {
+    // The workflow's own logic is the subject: a worker whose resolveCommand (the first local
+    // activity) waits until it is cancelled, so the kill lands there.
+    const taskQueue = `resolving-${randomUUID()}`;
+    const resolving = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: {
+        resolveCommand: () =>
+          Promise.race([Context.current().cancelled, new Promise((resolve) => setTimeout(resolve, 30_000))]),
+      },
+    });
+    const running = resolving.run();
+    try {
+      const tasks = new BashTasks({ client: env.client, taskQueue });
+      const taskId = await tasks.start({ command: 'true', description: 'Never resolved', background: true });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await env.client.workflow.getHandle(taskId).cancel();
+      const description = await env.client.workflow
+        .getHandle(taskId)
+        .result()
+        .catch(() => undefined);
+      expect(description).toBeUndefined();
+      expect((await env.client.workflow.getHandle(taskId).describe()).status.name).toBe('CANCELLED');
+      expect(await status(taskId)).toBe('failed');
+    } finally {
+      resolving.shutdown();
+      await running;
+    }
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type ApprovalDecision,
   type ApprovalInput,
   type ApprovalOutcome,
+  type ApprovalQuestion,
   type ApprovalRequest,
   alreadyDecided,
   approvalClosed,
@@ -77,15 +78,15 @@ export class Approvals {
   }
 
   /**
-   * Makes a request for `run` (its owner is the session), for the reason the policy gave. A
-   * foreground caller says how long it waits (`callerWaitMs`): approved after that, the run starts
-   * in the background instead.
+   * Makes a request for `run` (its owner is the session), for the reason the policy gave; answers
+   * what was asked, with the request's id. A foreground caller says how long it waits
+   * (`callerWaitMs`): approved after that, the run starts in the background instead.
    */
   async request(
     run: StartRequest & { owner: string },
     reason: string,
     callerWaitMs?: number,
-  ): Promise<string> {
+  ): Promise<ApprovalQuestion> {
     const notice = this.noticeFor(run.owner);
     if (notice === undefined)
       throw new ApprovalError('approval requests need an agent host that takes notices');
@@ -126,7 +127,7 @@ export class Approvals {
     } catch (err) {
       throw asClientError(this.client, err);
     }
-    return approvalId;
+    return { approvalId, ...request };
   }
 
   /**

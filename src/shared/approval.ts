@@ -128,12 +128,8 @@ export function approvalNotice(approvalId: string, command: string, outcome: App
 }
 
 /** What an entry point that can ask someone now (an MCP client, by elicitation) is asked. */
-export interface ApprovalQuestion {
+export interface ApprovalQuestion extends ApprovalRequest {
   approvalId: string;
-  command: string;
-  workdir?: string;
-  reason: string;
-  background: boolean;
 }
 
 /**

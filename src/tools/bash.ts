@@ -7,7 +7,6 @@ import type { StartRequest } from '../client/task-start.js';
 import { checkPermission, type PermissionOptions } from '../policy/permission-gate.js';
 import {
   type ApprovalPrompt,
-  type ApprovalQuestion,
   abortedWhileWaiting,
   deniedBy,
   noDecisionInTime,
@@ -175,14 +174,8 @@ async function awaitApproval(
     call.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     place.approvalWaitMs ?? Number.POSITIVE_INFINITY,
   );
-  const approvalId = await approvals.request(request, reason, answerPending ? undefined : waitMs);
-  const question: ApprovalQuestion = {
-    approvalId,
-    command: request.command,
-    ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
-    reason,
-    background: request.background,
-  };
+  const question = await approvals.request(request, reason, answerPending ? undefined : waitMs);
+  const { approvalId } = question;
   const asking = new AbortController();
   if (place.approvalPrompt !== undefined) {
     // Whatever they answer goes to the request, where the first decision from anywhere wins.

@@ -30,8 +30,7 @@ import {
 import { oneLine } from '../shared/checks.js';
 import type { TaskStart } from '../shared/task.js';
 import type { bashTask } from './bash-task.js';
-import { completionNotice, signalAgentWorkflow } from './completion-notice.js';
-import { countNotice } from './workflow-metrics.js';
+import { deliverOwnNotice } from './completion-notice.js';
 
 /** A decision that answers: applied, or refused in one line (decided already, or no longer waiting). */
 export const decideUpdate = defineUpdate<string, [ApprovalDecision]>('decide');
@@ -128,7 +127,16 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     };
   }
   upsertMemo({ outcome });
-  if (!callerTakesIt) await tell(input, approvalNotice(input.approvalId, input.request.command, outcome));
+  if (!callerTakesIt)
+    await deliverOwnNotice(
+      {
+        workflowId: input.approvalId,
+        notice: input.notice,
+        ...(input.ownerAttribute !== undefined ? { ownerAttribute: input.ownerAttribute } : {}),
+      },
+      approvalNotice(input.approvalId, input.request.command, outcome),
+      'approval notice',
+    );
   return outcome;
 }
 
@@ -143,20 +151,6 @@ async function startRun(start: TaskStart): Promise<void> {
     staticDetails: start.staticDetails,
     workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
     parentClosePolicy: ParentClosePolicy.ABANDON,
-  });
-}
-
-/** The session's notice, by the path a reminder's takes. */
-async function tell(input: ApprovalInput, text: string): Promise<void> {
-  const { notice } = input;
-  if ('workflowId' in notice) {
-    countNotice(await signalAgentWorkflow(notice, { taskId: input.approvalId, text }, 'approval notice'));
-    return;
-  }
-  await completionNotice({
-    ...notice,
-    content: text,
-    ...(input.ownerAttribute !== undefined ? { ownerAttribute: input.ownerAttribute } : {}),
   });
 }
 

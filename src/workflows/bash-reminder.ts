@@ -7,10 +7,8 @@
  */
 import { condition, setHandler } from '@temporalio/workflow';
 import { type ReminderInput, type ReminderOutcome, reminderNotice } from '../shared/reminder.js';
-import type { WorkflowNoticeTarget } from '../shared/task.js';
-import { completionNotice, signalAgentWorkflow } from './completion-notice.js';
+import { deliverOwnNotice } from './completion-notice.js';
 import { watchedEndSignal } from './end-watchers.js';
-import { countNotice } from './workflow-metrics.js';
 
 export async function bashReminder(input: ReminderInput): Promise<ReminderOutcome> {
   const taskIds = input.taskIds ?? [];
@@ -30,23 +28,14 @@ export async function bashReminder(input: ReminderInput): Promise<ReminderOutcom
     }),
     sooner,
   );
-  const { notice } = input;
-  if ('workflowId' in notice) return signalReminder(input.reminderId, notice, text);
   // The delivery is a completion notice's, run here: its inject's notice id is this workflow's id.
-  return completionNotice({
-    ...notice,
-    content: text,
-    ...(input.ownerAttribute !== undefined ? { ownerAttribute: input.ownerAttribute } : {}),
-  });
-}
-
-/** The reminder of an agent workflow: a signal, as its tasks' notices are; a closed one is not told. */
-async function signalReminder(
-  reminderId: string,
-  target: WorkflowNoticeTarget,
-  text: string,
-): Promise<ReminderOutcome> {
-  const outcome = await signalAgentWorkflow(target, { taskId: reminderId, text }, 'reminder');
-  countNotice(outcome);
-  return outcome;
+  return deliverOwnNotice(
+    {
+      workflowId: input.reminderId,
+      notice: input.notice,
+      ...(input.ownerAttribute !== undefined ? { ownerAttribute: input.ownerAttribute } : {}),
+    },
+    text,
+    'reminder',
+  );
 }

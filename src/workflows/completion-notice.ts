@@ -20,7 +20,7 @@ import {
   noticeSearchAttribute,
   ownerSearchAttribute,
 } from '../shared/search-attributes.js';
-import type { SessionNoticeTarget, WorkflowNoticeTarget } from '../shared/task.js';
+import type { NoticeTarget, SessionNoticeTarget, WorkflowNoticeTarget } from '../shared/task.js';
 import { type BashNotice, bashNoticeSignal } from './notice-signal.js';
 import { countNotice } from './workflow-metrics.js';
 
@@ -84,6 +84,29 @@ export async function injectWithinWindow(
     if (!isWindowOver(err)) throw err;
     return NoticeOutcome.expired;
   }
+}
+
+/**
+ * Delivers the one notice of a workflow that is not a task (a reminder, an approval request): to an
+ * agent workflow by signal (a closed one is not told), or as a completion notice is delivered (the
+ * inject activity within the window, with the workflow's own id as its notice id). Counted once.
+ */
+export async function deliverOwnNotice(
+  from: { workflowId: string; notice: NoticeTarget; ownerAttribute?: string },
+  content: string,
+  what: string,
+): Promise<NoticeOutcome> {
+  const { notice } = from;
+  if ('workflowId' in notice) {
+    const outcome = await signalAgentWorkflow(notice, { taskId: from.workflowId, text: content }, what);
+    countNotice(outcome);
+    return outcome;
+  }
+  return completionNotice({
+    ...notice,
+    content,
+    ...(from.ownerAttribute !== undefined ? { ownerAttribute: from.ownerAttribute } : {}),
+  });
 }
 
 /**

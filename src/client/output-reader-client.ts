@@ -32,6 +32,7 @@ import { tailBytes } from '../shared/stream-text.js';
 import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { abandonReadSignal } from '../workflows/reader-signals.js';
 import { endedTerminalRead, readableUpTo, sliceStream } from './output-slices.js';
+import { readerState } from './reader-history.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -98,10 +99,10 @@ export function rangesOf(before: ReadPosition, upTo: ReadPosition): NonNullable<
 }
 
 /**
- * Claims the bytes before `upTo` in the task's reader workflow, starting it if needed (from the
- * memo a closed reader left). When no worker answers within CLAIM_WAIT_MS, the reader's memo says
- * whether the claim applied after all; if not, the read is unclaimed and shows what lies past the
- * memo's position without moving it. Expiries keep a claim from applying after that check.
+ * Claims the bytes before `upTo` in the task's reader workflow, starting it if needed (from where
+ * a closed reader left the position). When no worker answers within CLAIM_WAIT_MS, the reader's
+ * history says whether the claim applied after all; if not, the read is unclaimed and shows what
+ * lies past the position without moving it. Expiries keep a claim from applying after that check.
  */
 async function claim(
   client: Client,
@@ -139,19 +140,19 @@ async function claim(
     const answer = sent.answer as ClaimResult | ReadPosition;
     return { from: 'before' in answer ? answer.before : answer, claimed: true };
   }
-  const memo = await readerMemo(client, taskId);
-  const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
-  return applied ? { from: applied.before, claimed: true } : { from: memo.position, claimed: false };
+  const state = await readerState(client, taskId);
+  const applied = state.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
+  return applied ? { from: applied.before, claimed: true } : { from: state.position, claimed: false };
 }
 
 /**
- * Sends one update to a task's reader workflow by update-with-start (starting the reader, from the
- * memo a closed one left, when needed), each try with a fresh id, while the deadline leaves more
+ * Sends one update to a task's reader workflow by update-with-start (starting the reader, from where
+ * a closed one left the position, when needed), each try with a fresh id, while the deadline leaves more
  * than `margin`: up to three tries, and up to CLOCK_REFUSALS_MAX more for refusals for this host's
  * clock. Such a refusal teaches it the server's time and is sent again; a reader that closed under
- * it is started again from its memo. The answer, or none when the call failed another way (a
+ * it is started again from its position. The answer, or none when the call failed another way (a
  * deadline, a cancelled call), which may have come after the update applied: the caller then asks
- * the memo, with every id tried.
+ * the reader's history, with every id tried.
  */
 async function sendToReader<R extends { serverTimeMs?: number }>(
   client: Client,
@@ -186,9 +187,9 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
         if (clockRefusals++ < CLOCK_REFUSALS_MAX) attempt--;
         continue;
       }
-      // A reader closed (idle end) or closing (continue-as-new) under us: start from its memo.
+      // A reader closed (idle end) or closing (continue-as-new) under us: start from its position.
       if (err instanceof WorkflowExecutionAlreadyStartedError || err instanceof WorkflowNotFoundError) {
-        resumeFrom = await readerMemo(client, taskId);
+        resumeFrom = await readerState(client, taskId);
         continue;
       }
       break;
@@ -287,8 +288,8 @@ export async function readOnHost(
   });
   if (sent.answer !== undefined) return sent.answer;
   // No answer: a read the reader took after all has its answer in the reader's history.
-  const memo = await readerMemo(client, taskId);
-  const applied = memo.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
+  const state = await readerState(client, taskId);
+  const applied = state.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
   // Or accepted but not answered yet (its workflow task outlived the deadline: a server restart
   // under it): the reader will move the position when it answers, so that answer is awaited longer.
   const taken = applied?.claimId ?? (await acceptedRead(client, taskId, sent.claimIds));
@@ -301,7 +302,7 @@ export async function readOnHost(
     .catch(() => ({
       // Taken, but its answer is out of reach: its bytes were read and cannot be shown again.
       kind: 'late' as const,
-      position: memo.position,
+      position: state.position,
       serverTimeMs: serverNow(client),
     }));
 }
@@ -384,7 +385,7 @@ function readerStart(
     ],
     memo: { ...memo },
     workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
-    // A first reader starts from zero; after a reader closed, only a start from its memo may follow.
+    // A first reader starts from zero; after a reader closed, only a start from its position may follow.
     workflowIdReusePolicy:
       resumeFrom === undefined
         ? WorkflowIdReusePolicy.REJECT_DUPLICATE
@@ -393,24 +394,9 @@ function readerStart(
 }
 
 /**
- * Where a task's next read starts, as the server holds it (the reader's memo): readable with no
+ * Where a task's next read starts, as the server holds it (the reader's history): readable with no
  * worker; the start of output when the task was never read.
  */
 export async function readPosition(client: Client, taskId: string): Promise<ReadPosition> {
-  return (await readerMemo(client, taskId)).position;
-}
-
-/** A task's reader memo, readable with no worker; the start of output when there is no reader. */
-async function readerMemo(client: Client, taskId: string): Promise<ReaderMemo> {
-  try {
-    const description = await client.workflow.getHandle(outputReaderId(taskId)).describe();
-    const memo = (description.memo ?? {}) as Partial<ReaderMemo>;
-    return {
-      position: { stdout: memo.position?.stdout ?? 0, stderr: memo.position?.stderr ?? 0 },
-      recentClaims: Array.isArray(memo.recentClaims) ? memo.recentClaims : [],
-    };
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return { position: START_OF_OUTPUT, recentClaims: [] };
-    throw err;
-  }
+  return (await readerState(client, taskId)).position;
 }

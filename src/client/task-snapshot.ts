@@ -20,6 +20,7 @@ import type {
 } from '../shared/task.js';
 import { RunFailureType, streamFileOf } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
+import { decodePayload } from './decode-payload.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
 export interface TaskSnapshot {
@@ -263,16 +264,6 @@ async function closedSnapshot(
       final: true,
     };
   }
-}
-
-/** Decodes a raw payload the way the client decodes results: its codecs (in reverse), then its converter. */
-async function decodePayload<T>(client: Client, payload: Payload): Promise<T> {
-  const { payloadCodecs, payloadConverter } = client.options.loadedDataConverter;
-  let decoded = payload;
-  for (const codec of [...payloadCodecs].reverse()) {
-    [decoded = decoded] = await codec.decode([decoded]);
-  }
-  return payloadConverter.fromPayload<T>(decoded);
 }
 
 /**

@@ -40,8 +40,6 @@ export interface AttachedAttempt {
   release(): void;
   /** The server says the attempt's run has closed: the command ends if its task has, else the attempt lets go. */
   runClosed(): void;
-  /** A reader was just given the command's output (see `ProgressHeartbeats.afterRead`). */
-  afterRead(): void;
   /** The task's monitor, while the attempt follows a background task that has a notice target. */
   monitor?: LineMonitor;
   /** For a background attempt: whether its task has a notice target (it can take a monitor). */
@@ -74,7 +72,6 @@ export class AttachedTasks extends Map<string, AttachedAttempt> {
       runId,
       release: () => undefined,
       runClosed: () => undefined,
-      afterRead: () => undefined,
     };
     this.set(taskId, attempt);
     hostMetrics.attached();

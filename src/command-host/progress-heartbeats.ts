@@ -46,9 +46,9 @@ export async function readProgress(
  * Heartbeats a running command's progress: once at attach (the record that the command started,
  * which keeps a retry from starting it again), then every `intervalMs` with the byte counts and
  * bounded tails as they stand then. At HEARTBEAT_INTERVAL_MS an idle task costs the server half a
- * heartbeat a minute and a chatty one no more: readers get output from the host itself
- * (`readOutput`), and the heartbeats only keep what a reader sees while the host does not answer, and
- * what a lost task ends with. The spill files are touched now and then, so a sweeper (of any worker
+ * heartbeat a minute, and a chatty or often-read one no more: readers get output from the host
+ * itself (`readOutput`), and the heartbeats only keep what a read shows while the host does not
+ * answer and what a lost task ends with, up to one interval old. The spill files are touched now and then, so a sweeper (of any worker
  * sharing the directory) sees them as live however long the command stays silent.
  */
 export async function startProgressHeartbeats(
@@ -100,26 +100,10 @@ export async function startProgressHeartbeats(
   );
   return {
     stop: () => clearInterval(timer),
-    afterRead: async () => {
-      const heard = last;
-      await refresh();
-      // The SDK sends at most one a second of these (the worker's throttle).
-      if (last !== heard) {
-        sentAtMs = Date.now();
-        context.heartbeat(last);
-      }
-    },
   };
 }
 
 /** A running command's heartbeats. */
 export interface ProgressHeartbeats {
   stop(): void;
-  /**
-   * A reader was just given output from the host: heartbeat it if it changed since the last
-   * heartbeat, so the server holds what readers have seen (what a read shows while the host does not
-   * answer, and what a lost task ends with). A reader's read costs this one heartbeat, an unread
-   * task none.
-   */
-  afterRead(): Promise<void>;
 }

@@ -35,3 +35,15 @@ export const NOTICE_CHANNEL_PATCH = 'notice-channel';
  * records it. Deprecate it in the release after the next.
  */
 export const KILLED_WHILE_RESOLVING_PATCH = 'killed-while-resolving';
+
+/**
+ * `bashOutputReader` keeps the read position in its history alone and arms its timers once per
+ * interval: a read no longer writes the memo (`ModifyWorkflowProperties`) unless it is the first
+ * to show the task's end, nor cancels and starts the probe timer again (a claim after the end, the
+ * idle timer). Each is an action a read paid for (issue 31). Clients find the position from the
+ * history (output-reader-client.ts), which old runs hold as well. Checked once as a run starts, so
+ * every run of a new reader records it (one marker, in the workflow task that signals its task);
+ * a 0.2.0 history replays the old branch. The new branch is covered by the reader's tests until the
+ * next release records it. Deprecate it in the release after the next.
+ */
+export const READER_POSITION_IN_HISTORY_PATCH = 'reader-position-in-history';

@@ -117,8 +117,8 @@ export class CommandHost {
       namespace: options.namespace,
       activities: this.activities,
       maxConcurrentActivityTaskExecutions: options.maxConcurrentCommands ?? 2000,
-      // The command activity paces its own heartbeats (minutes apart, and one after a read that
-      // found new output); the SDK sends each as it comes, at most one a second.
+      // The command activity paces its own heartbeats (at attach, then minutes apart); the SDK sends
+      // each as it comes, at most one a second.
       maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_MS,
       ...(options.identity ? { identity: options.identity } : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),

@@ -9,8 +9,10 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   makeContinueAsNewFunc,
+  patched,
   proxyActivities,
   setHandler,
+  sleep,
   TimeoutFailure,
   upsertMemo,
   workflowInfo,
@@ -18,6 +20,7 @@ import {
 import type { CommandActivities } from '../activities/index.js';
 import { HOST_READ_START_MS, NOTICE_TAIL_CHARS, READER_PROBE_INTERVAL_MS } from '../shared/limits.js';
 import { noticeText } from '../shared/notice.js';
+import { READER_POSITION_IN_HISTORY_PATCH } from '../shared/patches.js';
 import {
   CLAIM_EXPIRED,
   type ClaimRequest,
@@ -57,7 +60,9 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
  * Holds the `bash_output` read position of one task. Updates serialize claims, so two readers never
  * get the same bytes. A separate workflow from the task's run because it must accept claims after
  * the run closed, and continue as new when reads pile up (the run cannot: its command activity is
- * pending). The memo mirrors the position and the latest claims, for readers with no worker to ask.
+ * pending). The position lives in the history (each update's request and answer), where clients
+ * with no worker to ask find it (`readerState`); the memo holds it as each run starts, and says
+ * once when a read first showed the task's end (listings look for that).
  *
  * While the task runs the reader never ends (its memo would be the only copy of the position, and
  * retention deletes closed runs). It tells the task it exists, so the task signals it at the end
@@ -67,15 +72,24 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
  * `idleMs` without claims.
  */
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
+  // Runs recorded before it wrote the memo on every move and re-armed their timers on every claim.
+  const atRest = patched(READER_POSITION_IN_HISTORY_PATCH);
   let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
   // A run continued as new keeps knowing that a read showed the task's end (its memo says so).
   if (workflowInfo().memo?.endShown === true) memo = { ...memo, endShown: true };
   let taskEnded = input.taskEnded;
   let claims = 0;
+  // Workflow time of the last claim (or of the task's end, if later): the idle end counts from it.
+  let quietSinceMs = Date.now();
+  const counted = () => {
+    claims++;
+    quietSinceMs = Date.now();
+  };
 
   /** Moves the position up to `upTo` for claim `claimId` (one of the ended task: `ended`); returns where it stood. */
   const advance = (claimId: string, upTo: ReadPosition, ended = false): ReadPosition => {
     const before = memo.position;
+    const endAlreadyShown = memo.endShown === true;
     memo = {
       position: {
         stdout: Math.max(before.stdout, upTo.stdout),
@@ -84,8 +98,8 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
       ...(ended || memo.endShown ? { endShown: true } : {}),
     };
-    claims++;
-    upsertMemo({ ...memo });
+    counted();
+    if (!atRest || (memo.endShown === true && !endAlreadyShown)) upsertMemo({ ...memo });
     return before;
   };
   // Claims and host reads take turns: a read made from a position must not see it move meanwhile.
@@ -175,7 +189,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     // Bytes its caller will never get must stay for the next read.
     if (Date.now() > claim.answerByMs - READ_ANSWER_MARGIN_MS) return late();
     if (claim.peekFrom !== undefined) {
-      claims++; // A peek grows the history as a read does.
+      counted(); // A peek grows the history as a read does.
       return { kind: 'read', before: from, read, serverTimeMs: Date.now() };
     }
     const before = advance(claim.claimId, read.upTo);
@@ -224,28 +238,69 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   if (!taskEnded) taskEnded = await taskHasEnded(input.taskId);
 
   const renew = () => claims >= input.claimsPerRun || workflowInfo().continueAsNewSuggested;
-  for (;;) {
-    const seen = claims;
-    const wasEnded = taskEnded;
-    const woke = () => claims !== seen || taskEnded !== wasEnded || renew();
-    if (wasEnded) {
-      if (!(await condition(woke, input.idleMs))) break;
-    } else {
-      const probeMs = input.probeIntervalMs ?? READER_PROBE_INTERVAL_MS;
-      if (!(await condition(woke, probeMs))) taskEnded = await taskHasEnded(input.taskId);
+  const continueAsNew = async () => {
+    await condition(allHandlersFinished);
+    await makeContinueAsNewFunc<typeof bashOutputReader>({ memo: { ...memo } })({
+      ...input,
+      position: memo.position,
+      recentClaims: memo.recentClaims,
+      taskEnded,
+    });
+  };
+  const probeMs = input.probeIntervalMs ?? READER_PROBE_INTERVAL_MS;
+  if (atRest) {
+    for (;;) {
+      if (!taskEnded) {
+        // One probe timer an interval: claims and reads do not start it again.
+        const probe = timer(probeMs);
+        await condition(() => probe.fired || taskEnded || renew());
+        probe.cancel();
+        if (probe.fired && !taskEnded) taskEnded = await taskHasEnded(input.taskId);
+        if (taskEnded) quietSinceMs = Date.now();
+      } else {
+        // Ends idleMs after the last claim: a claim moves that time, the timer runs on to its end.
+        const leftMs = input.idleMs - (Date.now() - quietSinceMs);
+        if (leftMs <= 0 && !renew()) break;
+        const idle = timer(leftMs);
+        await condition(() => idle.fired || renew());
+        idle.cancel();
+      }
+      if (renew()) await continueAsNew();
     }
-    if (renew()) {
-      await condition(allHandlersFinished);
-      await makeContinueAsNewFunc<typeof bashOutputReader>({ memo: { ...memo } })({
-        ...input,
-        position: memo.position,
-        recentClaims: memo.recentClaims,
-        taskEnded,
-      });
+  } else {
+    for (;;) {
+      const seen = claims;
+      const wasEnded = taskEnded;
+      const woke = () => claims !== seen || taskEnded !== wasEnded || renew();
+      if (wasEnded) {
+        if (!(await condition(woke, input.idleMs))) break;
+      } else if (!(await condition(woke, probeMs))) taskEnded = await taskHasEnded(input.taskId);
+      if (renew()) await continueAsNew();
     }
   }
   await condition(allHandlersFinished);
   return memo.position;
+}
+
+/** A timer that says when it fired; cancelled, it never does. */
+function timer(ms: number): { readonly fired: boolean; cancel(): void } {
+  const scope = new CancellationScope();
+  let fired = false;
+  // A timer of zero is not one Temporal starts: a moment is the least.
+  scope
+    .run(() => sleep(Math.max(1, ms)))
+    .then(
+      () => {
+        fired = true;
+      },
+      () => undefined, // Cancelled.
+    );
+  return {
+    get fired() {
+      return fired;
+    },
+    cancel: () => scope.cancel(),
+  };
 }
 
 /** Tells the task this reader exists; a task that cannot take the signal has ended (or is gone). */

@@ -9,7 +9,6 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEYS_ENV, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
-import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createAgentWorker } from '../../src/worker/agent-worker.js';
@@ -49,6 +48,8 @@ beforeAll(async () => {
     taskQueue,
     dataConverter: workerConverter,
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    // Heartbeats a second apart (a 2.5 s heartbeat timeout), so a running task's soon carry its output.
+    executor: { heartbeatTimeoutMs: 2_500 },
   });
   agentWorker = await createAgentWorker({
     connection: env.nativeConnection,
@@ -127,14 +128,15 @@ describe('encryption at rest', () => {
     );
     taskIds.push(taskId);
     const tasks = new BashTasks({ client, taskQueue });
-    // Wait for a heartbeat that carries both streams (decoded through the codec client): a peek on
-    // the host that finds the output has the command heartbeat it.
+    // Wait for a heartbeat that carries both streams (decoded through the codec client).
     await expect
-      .poll(async () => {
-        await tasks.peek(taskId, session, START_OF_OUTPUT, 0);
-        const snapshot = await tasks.snapshot(taskId, session);
-        return snapshot.stdout.bytes > 0 && snapshot.stderr.bytes > 0;
-      })
+      .poll(
+        async () => {
+          const snapshot = await tasks.snapshot(taskId, session);
+          return snapshot.stdout.bytes > 0 && snapshot.stderr.bytes > 0;
+        },
+        { timeout: 2_500 },
+      )
       .toBe(true);
     const raw = await env.connection.workflowService.describeWorkflowExecution({
       namespace: env.namespace ?? 'default',

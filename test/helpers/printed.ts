@@ -4,8 +4,7 @@ import { START_OF_OUTPUT } from '../../src/shared/read-position.js';
 
 /**
  * How many bytes a running task has printed to stdout, read on its host (a peek: no read position
- * moves); what the server holds when the host does not answer. A peek that finds new output also
- * has the command heartbeat it, so the server holds it too from then on.
+ * moves); what the server holds when the host does not answer.
  */
 export async function printedBytes(tasks: BashTasks, taskId: string, owner?: string): Promise<number> {
   const peeked = await tasks.peek(taskId, owner, START_OF_OUTPUT, 0);

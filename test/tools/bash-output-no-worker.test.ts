@@ -47,7 +47,14 @@ async function sleeperOnWorkerProcess() {
   markers.push(marker);
   // Its own host: a worker started later on this spill directory is the same host, and re-attaches.
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-no-worker-'));
-  const worker = await startWorkerProcess(env, taskQueue, ['--spill-dir', spillDir]);
+  // Heartbeats 12 s apart (a 30 s heartbeat timeout): the server soon holds what it printed, and
+  // its attempt stays pending through the reads after the crash.
+  const worker = await startWorkerProcess(env, taskQueue, [
+    '--spill-dir',
+    spillDir,
+    '--heartbeat-timeout-ms',
+    '30000',
+  ]);
   workerProcesses.push(worker);
   const tools = createBashTools({ client: env.client, taskQueue });
   const tool = (name: string) => tools.find((candidate) => candidate.name === name) as Tool;
@@ -60,11 +67,11 @@ async function sleeperOnWorkerProcess() {
   );
   const taskId = started.replace('started background task ', '');
   const tasks = new BashTasks({ client: env.client, taskQueue });
-  // Printed, as a peek on the host sees it; the peek has the command heartbeat it, so the server
-  // holds it too (what a read shows once the worker is gone).
+  // Printed, as a peek on the host sees it; and held by the server after the next heartbeat (what a
+  // read shows once the worker is gone).
   await expect.poll(() => printedBytes(tasks, taskId), { timeout: 15_000 }).toBe(7);
   await expect
-    .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 5_000 })
+    .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 20_000 })
     .toBe(7);
   return { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
 }

@@ -3,8 +3,9 @@ import proto from '@temporalio/proto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { OutputRead } from '../../src/client/output-reader-client.js';
+import { readerState } from '../../src/client/reader-history.js';
 import { DEFAULT_OUTPUT_LIMIT_BYTES, HEARTBEAT_TAIL_BYTES } from '../../src/shared/limits.js';
-import { outputReaderId } from '../../src/shared/read-position.js';
+import { outputReaderId, START_OF_OUTPUT } from '../../src/shared/read-position.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startBackground } from '../helpers/background-task.js';
@@ -227,6 +228,41 @@ describe('the output reader and its task', () => {
     await expect
       .poll(() => processesMatching(new RegExp(`^sleep ${marker}$`)), { timeout: 10_000 })
       .toEqual([]);
+  });
+
+  it('keeps the position in its history: reads start no timer and write no memo until one shows the end', async () => {
+    const taskId = await startBackground(
+      tools.bash,
+      'for i in 1 2 3 4 5; do echo n$i; sleep 0.3; done; sleep 1',
+    );
+    let read = 0;
+    for (let i = 0; i < 6; i++) {
+      read += Buffer.byteLength((await tasks.read(taskId, undefined)).stdout.text);
+      await tasks.peek(taskId, undefined, START_OF_OUTPUT, 0);
+      await sleep(250);
+    }
+    const reader = suite.env.client.workflow.getHandle(outputReaderId(taskId));
+    const eventsOf = async (type: proto.temporal.api.enums.v1.EventType) =>
+      ((await reader.fetchHistory()).events ?? []).filter((event) => event.eventType === type).length;
+    const { EventType } = temporal.api.enums.v1;
+    // The probe's one timer; none started again for a read, and the position in no memo.
+    expect(await eventsOf(EventType.EVENT_TYPE_TIMER_STARTED)).toBe(1);
+    expect(await eventsOf(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBe(0);
+    // What the server holds for a client with no worker to ask: where the reads left it.
+    expect(await readerState(suite.env.client, taskId)).toMatchObject({
+      position: { stdout: read, stderr: 0 },
+    });
+
+    await finished(taskId);
+    const rest = await readAll(taskId);
+    expect(read + Buffer.byteLength(rest.stdout)).toBe(Buffer.byteLength(lines('n', 5)));
+    // The read that showed the end says so in the memo, once (listings look for it there).
+    expect(await eventsOf(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED)).toBe(1);
+    expect((await reader.describe()).memo).toMatchObject({ endShown: true });
+    expect(await readerState(suite.env.client, taskId)).toMatchObject({
+      position: { stdout: Buffer.byteLength(lines('n', 5)), stderr: 0 },
+      endShown: true,
+    });
   });
 
   it('ends a reader first made after its task ended, once idle', async () => {

@@ -59,8 +59,6 @@ export async function readHostOutput(
           mode !== 'raw' && (await TerminalLogs.isTerminal(files))
             ? await terminalRead(files, request, mode, ended, attached.terminals, config.outputLimitBytes)
             : await bytesRead(readers, files, request.from, upTo, ended, config);
-        // What this reader is given, the server learns too (one heartbeat, if the output changed).
-        if (grew) attached.get(request.taskId)?.afterRead();
         hostMetrics.readServed();
         return read;
       }

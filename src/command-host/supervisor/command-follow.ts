@@ -92,7 +92,6 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       signalSupervisor(record, 'SIGUSR1');
       throw err;
     });
-    attempt.afterRead = () => void heartbeats.afterRead().catch(() => undefined);
     // While this worker follows a terminal task, its emulator answers the program's cursor queries.
     const stopAnswering = spec.terminal
       ? await answerCursorQueries(files, terminals, exited !== undefined)
@@ -199,7 +198,6 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       abandon.abort();
       heartbeats.stop();
       stopAnswering?.();
-      attempt.afterRead = () => undefined;
       if (!keepSigkill) cancelSigkill?.();
       clearTimeout(deadline);
     }

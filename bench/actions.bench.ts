@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import type { Tool } from '../src/shared/tool-types.js';
@@ -188,6 +189,7 @@ describe('what each operation costs the server, in actions', () => {
   });
 
   it('reads of a running task, with new output and with none, and its kill', async () => {
+    const firsts: ActionCost[] = [];
     const moved: ActionCost[] = [];
     const still: ActionCost[] = [];
     const kills: ActionCost[] = [];
@@ -202,8 +204,12 @@ describe('what each operation costs the server, in actions', () => {
       }
       const read = () => tools.bash_output.execute({ task_id: taskId }).then(text);
       // The first read starts the task's reader workflow: a task's one-time cost, not a read's.
-      const first = await read();
-      if (!first.startsWith('ready')) throw new Error(`first read: ${first}`);
+      firsts.push(
+        await costOf(async () => {
+          const first = await read();
+          if (!first.startsWith('ready')) throw new Error(`first read: ${first}`);
+        }),
+      );
       await sleep(4_000);
       moved.push(
         await costOf(async () => {
@@ -235,6 +241,29 @@ describe('what each operation costs the server, in actions', () => {
     await sleep(1_000);
     const updates = await samples(() => costOf(() => handle.executeUpdate('read')));
     await handle.terminate();
+    // A first read's floor: Temporal's update-with-start of a workflow whose update runs an activity.
+    const startingUpdates = await samples(async () => {
+      const id = `floor-update-start-${randomUUID()}`;
+      const cost = await costOf(() =>
+        server.client.workflow.executeUpdateWithStart('read', {
+          startWorkflowOperation: new WithStartWorkflowOperation('updateFloor', {
+            workflowId: id,
+            taskQueue: floorQueue,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        }),
+      );
+      await server.client.workflow.getHandle(id).terminate();
+      return cost;
+    });
+    record(
+      'readFirst',
+      "a task's first `bash_output` read, which starts its reader",
+      firsts,
+      startingUpdates,
+      7,
+      "the floor's 3, the reader's signal to its task and its probe timer, its patch's marker and upsert",
+    );
     record(
       'readMoved',
       'a `bash_output` read of a task that printed since the last read',

@@ -25,8 +25,10 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
     if (input.session !== undefined) spec.session = input.session;
     if (input.terminal !== undefined)
       spec.terminal = { cols: input.terminal.cols, rows: input.terminal.rows };
-    if (!input.background)
+    if (!input.background) {
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
+      spec.hostKeepsDeadline = true;
+    }
     return spec;
   };
 }

@@ -4,6 +4,13 @@
 export const KILL_GRACE_MS = 2_000;
 
 /**
+ * How far past a foreground run's deadline an attempt may still start its command (to end it at
+ * once): the dispatch and the two clocks differ by milliseconds, and a run with a timeout of a few
+ * milliseconds must time out as a command, not as one that never started.
+ */
+export const LATE_START_GRACE_MS = 1_000;
+
+/**
  * How often a running command's activity heartbeats: liveness only. Output is read from the
  * command's host when someone asks (`readOutput`), kills and stdin go there by activities of their
  * own, and a closed run is found by the host's own check (CLOSED_RUN_CHECK_INTERVAL_MS): nothing

@@ -57,6 +57,8 @@ export const AttemptFailureType = {
    * attempt without the foreground deadline re-attaches. Not retried.
    */
   released: 'Released',
+  /** A foreground run's deadline (`deadlineAtMs`) passed before any attempt started its command. Not retried. */
+  pastDeadline: 'PastDeadline',
 } as const;
 
 /** What the tool asks for; the worker's executor config fills in what is left open. */
@@ -137,6 +139,20 @@ export interface CommandSpec {
   workdir: string;
   /** Undefined for a background run: no timeout applies. */
   timeoutMs?: number;
+  /**
+   * A foreground run's end: its start on its host's queue plus `timeoutMs`, by the workflow's (the
+   * server's) clock. The host enforces it by its own (an attempt that would start the command later
+   * refuses, `pastDeadline`; a running command is ended then, also by an attempt that re-attaches),
+   * so the workflow needs no timer of its own. Set for a run whose spec says `hostKeepsDeadline`.
+   */
+  deadlineAtMs?: number;
+  /**
+   * Set by `resolveCommand` of a worker that keeps foreground deadlines on the host: the run then
+   * sets `deadlineAtMs` instead of starting a timer (one action less a run). Said in the spec, which
+   * the local activity's marker records, rather than by a patch: a patch costs a marker and a search
+   * attribute upsert of its own. Runs resolved by 0.2.0 time out by the workflow's timer, and replay so.
+   */
+  hostKeepsDeadline?: boolean;
   background: boolean;
   /** Where the command activity runs (a worker there picks the host). */
   taskQueue: string;

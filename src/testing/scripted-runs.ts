@@ -23,6 +23,7 @@ import {
   HEARTBEAT_TAIL_BYTES,
   HEARTBEAT_TIMEOUT_MS,
   KILL_GRACE_MS,
+  LATE_START_GRACE_MS,
   MONITOR_LINE_SCAN_BYTES,
   MONITOR_NOTICE_LINES,
 } from '../shared/limits.js';
@@ -69,6 +70,8 @@ interface ScriptedRun {
   pid: number;
   /** The end a kill or timeout gave it. */
   stoppedEnd?: ScriptedEnd;
+  /** That end was the run's deadline (`CommandSpec.deadlineAtMs`), which the host keeps. */
+  timedOut?: true;
   /** What a SIGTERM trap printed, and when. */
   trapWrite?: { atMs: number; text: string };
   stdin: string;
@@ -148,7 +151,19 @@ export class ScriptedRuns {
         AttemptFailureType.wrongHost,
       );
     }
-    const now = await this.host.now();
+    let now = await this.host.now();
+    // As a real host, never start a foreground command past its run's deadline (and its grace).
+    if (
+      !this.runs.has(spec.taskId) &&
+      spec.deadlineAtMs !== undefined &&
+      now >= spec.deadlineAtMs + LATE_START_GRACE_MS
+    ) {
+      throw ApplicationFailure.create({
+        type: AttemptFailureType.pastDeadline,
+        message: `task ${spec.taskId} reached its deadline before any worker started the command`,
+        nonRetryable: true,
+      });
+    }
     const run = this.runs.get(spec.taskId) ?? this.start(spec, now);
     if (run.tombstone) {
       throw ApplicationFailure.create({
@@ -157,19 +172,36 @@ export class ScriptedRuns {
         nonRetryable: true,
       });
     }
+    // The run's deadline, kept as a real host keeps it: a SIGTERM then, played under the script.
+    const deadlineAt = spec.deadlineAtMs === undefined ? undefined : spec.deadlineAtMs - run.startedAtMs;
+    if (
+      deadlineAt !== undefined &&
+      now - run.startedAtMs >= deadlineAt &&
+      this.endBy(run, deadlineAt) === undefined
+    ) {
+      run.timedOut = true;
+      await this.stop(run, deadlineAt);
+      now = await this.host.now();
+    }
     const atMs = now - run.startedAtMs;
     const end = this.endBy(run, atMs);
     // The lines printed since the last attempt (each event's its own), before the end is reported.
     await this.sendMatches(run, end?.atMs ?? atMs, end !== undefined);
-    if (end !== undefined) return this.outcome(run, end);
+    if (end !== undefined) {
+      const outcome = this.outcome(run, end);
+      return run.timedOut === true && end === run.stoppedEnd ? { ...outcome, timedOut: true } : outcome;
+    }
     // What a real attempt heartbeats at attach: the command started, where to read it, its output.
     context.heartbeat(this.progress(run, atMs));
-    const next = nextEventAfter(run.plan, atMs);
+    const next = Math.min(
+      nextEventAfter(run.plan, atMs) ?? Number.POSITIVE_INFINITY,
+      deadlineAt ?? Number.POSITIVE_INFINITY,
+    );
     throw ApplicationFailure.create({
       type: SCRIPT_RUNS_ON,
       message: `the scripted command of task ${spec.taskId} runs on`,
       // A command that never ends still gets an attempt now and then, as a real one heartbeats.
-      nextRetryDelay: next === undefined ? IDLE_ATTEMPT_INTERVAL_MS : next - atMs,
+      nextRetryDelay: next === Number.POSITIVE_INFINITY ? IDLE_ATTEMPT_INTERVAL_MS : next - atMs,
     });
   }
 

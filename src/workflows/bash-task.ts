@@ -39,6 +39,7 @@ import {
   eagerCommand,
   hostActivities,
   inBackground,
+  isPastDeadline,
   isReleased,
   releaseOnHost,
   resolveCommand,
@@ -48,7 +49,7 @@ import { noticeChannelStartedSignal } from './notice-channel-signals.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
 import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
-import { type Standing, startTimeout } from './run-standing.js';
+import { deadlineOnHost, type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
 import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
 import { countEnded, countKill, countStarted } from './workflow-metrics.js';
@@ -119,7 +120,9 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     },
     {
       validator: (request) => {
-        if (!standing.movable)
+        // Past the deadline its host enforces, the run is timing out (a timer would have fired).
+        const pastDeadline = standing.deadlineAtMs !== undefined && Date.now() >= standing.deadlineAtMs;
+        if (!standing.movable || pastDeadline)
           throw new Error(
             `task ${input.taskId} cannot move to the background: it is not running in the foreground`,
           );
@@ -249,11 +252,17 @@ async function chooseHostFor(
  * soon as a worker on that host polls again.
  */
 async function runOnHost(
-  spec: CommandSpec,
+  resolved: CommandSpec,
   host: CommandHost,
   lostAfterMs: number,
   standing: Standing,
 ): Promise<BashTaskResult> {
+  // The foreground timeout: the host's to enforce (the spec carries the deadline), or a timer here.
+  const onHost =
+    resolved.hostKeepsDeadline === true && resolved.timeoutMs !== undefined
+      ? deadlineOnHost(resolved, standing)
+      : undefined;
+  const spec = onHost?.spec ?? resolved;
   const { runCommand, stopCommand } = hostActivities(spec, host.hostQueue, lostAfterMs);
   let command = new CancellationScope();
   // The eager attempt's last heartbeat, when the host queue's attempts took over from it: a task
@@ -310,7 +319,7 @@ async function runOnHost(
     command.cancel();
   };
   const settledOrStopped = () => Promise.race([outcome, stopEnded]);
-  const timeout = startTimeout(spec, stop, standing);
+  const timeout = onHost?.timeout ?? startTimeout(spec, stop, standing);
   // A kill that comes while the command runs ends it: its result says so (see `killTask`). One that
   // reaches a command that had already ended on its own (its supervisor says it stopped nothing)
   // says that instead.
@@ -359,6 +368,8 @@ async function runOnHost(
     // An attempt's outcome comes from the supervisor's recorded end, as a stop's would: the
     // command has ended, and its tails are whole.
     if (settled.ok) return ended(settled.ended);
+    if (isPastDeadline(settled.error) && spec.timeoutMs !== undefined)
+      throw neverStarted(spec, spec.timeoutMs);
     if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs, eagerProgress);
     let stopped: StopResult;
     try {

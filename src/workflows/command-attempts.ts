@@ -26,7 +26,7 @@ import { controlTaskQueue } from '../shared/task-queues.js';
 
 /** A foreground spec as a background one: no timeout, and a background task's spill files. */
 export function inBackground(spec: CommandSpec): CommandSpec {
-  const { timeoutMs, ...rest } = spec;
+  const { timeoutMs, deadlineAtMs, hostKeepsDeadline, ...rest } = spec;
   return { ...rest, background: true };
 }
 
@@ -119,6 +119,15 @@ export function commandStarted(err: unknown): boolean {
   if (!(err instanceof ActivityFailure)) return false;
   if (err.cause instanceof TimeoutFailure) return err.cause.lastHeartbeatDetails !== undefined;
   return err.cause instanceof ApplicationFailure && err.cause.type === AttemptFailureType.workerRestarted;
+}
+
+/** The run's deadline passed before any attempt started its command (see `CommandSpec.deadlineAtMs`). */
+export function isPastDeadline(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof ApplicationFailure &&
+    err.cause.type === AttemptFailureType.pastDeadline
+  );
 }
 
 /** The attempt let go of a command it had attached to (the run moved to the background). */

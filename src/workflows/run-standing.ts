@@ -21,6 +21,8 @@ interface Standing {
   ended: boolean;
   /** The host said a monitor's notice workflow exists: the completion notice goes there. */
   noticeChannel?: boolean;
+  /** The foreground deadline its host enforces (`CommandSpec.deadlineAtMs`), by the server's clock: a move after it is refused. */
+  deadlineAtMs?: number;
 }
 
 /**
@@ -46,4 +48,22 @@ export function startTimeout(spec: CommandSpec, onFire: () => void, standing: St
   const cancel = () => timer.cancel();
   standing.cancelTimeout = cancel;
   return { firedAfterMs: () => firedAfterMs, cancel };
+}
+
+/**
+ * The foreground timeout when the host enforces it: the run's deadline, set on the spec for its
+ * attempts. No timer fires here; a run past it ends with the outcome its host reports (timed out, or
+ * never started), and refuses a move from then on. Cancelled by a move, as a timer would be.
+ */
+export function deadlineOnHost(spec: CommandSpec, standing: Standing) {
+  const deadlineAtMs = spec.timeoutMs === undefined ? undefined : Date.now() + spec.timeoutMs;
+  standing.deadlineAtMs = deadlineAtMs;
+  const cancel = () => {
+    standing.deadlineAtMs = undefined;
+  };
+  standing.cancelTimeout = cancel;
+  return {
+    spec: deadlineAtMs === undefined ? spec : { ...spec, deadlineAtMs },
+    timeout: { firedAfterMs: (): number | undefined => undefined, cancel },
+  };
 }

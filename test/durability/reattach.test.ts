@@ -370,6 +370,31 @@ describe('a task whose worker crashed', () => {
     });
   });
 
+  it('never starts a foreground command whose deadline passed while its worker was down before the start', async () => {
+    const h = host();
+    const worker = await h.start();
+    const ran = marker();
+    const taskId = await h.tasks.start({
+      command: `echo run >> ${ran}`,
+      description: 'Its worker dies before it starts it, and the deadline passes',
+      background: false,
+      timeoutMs: 2_000,
+    });
+    // The moment the attempt is remembered, before the command's start: SIGKILL at once.
+    const files = taskFiles(h.spillDir, taskId);
+    const until = Date.now() + 10_000;
+    while (!existsSync(files.attempt) && Date.now() < until);
+    worker.child.kill('SIGKILL');
+    await worker.crash();
+    await sleep(3_000); // Past the deadline.
+    await h.start();
+    const failure = await h.tasks.result(taskId).catch((err: unknown) => err);
+    expect((failure as Error).message).toBe(
+      `task ${taskId} timed out after 2000ms before any worker started the command`,
+    );
+    expect(runs(ran)).toBe(0);
+  });
+
   /** A host with a worker, and a background task on it that printed `started` and sleeps `tag` seconds. */
   async function sleeperOnHost(description: string) {
     const h = host();

@@ -79,8 +79,10 @@ const outcome = (signal: string | null, stdout = ''): CommandOutcome => ({
 /**
  * Stand-in command activities (see test/helpers/stand-in-worker.ts): `runCommand` releases its own
  * hold on the server's clock for `skipMs` (an `env.sleep`), then heartbeats until it is cancelled (a
- * kill or the timeout) and reports SIGTERM. `body` gets the queue, and a promise of the command's
- * start.
+ * kill, or the timeout of a run that times out by the workflow's timer) and reports SIGTERM. A
+ * foreground run's deadline it keeps as a real host does (`deadlineAtMs`, here on the server's
+ * clock): it ends the command then and says it timed out. `body` gets the queue, and a promise of
+ * the command's start.
  */
 function withStandInWorker<T>(
   spec: Partial<CommandSpec>,
@@ -98,6 +100,10 @@ function withStandInWorker<T>(
         }
         Context.current().heartbeat();
         started();
+        if (command.deadlineAtMs !== undefined) {
+          await env.sleep(Math.max(1, command.deadlineAtMs - (await env.currentTimeMs())));
+          return { ...outcome('SIGTERM', 'working\n'), timedOut: true };
+        }
         await env.sleep(skipMs);
         await heartbeatUntilCancelled();
         return outcome('SIGTERM', 'working\n');
@@ -156,9 +162,12 @@ async function resultPastTimeout<T>(
 }
 
 describe('long timers on the time-skipping server', () => {
-  it('fires a 2-hour foreground timeout while the command activity runs', async () => {
+  it.each([
+    { keeper: 'the workflow timer of a run resolved by 0.2.0', spec: {} },
+    { keeper: 'the deadline its host keeps', spec: { hostKeepsDeadline: true } },
+  ])('times a foreground run out after 2 hours by $keeper', async ({ keeper, spec }) => {
     const { value: result, ms: wallMs } = await withStandInWorker(
-      { heartbeatTimeoutMs: 4 * HOUR_MS },
+      { heartbeatTimeoutMs: 4 * HOUR_MS, ...spec },
       3 * HOUR_MS,
       (taskQueue) =>
         timed(async () => {
@@ -176,7 +185,7 @@ describe('long timers on the time-skipping server', () => {
       timedOutAfterMs: 2 * HOUR_MS,
       signal: 'SIGTERM',
     });
-    console.log(`2-hour timeout: ${wallMs.toFixed(0)}ms of wall time`);
+    console.log(`2-hour timeout by ${keeper}: ${wallMs.toFixed(0)}ms of wall time`);
     expect(wallMs).toBeLessThan(10_000);
   });
 

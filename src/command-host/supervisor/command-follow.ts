@@ -156,14 +156,21 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
         stopWith(() => letGo(new Error(`the run of task ${spec.taskId} has closed`), true));
     });
 
-    // The foreground timeout, kept here as well (from the command's own start, so a re-attached
-    // attempt keeps the original deadline): the workflow's timer reaches this activity only in
-    // a heartbeat's response. The timer stays the authority when no worker runs the command.
-    // A run moved to the background keeps its command past the deadline (the move's
-    // cancellation of this attempt may still be on its way).
+    // The foreground timeout. A run's deadline (`deadlineAtMs`, by this host's clock, which NTP
+    // keeps within milliseconds of the server's) is this host's to keep: every attempt, a
+    // re-attached one too, ends the command then, and never later than the timeout after the
+    // command's own start. A run recorded before that times out by the workflow's timer, which
+    // reaches this activity only in a heartbeat's response, so the copy counted from the command's
+    // start is kept here for it too. A run moved to the background keeps its command past the
+    // deadline (the move's cancellation of this attempt may still be on its way).
     let timedOut = false;
     const remainingMs =
-      spec.timeoutMs === undefined ? undefined : record.startedAtMs + spec.timeoutMs - Date.now();
+      spec.timeoutMs === undefined
+        ? undefined
+        : Math.min(
+            record.startedAtMs + spec.timeoutMs - Date.now(),
+            (spec.deadlineAtMs ?? Number.POSITIVE_INFINITY) - Date.now(),
+          );
     const deadline =
       remainingMs === undefined || remainingMs > MAX_TIMER_DELAY_MS
         ? undefined

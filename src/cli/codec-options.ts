@@ -31,3 +31,14 @@ export function codecDataConverter(flags: CodecFlags): DataConverter | undefined
   delete process.env[CODEC_KEY_FILE_ENV];
   return keyring === undefined ? undefined : encryptingDataConverter(keyring);
 }
+
+/** The environment variable holding the codec server's bearer token (or use --token-file). */
+export const CODEC_SERVER_TOKEN_ENV = 'DURABLE_BASH_CODEC_SERVER_TOKEN';
+
+/** `codec-server`'s flags (serve-codec.ts). */
+export interface CodecServerFlags extends CodecFlags {
+  host: string;
+  port: number;
+  uiOrigin: string[];
+  tokenFile?: string;
+}

@@ -31,14 +31,6 @@ export const MAX_EXITS_IN_WINDOW = 3;
 /** The window those exits are counted in: a server that dies three times a minute will not recover by restarts. */
 const RESTART_WINDOW_MS = 60_000;
 
-/** A port flag: 0 (pick a free one) to 65535. */
-export function portNumber(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isSafeInteger(parsed) || parsed < 0 || parsed > 65_535)
-    throw new InvalidArgumentError(`expected a port number (0 picks a free one), got ${value}`);
-  return parsed;
-}
-
 /**
  * `durable-bash dev`: a local Temporal dev server (state kept in a file), the search attributes,
  * and a command worker, until Ctrl-C stops them all. A server that dies under it is restarted on

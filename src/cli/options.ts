@@ -74,6 +74,14 @@ export function connectionTarget(flags: ConnectionFlags): TemporalTarget {
   };
 }
 
+/** A port flag: 0 (pick a free one) to 65535. */
+export function portNumber(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isSafeInteger(parsed) || parsed < 0 || parsed > 65_535)
+    throw new InvalidArgumentError(`expected a port number (0 picks a free one), got ${value}`);
+  return parsed;
+}
+
 export function positiveInt(value: string): number {
   const parsed = Number(value);
   if (!Number.isSafeInteger(parsed) || parsed <= 0)

@@ -2,17 +2,7 @@ import { readFileSync } from 'node:fs';
 import { AesGcmPayloadCodec } from '../codec/aes-gcm-codec.js';
 import { startCodecServer } from '../codec/codec-server.js';
 import { CODEC_KEY_FILE_ENV, CODEC_KEYS_ENV, loadKeyring } from '../codec/keyring.js';
-import type { CodecFlags } from './codec-options.js';
-
-/** The environment variable holding the codec server's bearer token (or use --token-file). */
-export const CODEC_SERVER_TOKEN_ENV = 'DURABLE_BASH_CODEC_SERVER_TOKEN';
-
-export interface CodecServerFlags extends CodecFlags {
-  host: string;
-  port: number;
-  uiOrigin: string[];
-  tokenFile?: string;
-}
+import { CODEC_SERVER_TOKEN_ENV, type CodecServerFlags } from './codec-options.js';
 
 /**
  * `durable-bash codec-server`: serves the codec to the Web UI and the `temporal` CLI until Ctrl-C.

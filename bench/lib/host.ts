@@ -69,6 +69,39 @@ export function startWorker(
   ]);
 }
 
+/** How often, and for how long at most, `settledRss` samples a worker that has just started. */
+const SETTLE_SAMPLE_MS = 2_000;
+const SETTLE_MAX_MS = 90_000;
+/** A worker has settled once its RSS fell by less than this over the last SETTLE_QUIET_MS. */
+const SETTLE_DROP_BYTES = 2 * 1024 * 1024;
+const SETTLE_QUIET_MS = 10_000;
+
+/**
+ * An idle worker's RSS once it has settled: a new worker holds about 40 MiB of start-up garbage
+ * (V8's young generation and free heap pages) that V8's idle memory reducer returns 20-50 s later
+ * (docs/PERFORMANCE.md, "What the idle worker's memory is made of"). Fleets run warm workers, so
+ * the full bench measures from there; `at2s` is the reading the bench took before.
+ */
+export async function settledRss(worker: {
+  rssBytes(): number;
+}): Promise<{ bytes: number; at2s: number; afterMs: number }> {
+  const began = Date.now();
+  await sleep(2_000);
+  const at2s = worker.rssBytes();
+  const samples: { atMs: number; bytes: number }[] = [];
+  for (;;) {
+    const atMs = Date.now() - began;
+    samples.push({ atMs, bytes: worker.rssBytes() });
+    const window = samples.filter((sample) => sample.atMs >= atMs - SETTLE_QUIET_MS);
+    const quietLongEnough = atMs - SETTLE_QUIET_MS >= (samples[0]?.atMs ?? atMs);
+    const drop = Math.max(...window.map((sample) => sample.bytes)) - (samples.at(-1)?.bytes ?? 0);
+    // V8's reducer waits 20 s or more before it starts: never call it settled sooner.
+    if ((atMs >= 30_000 && quietLongEnough && drop < SETTLE_DROP_BYTES) || atMs >= SETTLE_MAX_MS)
+      return { bytes: samples.at(-1)?.bytes ?? at2s, at2s, afterMs: atMs };
+    await sleep(SETTLE_SAMPLE_MS);
+  }
+}
+
 export function rssBytesOf(pid: number): number {
   try {
     const kib = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];

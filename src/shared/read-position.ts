@@ -45,7 +45,11 @@ export interface ClaimResult {
   serverTimeMs: number;
 }
 
-/** What a reader keeps in its memo, readable with no worker: its position and its latest claims. */
+/**
+ * A reader's state: its position and its latest claims. Its memo holds it as each run starts (and
+ * when a read first shows the end); clients with no worker to ask fold it from the history
+ * (client/reader-history.ts).
+ */
 export interface ReaderMemo {
   position: ReadPosition;
   recentClaims: { claimId: string; before: ReadPosition }[];
@@ -77,7 +81,7 @@ export function outputReaderId(taskId: string): string {
   return `${taskId}-output`;
 }
 
-/** Claims a reader's memo remembers, for readers that stopped waiting before the answer came. */
+/** Claims a reader run carries over (its input, its memo at rest), for readers that stopped waiting before the answer came. */
 export const RECENT_CLAIMS_KEPT = 16;
 
 /** The prefix of the reason a reader refuses an expired claim; the workflow's time follows it. */

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
-import { InvalidArgumentError } from 'commander';
 import type { ExecutorOptions } from '../command-host/executor-config.js';
 import {
   assertPortsFree,

@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { ExecutorOptions } from '../command-host/executor-config.js';
 import type { DenyRule } from '../policy/policy-types.js';
 import { denyRuleFromFlag } from '../policy/rules.js';
-import { positiveInt } from './options.js';
+import { collectRepeated, positiveInt } from './options.js';
 
 /** Flags for a worker's executor config (timeouts, workdir, output limit, spill directory). */
 export function withExecutorOptions(command: Command): Command {
@@ -67,7 +67,7 @@ export function withExecutorOptions(command: Command): Command {
     .option(
       '--env-allow <name>',
       'pass commands only these variables (a name, or a prefix ending in *; repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
+      collectRepeated,
     )
     .option(
       '--no-non-interactive-defaults',
@@ -99,12 +99,12 @@ export function withExecutorOptions(command: Command): Command {
     .option(
       '--sandbox-writable <path>',
       'with --sandbox bwrap: another path commands may write (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
+      collectRepeated,
     )
     .option(
       '--sandbox-hide <path>',
       'with --sandbox bwrap or --isolation session: a path commands may not read, like TLS key files (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
+      collectRepeated,
     )
     .option(
       '--deny <rule>',

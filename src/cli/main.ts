@@ -22,6 +22,7 @@ import { type McpFlags, withMcpOptions } from './mcp-options.js';
 import { type MetricsFlags, withMetricsOption } from './metrics-option.js';
 import type { MonitorFlags } from './monitor.js';
 import {
+  collectRepeated,
   connectionTarget,
   portNumber,
   positiveInt,
@@ -231,7 +232,7 @@ withCodecOption(
         .option(
           '--task <task-id>',
           'fire sooner once this task has ended (repeatable: once all have)',
-          (value: string, previous: string[] = []) => [...previous, value],
+          collectRepeated,
         )
         .option('--cancel <reminder-id>', 'cancel this pending reminder instead')
         .argument('[note...]', 'the note, after --; the words are joined by spaces'),

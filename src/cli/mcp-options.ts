@@ -11,7 +11,7 @@ import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS } from '../shared/limits.js';
 import type { CodecFlags } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
 import type { MetricsFlags } from './metrics-option.js';
-import { positiveInt, type ServerOptions } from './options.js';
+import { collectRepeated, positiveInt, type ServerOptions } from './options.js';
 
 export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   session?: string;
@@ -55,21 +55,13 @@ export function withMcpOptions(command: Command): Command {
         .default(DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS),
     )
     .option('--no-auto-background', 'never move a foreground call to the background')
-    .option(
-      '--allow <rule>',
-      'allow commands matching this prefix or /regex/ (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
+    .option('--allow <rule>', 'allow commands matching this prefix or /regex/ (repeatable)', collectRepeated)
     .option(
       '--ask <rule>',
       'ask about commands matching this prefix or /regex/: the call waits for a durable decision (durable-bash approve, or the MCP client by elicitation) (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
+      collectRepeated,
     )
-    .option(
-      '--deny <rule>',
-      'deny commands matching this prefix or /regex/ (repeatable)',
-      (value: string, previous: string[] = []) => [...previous, value],
-    )
+    .option('--deny <rule>', 'deny commands matching this prefix or /regex/ (repeatable)', collectRepeated)
     .addOption(
       new Option('--default-action <action>', 'for a command no --allow, --ask or --deny rule matches')
         .choices(['allow', 'ask', 'deny'])

@@ -1,21 +1,15 @@
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
-import { type Command, Option } from 'commander';
 import { connectClient } from '../connection/connect.js';
 import { resolveConnectionConfig } from '../connection/connection-config.js';
 import { connectNativeConnection } from '../connection/native-connection.js';
-import type { HttpListen } from '../mcp/http.js';
-import { defaultSessionId, SESSION_ENV } from '../mcp/session.js';
+import { defaultSessionId } from '../mcp/session.js';
 import { startMcpServer } from '../mcp/start-server.js';
 import type { PermissionPolicy } from '../policy/policy-types.js';
 import { textRulePolicy } from '../policy/rules.js';
-import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS } from '../shared/limits.js';
-import { type CodecFlags, codecDataConverter } from './codec-options.js';
-import { parseHttpListen } from './listen-address.js';
+import { codecDataConverter } from './codec-options.js';
 import type { McpFlags } from './mcp-options.js';
-import type { MetricsFlags } from './metrics-option.js';
-import { connectionTarget, positiveInt, type ServerOptions } from './options.js';
+import { connectionTarget } from './options.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 /**

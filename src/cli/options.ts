@@ -74,6 +74,11 @@ export function connectionTarget(flags: ConnectionFlags): TemporalTarget {
   };
 }
 
+/** The parser of a repeatable flag: each use adds its value to the list. */
+export function collectRepeated(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
 /** A port flag: 0 (pick a free one) to 65535. */
 export function portNumber(value: string): number {
   const parsed = Number(value);

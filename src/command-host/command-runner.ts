@@ -5,7 +5,7 @@
  */
 import { ApplicationFailure, type Context } from '@temporalio/activity';
 import { loadBashGrammar } from '../policy/bash-grammar.js';
-import { LATE_START_GRACE_MS } from '../shared/limits.js';
+import { lateStartRefusal } from '../shared/foreground-deadline.js';
 import { AttemptFailureType, type CommandOutcome, type CommandSpec } from '../shared/task.js';
 import type { AttachedAttempt, AttachedTasks, TaskRuns } from './attached-tasks.js';
 import type { ExecutorConfig } from './executor-config.js';
@@ -98,13 +98,8 @@ export class CommandRunner {
       // A foreground run whose deadline passed while no worker took it never starts (by this host's
       // clock, which NTP keeps within milliseconds of the server's). One that arrives just past it
       // starts, and its deadline ends it at once, as a workflow timer raced the start before.
-      if (spec.deadlineAtMs !== undefined && Date.now() >= spec.deadlineAtMs + LATE_START_GRACE_MS) {
-        throw ApplicationFailure.create({
-          type: AttemptFailureType.pastDeadline,
-          message: `task ${spec.taskId} reached its deadline before any worker started the command`,
-          nonRetryable: true,
-        });
-      }
+      const refusal = lateStartRefusal(spec, Date.now());
+      if (refusal !== undefined) throw refusal;
       ({ exited } = await startSupervised(config, this.nursery, spec, files));
       record = await readRecord(files.state);
       if (record === undefined) throw commandLost(LostReason.supervisorKilledBeforeStart);

@@ -19,11 +19,11 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { streamReadOf } from '../command-host/spill/host-reads.js';
 import { namedTail } from '../command-host/spill/spill-files.js';
 import { taskFiles } from '../command-host/supervisor/task-files.js';
+import { lateStartRefusal } from '../shared/foreground-deadline.js';
 import {
   HEARTBEAT_TAIL_BYTES,
   HEARTBEAT_TIMEOUT_MS,
   KILL_GRACE_MS,
-  LATE_START_GRACE_MS,
   MONITOR_LINE_SCAN_BYTES,
   MONITOR_NOTICE_LINES,
 } from '../shared/limits.js';
@@ -153,17 +153,8 @@ export class ScriptedRuns {
     }
     let now = await this.host.now();
     // As a real host, never start a foreground command past its run's deadline (and its grace).
-    if (
-      !this.runs.has(spec.taskId) &&
-      spec.deadlineAtMs !== undefined &&
-      now >= spec.deadlineAtMs + LATE_START_GRACE_MS
-    ) {
-      throw ApplicationFailure.create({
-        type: AttemptFailureType.pastDeadline,
-        message: `task ${spec.taskId} reached its deadline before any worker started the command`,
-        nonRetryable: true,
-      });
-    }
+    const refusal = this.runs.has(spec.taskId) ? undefined : lateStartRefusal(spec, now);
+    if (refusal !== undefined) throw refusal;
     const run = this.runs.get(spec.taskId) ?? this.start(spec, now);
     if (run.tombstone) {
       throw ApplicationFailure.create({

@@ -32,7 +32,7 @@ import { tailBytes } from '../shared/stream-text.js';
 import { bashOutputReader, claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { abandonReadSignal } from '../workflows/reader-signals.js';
 import { endedTerminalRead, readableUpTo, sliceStream } from './output-slices.js';
-import { readerState } from './reader-history.js';
+import { readerHistory, readerState } from './reader-history.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 
@@ -288,11 +288,13 @@ export async function readOnHost(
   });
   if (sent.answer !== undefined) return sent.answer;
   // No answer: a read the reader took after all has its answer in the reader's history.
-  const state = await readerState(client, taskId);
+  const { state, acceptedUpdateIds } = await readerHistory(client, taskId);
   const applied = state.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
   // Or accepted but not answered yet (its workflow task outlived the deadline: a server restart
   // under it): the reader will move the position when it answers, so that answer is awaited longer.
-  const taken = applied?.claimId ?? (await acceptedRead(client, taskId, sent.claimIds));
+  // (A read accepted in time is one it will answer; one it did not accept, it refuses later, its
+  // answer-by time having passed.)
+  const taken = applied?.claimId ?? sent.claimIds.find((claimId) => acceptedUpdateIds.has(claimId));
   if (taken === undefined) return undefined;
   const handle = client.workflow.getHandle(outputReaderId(taskId));
   return client
@@ -309,29 +311,6 @@ export async function readOnHost(
 
 /** How long a read the reader accepted, but had not answered by the deadline, is waited for. */
 const ACCEPTED_READ_WAIT_MS = 30_000;
-
-/** How long the reader's history is asked for whether it accepted a read (the server may be restarting). */
-const ACCEPTED_CHECK_MS = 5_000;
-
-/**
- * The one of `claimIds` the task's reader accepted, from its history (a read accepted in time is
- * one it will answer, and move the position for). Undefined when none was, or the server cannot
- * say now; the reader refuses one later, its answer-by time having passed.
- */
-async function acceptedRead(client: Client, taskId: string, claimIds: string[]): Promise<string | undefined> {
-  try {
-    const history = await client.withDeadline(Date.now() + ACCEPTED_CHECK_MS, () =>
-      client.workflow.getHandle(outputReaderId(taskId)).fetchHistory(),
-    );
-    for (const event of history.events ?? []) {
-      const updateId = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId;
-      if (updateId && claimIds.includes(updateId)) return updateId;
-    }
-  } catch {
-    // Unreachable: nothing better to answer than what the server last held.
-  }
-  return undefined;
-}
 
 /**
  * Runs `work` with a signal that aborts at `deadline` or with `signal`, and settles then even if

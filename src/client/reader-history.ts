@@ -25,14 +25,25 @@ import { decodePayload } from './decode-payload.js';
 /** gRPC's NOT_FOUND: the task was never read (no reader), or its reader is past retention. */
 const GRPC_NOT_FOUND = 5;
 
+/** What the reader's latest run holds: its state, and every update it accepted (answered or not yet). */
+export interface ReaderHistory {
+  state: ReaderMemo;
+  acceptedUpdateIds: ReadonlySet<string>;
+}
+
 /** The reader's position, its latest claims and whether a read showed the end; the start of output when there is no reader. */
 export async function readerState(client: Client, taskId: string): Promise<ReaderMemo> {
+  return (await readerHistory(client, taskId)).state;
+}
+
+/** The reader's latest run, read from its history; an empty one when there is no reader. */
+export async function readerHistory(client: Client, taskId: string): Promise<ReaderHistory> {
   let history: temporal.api.history.v1.IHistory;
   try {
     history = await client.workflow.getHandle(outputReaderId(taskId)).fetchHistory();
   } catch (err) {
     if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND)
-      return { position: START_OF_OUTPUT, recentClaims: [] };
+      return { state: { position: START_OF_OUTPUT, recentClaims: [] }, acceptedUpdateIds: new Set() };
     throw err;
   }
   return foldReaderHistory(history.events ?? [], (payload) => decodePayload(client, payload));
@@ -45,7 +56,7 @@ export type PayloadDecoder = (payload: Payload) => Promise<unknown>;
 export async function foldReaderHistory(
   events: temporal.api.history.v1.IHistoryEvent[],
   decodePayloadOf: PayloadDecoder,
-): Promise<ReaderMemo> {
+): Promise<ReaderHistory> {
   const decode = async <T>(payload: Payload | null | undefined): Promise<T | undefined> =>
     payload ? ((await decodePayloadOf(payload)) as T) : undefined;
   let position: ReadPosition = START_OF_OUTPUT;
@@ -95,5 +106,8 @@ export async function foldReaderHistory(
       applied(read.claimId, result.before, result.read.upTo);
     }
   }
-  return { position, recentClaims, ...(endShown ? { endShown: true } : {}) };
+  return {
+    state: { position, recentClaims, ...(endShown ? { endShown: true } : {}) },
+    acceptedUpdateIds: new Set(requests.keys()),
+  };
 }

@@ -48,7 +48,7 @@ describe("a reader's position from its history", () => {
       JSON.parse(readFileSync(new URL(file, HISTORIES), 'utf8')),
     );
     const memo = await lastMemo(events);
-    const folded = await foldReaderHistory(events, decode);
+    const { state: folded } = await foldReaderHistory(events, decode);
     expect(folded.position).toEqual(memo.position);
     expect(folded.recentClaims).toEqual(memo.recentClaims);
     expect(folded.endShown === true).toBe(memo.endShown === true);

@@ -48,8 +48,9 @@ export async function readProgress(
  * bounded tails as they stand then. At HEARTBEAT_INTERVAL_MS an idle task costs the server half a
  * heartbeat a minute, and a chatty or often-read one no more: readers get output from the host
  * itself (`readOutput`), and the heartbeats only keep what a read shows while the host does not
- * answer and what a lost task ends with, up to one interval old. The spill files are touched now and then, so a sweeper (of any worker
- * sharing the directory) sees them as live however long the command stays silent.
+ * answer and what a lost task ends with, up to one interval old. The spill files are touched now
+ * and then, so a sweeper (of any worker sharing the directory) sees them as live however long the
+ * command stays silent.
  */
 export async function startProgressHeartbeats(
   context: Context,

@@ -74,9 +74,8 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
 /**
  * One run of one command. Resolves the request against the worker's config, runs the command
  * activity, and for a foreground run has its host end it at the run's deadline (a run resolved by
- * 0.2.0: ends it when its timer fires). A cancellation of the workflow
- * (a kill, an aborted call) reaches the activity, which ends the process group and reports how.
- * A background task with a notice target then starts its completion notice, and ends as it would
+ * 0.2.0: ends it when its timer fires). A cancellation of the workflow (a kill, an aborted call)
+ * reaches the activity, which ends the process group and reports how. A background task with a notice target then starts its completion notice, and ends as it would
  * without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
@@ -246,11 +245,11 @@ async function chooseHostFor(
 
 /**
  * Runs the command on its host. A kill (the workflow's cancellation), or the timeout of a run that
- * keeps a timer, goes to the host twice: as the cancellation of the running attempt, which ends the group and reports the
- * outcome, and as a stop activity of its own. The stop reaches the host when no attempt runs (the
- * server completes such a cancellation without telling any worker) and when an attempt that was
- * asked to stop is retried without the request; its recorded end is the truth. It takes effect as
- * soon as a worker on that host polls again.
+ * keeps a timer, goes to the host twice: as the cancellation of the running attempt, which ends
+ * the group and reports the outcome, and as a stop activity of its own. The stop reaches the host
+ * when no attempt runs (the server completes such a cancellation without telling any worker) and
+ * when an attempt that was asked to stop is retried without the request; its recorded end is the
+ * truth. It takes effect as soon as a worker on that host polls again.
  */
 async function runOnHost(
   resolved: CommandSpec,

@@ -12,12 +12,15 @@
  * root, writes `1` on fd 3, and forks one relay per connection until it is signalled (its process
  * group: the relays go with it). Without ports it exits 0 once the loopback is up.
  *
- *   durable-bash-supervisor --session-holder
+ *   durable-bash-supervisor --session-holder [--net-only]
  *
- * makes a user namespace (this user as its root, nothing else mapped) and a network namespace in
- * it, brings the loopback up, writes `1` on fd 3 and waits to be signalled: a worker without root
- * cannot keep a namespace in a file, so this process keeps it, and commands join it through
- * /proc/<pid>/ns. Exit 1: a setup error, said on stderr. */
+ * makes a network namespace, brings its loopback up, writes `1` on fd 3 and waits to be signalled:
+ * this process keeps the namespace, and commands join it through /proc/<pid>/ns. Without
+ * --net-only (a worker without root) the network namespace lies in a user namespace of its own,
+ * this user its root and nothing else mapped. A worker with root used to keep the namespace in a
+ * file (a bind mount of its nsfs entry) instead; every such mount is one more that each session's
+ * bubblewrap copies and remounts, and one that, unmounted while another session's bubblewrap
+ * copies the host's mounts, fails that launch. Exit 1: a setup error, said on stderr. */
 #include <grp.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -205,16 +208,19 @@ int session_net_main(int argc, char **argv) {
   serve(listeners, ports, n);
 }
 
-int session_holder_main(void) {
+int session_holder_main(bool net_only) {
   uid_t uid = getuid();
   gid_t gid = getgid();
-  if (unshare(CLONE_NEWUSER | CLONE_NEWNET) < 0) return fail("cannot make the session's namespaces");
-  char map[64];
-  snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
-  if (write_file("/proc/self/uid_map", map) < 0) return fail("uid_map");
-  if (write_file("/proc/self/setgroups", "deny") < 0) return fail("setgroups");
-  snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
-  if (write_file("/proc/self/gid_map", map) < 0) return fail("gid_map");
+  if (unshare(net_only ? CLONE_NEWNET : CLONE_NEWUSER | CLONE_NEWNET) < 0)
+    return fail("cannot make the session's namespaces");
+  if (!net_only) {
+    char map[64];
+    snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+    if (write_file("/proc/self/uid_map", map) < 0) return fail("uid_map");
+    if (write_file("/proc/self/setgroups", "deny") < 0) return fail("setgroups");
+    snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+    if (write_file("/proc/self/gid_map", map) < 0) return fail("gid_map");
+  }
   if (loopback_up() < 0) return fail("cannot bring the session's loopback up");
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (write(3, "1", 1) != 1) return fail("cannot say it is ready");

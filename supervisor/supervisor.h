@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -170,6 +171,6 @@ int nursery_main(int argc, char **argv);
 
 /* session-net.c: --session-net and --session-holder, a session's network namespace */
 int session_net_main(int argc, char **argv);
-int session_holder_main(void);
+int session_holder_main(bool net_only);
 
 #endif

@@ -3,12 +3,13 @@
  * of the host changes): a namespace "host" with services on its loopback, joined by a veth pair to
  * a namespace "internet" with servers on 198.51.100.2. Sessions' traffic leaves from "host"
  * (`egressNetns`), so "the host's loopback" of a test is the loopback of "host".
+ *
+ * Each namespace is held by a process of the test's (`unshare --net`), named by its /proc path:
+ * not a file bind-mounted on the host, since every session's bubblewrap copies the host's mounts,
+ * and one unmounted in the middle of that copy fails another test's launch.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
 export const INTERNET_ADDRESS = '198.51.100.2';
 
@@ -54,18 +55,24 @@ export async function serveHello(
   return child;
 }
 
-export function makeTestNetworks(): TestNetworks {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-netns-'));
-  const hostNs = path.join(dir, 'host.netns');
-  const internetNs = path.join(dir, 'internet.netns');
-  const servers: ChildProcess[] = [];
-  for (const file of [hostNs, internetNs]) {
-    writeFileSync(file, '');
-    inNs('/proc/self/ns/net', `unshare --net=${file} true`);
-  }
+/** A network namespace held by a process of its own (until it is killed), by its /proc path. */
+async function heldNamespace(): Promise<{ netns: string; holder: ChildProcess }> {
+  const holder = spawn('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await once(holder.stdout as NodeJS.ReadableStream, 'data');
+  return { netns: `/proc/${holder.pid}/ns/net`, holder };
+}
+
+export async function makeTestNetworks(): Promise<TestNetworks> {
+  const host = await heldNamespace();
+  const internet = await heldNamespace();
+  const hostNs = host.netns;
+  const internetNs = internet.netns;
+  const servers: ChildProcess[] = [host.holder, internet.holder];
   inNs(
     hostNs,
-    `ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v1 netns ${internetNs}`,
+    `ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v1 netns ${internet.holder.pid}`,
   );
   inNs(hostNs, 'ip addr add 198.51.100.1/24 dev v0 && ip link set v0 up');
   inNs(internetNs, `ip link set lo up && ip addr add ${INTERNET_ADDRESS}/24 dev v1 && ip link set v1 up`);
@@ -76,12 +83,11 @@ export function makeTestNetworks(): TestNetworks {
       servers.push(await serveHello(host, port, name, netns));
     },
     async end() {
-      for (const server of servers) {
-        server.kill('SIGKILL');
-        if (server.exitCode === null && server.signalCode === null) await once(server, 'exit');
+      // The servers, then the namespaces' holders: with them the namespaces and the veth pair go.
+      for (const child of servers.reverse()) {
+        child.kill('SIGKILL');
+        if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
       }
-      for (const file of [hostNs, internetNs]) spawnSync('umount', [file]);
-      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

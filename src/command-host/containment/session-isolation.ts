@@ -196,7 +196,7 @@ export function createSessionIsolation(
   const ownGid = process.getgid?.() ?? 0;
   const uidOf = (session: string) => identities?.uidOf(session) ?? ownUid;
   const networks = new SessionNetworks({
-    ...(root ? {} : { held: true }),
+    ...(root ? {} : { userNamespace: true }),
     dir: sessionNetworksDir(spillDir),
     ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
     ...(options.egress === false ? { egress: false } : {}),

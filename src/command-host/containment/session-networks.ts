@@ -8,13 +8,27 @@
  * may turn the way out off (`egress: false`: localhost only), and allow loopback services by port:
  * the supervisor's `--session-net` relays 127.0.0.1:<port> inside to 127.0.0.1:<port> of the host.
  *
- * A namespace lives in a file (a bind mount of its nsfs entry, made by `unshare --net=<file>`), and
- * its slirp4netns and relay each in their own session, so all outlive a worker that restarts; the
- * next worker finds them through the session's record. Made on a session's first command on this
- * host; `release` ends them once nothing of the session runs here.
+ * A namespace is held by a process (the supervisor's `--session-holder`), and it, its slirp4netns
+ * and its relay each run in their own session, so all outlive a worker that restarts; the next
+ * worker finds them through the session's record. Not a file (a bind mount of the namespace's nsfs
+ * entry), as workers with root kept it before 0.3.0: every session's bubblewrap copies and
+ * remounts each of the host's mounts, so each live session's file made every launch slower
+ * (docs/PERFORMANCE.md), and one unmounted during another session's launch failed that launch.
+ * Made on a session's first command on this host; `release` ends them once nothing of the session
+ * runs here.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { executablePath } from '../supervisor/executable-path.js';
 import { signalRecorded } from '../supervisor/process-groups.js';
@@ -38,11 +52,11 @@ export interface SessionNetworksOptions {
   /** The supervisor binary (its `--session-net` and `--session-holder`). @default the package's */
   supervisor?: string;
   /**
-   * For a worker without root: each session's namespaces are held by a process (the supervisor's
-   * `--session-holder`, a user namespace of the worker's user and a network namespace in it), not a
-   * file, and commands join its user namespace first. @default false
+   * For a worker without root: each session's network namespace lies in a user namespace of the
+   * worker's user, held by the same process, and commands join that user namespace first.
+   * @default false
    */
-  held?: boolean;
+  userNamespace?: boolean;
 }
 
 /** A session's network on this host: the namespace its commands join, and its owner to join first. */
@@ -50,7 +64,7 @@ export interface SessionNetwork {
   netns: string;
   /** The user namespace that owns it (a worker without root's). */
   userns?: string;
-  /** The process holding both (a worker without root's). */
+  /** The process holding them (none for a namespace a worker before 0.3.0 kept in a file). */
   holderPid?: number;
 }
 
@@ -60,9 +74,9 @@ interface RecordedProcess {
   start: number;
 }
 
-/** What a session's record holds: its slirp4netns and its relay of allowed ports, where it has them. */
+/** What a session's record holds: its holder, its slirp4netns and its relay of allowed ports, where it has them. */
 interface NetworkRecord {
-  /** The process holding the namespaces, for a worker without root. */
+  /** The process holding the namespaces (none where a worker before 0.3.0 kept them in a file). */
   holder?: RecordedProcess;
   slirp?: RecordedProcess;
   relay?: RecordedProcess;
@@ -90,7 +104,7 @@ export class SessionNetworks {
         throw new Error(name.includes('/') ? `no slirp4netns at ${name}` : `no ${name} on PATH`);
       this.slirp = found;
     }
-    if (options.held && options.egressNetns !== undefined)
+    if (options.userNamespace && options.egressNetns !== undefined)
       throw new Error('an egress namespace needs a worker with root');
     mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   }
@@ -122,8 +136,11 @@ export class SessionNetworks {
     if (record?.holder) signalRecorded('--signal', record.holder.pid, record.holder.start, 'SIGTERM');
     // The relay's group: its relays of open connections go with it.
     if (record?.relay) signalRecorded('--signal-group', record.relay.pid, record.relay.start, 'SIGTERM');
-    spawnSync('umount', [this.netnsFile(key)], { stdio: 'ignore' });
-    rmSync(this.netnsFile(key), { force: true });
+    const file = this.netnsFile(key);
+    if (existsSync(file)) {
+      spawnSync('umount', [file], { stdio: 'ignore' });
+      rmSync(file, { force: true });
+    }
     rmSync(this.recordFile(key), { force: true });
     rmSync(this.logFile(key, 'slirp'), { force: true });
     rmSync(this.logFile(key, 'relay'), { force: true });
@@ -132,18 +149,16 @@ export class SessionNetworks {
 
   private async make(key: string): Promise<SessionNetwork> {
     const record = this.recordOf(key);
-    if (record !== undefined && this.complete(record)) return this.networkOf(key, record);
+    if (record !== undefined && this.complete(record, key)) return this.networkOf(key, record);
     // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
     this.release(key);
     const started: NetworkRecord = {};
     try {
-      if (this.options.held) {
-        started.holder = await this.startReady(
-          "the session's namespaces",
-          [this.supervisor, '--session-holder'],
-          this.logFile(key, 'holder'),
-        );
-      } else this.makeNetnsFile(key);
+      started.holder = await this.startReady(
+        "the session's namespaces",
+        [this.supervisor, '--session-holder', ...(this.options.userNamespace ? [] : ['--net-only'])],
+        this.logFile(key, 'holder'),
+      );
       const network = this.networkOf(key, started);
       if (this.slirp !== undefined)
         started.slirp = await this.startSlirp(this.slirp, network, this.logFile(key, 'slirp'));
@@ -156,35 +171,38 @@ export class SessionNetworks {
     }
   }
 
-  /** A network namespace in a file (a bind mount of its nsfs entry): outlives every process in it. */
-  private makeNetnsFile(key: string): void {
-    const netns = this.netnsFile(key);
-    writeFileSync(netns, '', { mode: 0o600 });
-    const made = spawnSync('unshare', [`--net=${netns}`, 'true'], { encoding: 'utf8' });
-    if (made.status !== 0) {
-      rmSync(netns, { force: true });
-      throw new Error(`cannot make a network namespace for a session: ${made.stderr.trim() || made.error}`);
-    }
-  }
-
   private networkOf(key: string, record: NetworkRecord): SessionNetwork {
-    if (!this.options.held) return { netns: this.netnsFile(key) };
     const pid = record.holder?.pid;
+    // A namespace a worker before 0.3.0 kept in a file: its tasks may still run there.
+    if (pid === undefined) return { netns: this.netnsFile(key) };
     return {
       netns: `/proc/${pid}/ns/net`,
-      userns: `/proc/${pid}/ns/user`,
-      ...(pid ? { holderPid: pid } : {}),
+      ...(this.options.userNamespace ? { userns: `/proc/${pid}/ns/user` } : {}),
+      holderPid: pid,
     };
   }
 
-  /** Whether every process the session's network needs still runs. */
-  private complete(record: NetworkRecord): boolean {
+  /** Whether the session's namespace is still held, and every process its network needs still runs. */
+  private complete(record: NetworkRecord, key: string): boolean {
     const alive = (p: RecordedProcess | undefined) => p !== undefined && processStart(p.pid) === p.start;
+    const held =
+      record.holder !== undefined
+        ? alive(record.holder)
+        : !this.options.userNamespace && this.keptInFile(key);
     return (
-      (!this.options.held || alive(record.holder)) &&
+      held &&
       (this.slirp === undefined || alive(record.slirp)) &&
       (this.ports.length === 0 || alive(record.relay))
     );
+  }
+
+  /** Whether a worker before 0.3.0 left the session's namespace in its file (a mount of nsfs there). */
+  private keptInFile(key: string): boolean {
+    try {
+      return statSync(this.netnsFile(key)).dev !== statSync(this.options.dir).dev;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -218,18 +236,19 @@ export class SessionNetworks {
 
   /** Starts slirp4netns for the namespace and resolves once it has configured it. */
   private startSlirp(slirp: string, network: SessionNetwork, log: string): Promise<RecordedProcess> {
-    // A held network by its holder's pid: slirp4netns then joins its user namespace for its own
-    // sandbox too (1.2.0 ignores --userns-path there).
+    // A network in a user namespace by its holder's pid: slirp4netns then joins that user namespace
+    // for its own sandbox too (1.2.0 ignores --userns-path there).
+    const byPid = network.userns !== undefined && network.holderPid !== undefined;
     const argv = [
       slirp,
-      ...(network.holderPid !== undefined ? [] : ['--netns-type=path']),
+      ...(byPid ? [] : ['--netns-type=path']),
       '--configure',
       '--mtu=65520',
       '--disable-host-loopback',
       '--enable-sandbox',
       '--enable-seccomp',
       '--ready-fd=3',
-      network.holderPid !== undefined ? String(network.holderPid) : network.netns,
+      byPid ? String(network.holderPid) : network.netns,
       'tap0',
     ];
     return this.startReady('slirp4netns', this.outside(argv), log) as Promise<RecordedProcess>;
@@ -286,8 +305,8 @@ export class SessionNetworks {
     }
   }
 
-  /** The namespace file of a session (its key is a file name: hex). */
-  netnsFile(key: string): string {
+  /** Where a worker before 0.3.0 kept a session's namespace (its key is a file name: hex). */
+  private netnsFile(key: string): string {
     if (!/^[0-9a-f]{8,64}$/.test(key)) throw new TypeError(`not a session key: ${key}`);
     return path.join(this.options.dir, `${key}.netns`);
   }

@@ -3,9 +3,8 @@
 // `attacker` that try what issue 16 measured on a worker without isolation. And what a session's
 // own tasks must keep doing together. Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
 
-import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -17,6 +16,7 @@ import {
   sessionNetworksDir,
 } from '../../../src/command-host/containment/session-isolation.js';
 import type { ExecutorOptions } from '../../../src/command-host/executor-config.js';
+import { processStart } from '../../../src/command-host/supervisor/process-identity.js';
 import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
 import { taskFiles } from '../../../src/command-host/supervisor/task-files.js';
 import type { CommandSpec, TaskId } from '../../../src/shared/task.js';
@@ -56,7 +56,7 @@ afterAll(async () => {
   if (worker) {
     endSessionNetworks(worker.spillDir);
     expect(
-      readdirSync(sessionNetworksDir(worker.spillDir)).filter((file) => file.endsWith('.netns')),
+      readdirSync(sessionNetworksDir(worker.spillDir)).filter((file) => file.endsWith('.net.json')),
     ).toEqual([]);
   }
   await env?.teardown();
@@ -179,7 +179,7 @@ describe("what the operator chooses for sessions' networks", () => {
   };
 
   beforeAll(async () => {
-    nets = makeTestNetworks();
+    nets = await makeTestNetworks();
     await nets.serve(nets.internetNs, INTERNET_ADDRESS, 8080, 'the internet');
     await nets.serve(nets.hostNs, '127.0.0.1', 5432, 'the allowed database');
     await nets.serve(nets.hostNs, '127.0.0.1', 7233, 'the host temporal');
@@ -242,8 +242,18 @@ describe("a session's network on a host", () => {
     const ended = `bash-${randomUUID()}`;
     await isolation.launch(spec(running, sessionKey('still-running')));
     await isolation.launch(spec(ended, sessionKey('all-done')));
-    const networks = () => readdirSync(sessionNetworksDir(spill)).filter((f) => f.endsWith('.netns'));
+    const networks = () => readdirSync(sessionNetworksDir(spill)).filter((f) => f.endsWith('.net.json'));
     expect(networks()).toHaveLength(2);
+    // Each network's processes (its namespace's holder and its slirp4netns), to see them end.
+    const processes = networks().flatMap((file) =>
+      Object.values(
+        JSON.parse(readFileSync(path.join(sessionNetworksDir(spill), file), 'utf8')) as Record<
+          string,
+          { pid: number; start: number }
+        >,
+      ),
+    );
+    expect(processes).toHaveLength(4);
     // Launched a moment ago, not claimed yet: both kept.
     expect(await isolation.sweep()).toBe(0);
     // One claimed and running, the other ended (its end recorded).
@@ -251,14 +261,12 @@ describe("a session's network on a host", () => {
     writeFileSync(taskFiles(spill, ended).state, '{}');
     writeFileSync(taskFiles(spill, ended).exit, '{}');
     expect(await isolation.sweep()).toBe(1);
-    expect(networks()).toEqual([`${sessionKey('still-running')}.netns`]);
+    expect(networks()).toEqual([`${sessionKey('still-running')}.net.json`]);
     writeFileSync(taskFiles(spill, running).exit, '{}');
     expect(await isolation.sweep()).toBe(1);
     expect(networks()).toEqual([]);
-    // Their slirp4netns processes end too (SIGTERM, a moment after).
-    await expect
-      .poll(() => spawnSync('pgrep', ['-f', `slirp4netns.*${spill}`], { encoding: 'utf8' }).stdout)
-      .toBe('');
+    // Their holders and slirp4netns processes end too (SIGTERM, a moment after).
+    await expect.poll(() => processes.filter(({ pid, start }) => processStart(pid) === start)).toEqual([]);
   });
   it("gives a session's directories and uid back once it has been idle for the retention", async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));

@@ -3,7 +3,7 @@
  * and servers, on a worker host's network the test makes (test/helpers/test-networks.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,8 +32,8 @@ function connectFrom(netns: string, host: string, port: number): string {
   return ran.stdout.trim();
 }
 
-beforeAll(() => {
-  test = makeTestNetworks();
+beforeAll(async () => {
+  test = await makeTestNetworks();
   ({ hostNs, internetNs } = test);
   networks = new SessionNetworks({ dir: path.join(dir, 'sessions'), egressNetns: hostNs });
 });
@@ -80,6 +80,46 @@ describe("a session's own network", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const remade = await networks.ensure('aaaaaaaa');
     expect(connectFrom(remade.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
+  });
+});
+
+describe("where a session's namespace lives", () => {
+  const mounts = () => readFileSync('/proc/self/mountinfo', 'utf8').trim().split('\n');
+
+  it('in a process of its own, not a mount of the host, which every launch would copy', async () => {
+    const before = mounts();
+    const held = await networks.ensure('eeeeeeee');
+    const record = JSON.parse(readFileSync(path.join(dir, 'sessions', 'eeeeeeee.net.json'), 'utf8')) as {
+      holder: { pid: number; start: number };
+    };
+    expect(held.netns).toBe(`/proc/${record.holder.pid}/ns/net`);
+    expect(mounts()).toEqual(before);
+    // Its holder gone, the next command gets a network again.
+    process.kill(record.holder.pid, 'SIGKILL');
+    await waitFor(() => processStart(record.holder.pid) !== record.holder.start);
+    const remade = await networks.ensure('eeeeeeee');
+    expect(remade.netns).not.toBe(held.netns);
+    expect(connectFrom(remade.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
+    networks.release('eeeeeeee');
+    expect(mounts()).toEqual(before);
+  });
+
+  it("in its file still, where a worker before 0.3.0 kept it: that session's tasks keep their network", async () => {
+    const legacyDir = path.join(dir, 'legacy');
+    const legacy = new SessionNetworks({ dir: legacyDir, egress: false });
+    others.push(legacy);
+    // As 0.2.0 left a session with no way out: its namespace bound on a file, and a record.
+    const file = path.join(legacyDir, 'ffffffff.netns');
+    writeFileSync(file, '');
+    expect(spawnSync('unshare', [`--net=${file}`, 'ip', 'link', 'set', 'lo', 'up']).status).toBe(0);
+    writeFileSync(path.join(legacyDir, 'ffffffff.net.json'), '{}\n');
+    await serve(file, '127.0.0.1', 3000, 'a task started before the upgrade');
+    const { netns } = await legacy.ensure('ffffffff');
+    expect(netns).toBe(file);
+    expect(connectFrom(netns, '127.0.0.1', 3000)).toBe('hello from a task started before the upgrade');
+    legacy.release('ffffffff');
+    expect(existsSync(file)).toBe(false);
+    expect(mounts().filter((line) => line.includes(legacyDir))).toEqual([]);
   });
 });
 

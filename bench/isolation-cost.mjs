@@ -2,24 +2,25 @@
 // measured on the launch chains themselves, the worker and Temporal left out:
 //
 //   - start: the wall time from spawning a command's launch chain to its end, for `bash -c true`,
-//     per mode (none: bash alone; session: nsenter, bubblewrap, the inner supervisor's uid switch and
-//     idmapped workdir; sandbox: bubblewrap and the inner supervisor), and what the worker spends
-//     building a session's launch (`launch()`: the session's uid, directories and network found);
-//   - memory: the PSS of the processes between a running command and its supervisor (bubblewrap's
-//     two and the inner supervisor), per task, with N tasks standing; and a session's network
-//     (slirp4netns, and the relay of allowed ports), per session.
+//     per mode (none: bash alone; session: the supervisor's --session-launch, the inner
+//     supervisor's uid switch and idmapped workdir; sandbox: bubblewrap and the inner supervisor),
+//     and what the worker spends building a session's launch (`launch()`: the session's uid,
+//     directories and network found);
+//   - memory: the PSS of the processes between a running command and its supervisor (the launcher
+//     and the inner supervisor), per task, with N tasks standing; and a session's network
+//     (slirp4netns, the holder of its namespace, and the relay of allowed ports), per session.
 //
-// Needs root, bwrap and slirp4netns. `node bench/isolation-cost.mjs [--samples N] [--tasks N]`
+// Needs root, bwrap (for the sandbox's figures) and slirp4netns. `node bench/isolation-cost.mjs [--samples N] [--tasks N]`
 // prints JSON; `npm run bench` (full) runs it and writes its table to BENCHMARKS.md.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = (file) => path.join(root, 'dist', file);
-const { createSessionIsolation, endSessionNetworks } = await import(
+const { createSessionIsolation, endSessionNetworks, sessionNetworksDir } = await import(
   dist('command-host/containment/session-isolation.js')
 );
 const { createSandbox } = await import(dist('command-host/containment/sandbox.js'));
@@ -86,8 +87,11 @@ const comm = (pid) => {
   }
 };
 
-/** Starts TASKS chains running `sleep 600`; the PSS of their launcher processes, per task. */
-async function standingCost(chain) {
+/**
+ * Starts TASKS chains running `sleep 600`; the PSS of their launcher processes, per task, and what
+ * `measure` reads while they stand (a session's holder shares its binary's pages with them).
+ */
+async function standingCost(chain, measure = () => ({})) {
   const children = [];
   for (let i = 0; i < TASKS; i++) {
     const argv = await chain(i);
@@ -99,6 +103,7 @@ async function standingCost(chain) {
     if (sleeping.length === children.length) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  const measured = measure();
   let kib = 0;
   let processes = 0;
   for (const child of children)
@@ -117,6 +122,7 @@ async function standingCost(chain) {
   return {
     perTaskKiB: Number((kib / TASKS).toFixed(0)),
     processesPerTask: Number((processes / TASKS).toFixed(1)),
+    ...measured,
   };
 }
 
@@ -160,18 +166,23 @@ try {
   results.start.sandbox = timeRuns(sandboxChain);
 
   const sleeping = (argv) => [...argv.slice(0, -1), 'exec sleep 600'];
-  results.memory.session = await standingCost(async (n) => sleeping(await sessionChain(10_000 + n)));
+  // A session's network: its slirp4netns and the holder of its namespace (and a relay, with
+  // allowed ports), as its record names them.
+  const records = () =>
+    readdirSync(sessionNetworksDir(spillDir))
+      .filter((file) => file.endsWith('.net.json'))
+      .map((file) => JSON.parse(readFileSync(path.join(sessionNetworksDir(spillDir), file), 'utf8')));
+  const perSession = (role) =>
+    records().reduce((sum, record) => sum + pssKiB(record[role]?.pid), 0) / records().length;
+  const { holderKiB, ...standing } = await standingCost(
+    async (n) => sleeping(await sessionChain(10_000 + n)),
+    () => ({ holderKiB: perSession('holder') }),
+  );
+  results.memory.session = standing;
+  results.memory.holderPerSessionKiB = holderKiB;
   results.memory.sandbox = await standingCost(async () => sleeping(sandboxChain));
 
-  // A session's network: its slirp4netns (and a relay, with allowed ports).
-  const networkDir = path.join(process.env.DURABLE_BASH_RUN_DIR);
-  const slirps = spawnSync('pgrep', ['-f', `slirp4netns.*${networkDir}`], { encoding: 'utf8' })
-    .stdout.trim()
-    .split('\n')
-    .filter(Boolean)
-    .map(Number);
-  results.memory.networkPerSessionKiB =
-    slirps.reduce((sum, pid) => sum + pssKiB(pid), 0) / Math.max(1, slirps.length);
+  results.memory.networkPerSessionKiB = perSession('slirp');
   const allowing = createSessionIsolation(
     { allowedPorts: [5432] },
     supervisorPath(),

@@ -25,10 +25,12 @@
  *
  *   durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...
  *   durable-bash-supervisor --session-holder [--net-only]
+ *   durable-bash-supervisor --session-launch --net <netns> [op]... <program> [args...]
  *
  * bring a session's network namespace's loopback up and relay the host loopback ports an operator
  * allows it; hold a session's namespaces: its network's alone for a worker with root, a user
- * namespace around it for one without (session-net.c).
+ * namespace around it for one without (session-net.c); launch a command in its session's
+ * namespaces for a worker with root, as bubblewrap would (session-launch.c).
  *
  * Exit codes: 0 = the exit file was written; 100 = the state file already existed (nothing ran);
  * 101 = a setup error (no exit file; reported as "error <message>" on fd 3 and on fd 2).
@@ -42,6 +44,7 @@ int main(int argc, char **argv) {
     return signal_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--kill-cgroup") == 0) return kill_cgroup_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--session-net") == 0) return session_net_main(argc, argv);
+  if (argc > 1 && strcmp(argv[1], "--session-launch") == 0) return session_launch_main(argc, argv);
   if (argc > 1 && strcmp(argv[1], "--session-holder") == 0) {
     if (argc == 2) return session_holder_main(false);
     if (argc == 3 && strcmp(argv[2], "--net-only") == 0) return session_holder_main(true);

@@ -173,4 +173,7 @@ int nursery_main(int argc, char **argv);
 int session_net_main(int argc, char **argv);
 int session_holder_main(bool net_only);
 
+/* session-launch.c: --session-launch, a command's launcher in its session (a worker with root) */
+int session_launch_main(int argc, char **argv);
+
 #endif

@@ -142,6 +142,7 @@ function isolationCostTable(cost) {
     `| processes between supervisor and command, per task | 0 | ${memory.session.processesPerTask} | ${memory.sandbox.processesPerTask} |`,
     `| their PSS, per task | 0 | ${memory.session.perTaskKiB} KiB | ${memory.sandbox.perTaskKiB} KiB |`,
     `| a session's network (slirp4netns), per session | | ${Math.round(memory.networkPerSessionKiB)} KiB | |`,
+    `| the holder of a session's network namespace, per session | | ${Math.round(memory.holderPerSessionKiB)} KiB | |`,
     `| a session's relay of allowed ports, per session with ports | | ${Math.round(memory.relayPerSessionKiB)} KiB | |`,
     '',
   ].join('\n');

@@ -160,8 +160,8 @@ export interface ExecutorOptions {
    * `session`: keep sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs in its
    * own PID namespace and its session's network (no host loopback), with private /tmp and home, the
    * spill directory and `sandboxHidden` paths hidden; as its session's own uid when the worker has
-   * root, as the worker's uid in a user namespace when not. Needs bwrap and slirp4netns (and, without
-   * root, unprivileged user namespaces and /dev/net/tun); a worker that cannot refuses to start.
+   * root, as the worker's uid in a user namespace when not. Needs slirp4netns (and, without root,
+   * bwrap, unprivileged user namespaces and /dev/net/tun); a worker that cannot refuses to start.
    * `auto`: `session` where the host offers the means, else none, said plainly at start. Not with
    * the sandbox (the stricter mode).
    * @default 'auto'

@@ -1,7 +1,7 @@
-// The inner supervisor's session identity (supervisor/identity.c): inside bubblewrap, the command
+// The inner supervisor's session identity (supervisor/identity.c): under its launcher, the command
 // runs as the session's uid with no capabilities, its workdir (a root-owned mkdtemp directory, mode
 // 0700) shown as the session's by an idmapped mount, and setuid or setgid modes refused. Real
-// processes and mounts; needs root and bwrap (scripts/provision-sandbox.sh).
+// processes and mounts; needs root.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,25 +21,12 @@ afterEach(() => {
 /** Runs `script` as the session in `workdir`, as the default launcher will; its stdout lines. */
 function asSession(workdir: string, script: string): { lines: string[]; status: number | null } {
   const ran = spawnSync(
-    'bwrap',
+    bin,
     [
-      '--die-with-parent',
-      '--unshare-pid',
-      '--bind',
-      '/',
-      '/',
-      '--dev',
-      '/dev',
-      '--proc',
-      '/proc',
-      '--cap-drop',
-      'ALL',
-      '--cap-add',
-      'CAP_SYS_ADMIN',
-      '--cap-add',
-      'CAP_SETUID',
-      '--cap-add',
-      'CAP_SETGID',
+      // The default launcher with root (supervisor/session-launch.c), in this process's network.
+      '--session-launch',
+      '--net',
+      '/proc/self/ns/net',
       '--chdir',
       workdir,
       bin,

@@ -1,11 +1,12 @@
 /**
- * Sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs under bubblewrap in its
- * own PID namespace, in its session's network (no host loopback), with the session's own /tmp,
- * /var/tmp and home, the spill directory and the worker's credential files hidden. A worker with
- * root runs it as its session's own uid, its workdir shown as the session's by an idmapped mount
- * (the inner supervisor's `--as` and `--idmap`); one without runs it as its own uid, in a user
- * namespace. Unlike the sandbox, the root filesystem stays as it is: the kernel's permissions decide
- * what a command may read and write there.
+ * Sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs in its own PID
+ * namespace, in its session's network (no host loopback), with the session's own /tmp, /var/tmp
+ * and home, the spill directory and the worker's credential files hidden. A worker with root
+ * launches it with the supervisor's `--session-launch` and runs it as its session's own uid, its
+ * workdir shown as the session's by an idmapped mount (the inner supervisor's `--as` and
+ * `--idmap`); one without launches it with bubblewrap, as its own uid, in a user namespace. Unlike
+ * the sandbox, the root filesystem stays as it is: the kernel's permissions decide what a command
+ * may read and write there.
  */
 
 import { spawnSync } from 'node:child_process';
@@ -45,7 +46,7 @@ export interface SessionIsolationOptions {
   hidden?: readonly string[];
   /** The uids sessions get. @default 1879048192 + 1,000,000 */
   uids?: UidRange;
-  /** The bubblewrap binary. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
+  /** The bubblewrap binary, for a worker without root. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
   bwrap?: string;
   /** The slirp4netns binary. @default `slirp4netns` on PATH */
   slirp4netns?: string;
@@ -121,38 +122,12 @@ function endNetworksIn(dir: string): void {
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
 const UNOWNED_SESSION = '0'.repeat(32);
 
-/** The only capabilities inside: the inner supervisor's, for the idmapped mount and the uid switch. */
-const INNER_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SETUID', 'CAP_SETGID'];
-
 /**
- * What every session's bubblewrap runs with, the launcher's and the start probe's alike (so the probe
- * tries what commands get): the host's root as it is, a fresh /dev and /proc, its own PID, IPC and
- * UTS namespaces, a new session, and no capability but the inner supervisor's.
- */
-const SESSION_BWRAP = [
-  '--die-with-parent',
-  '--new-session',
-  '--unshare-pid',
-  // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
-  '--as-pid-1',
-  '--unshare-ipc',
-  '--unshare-uts',
-  '--unshare-cgroup-try',
-  '--cap-drop',
-  'ALL',
-  ...INNER_CAPABILITIES.flatMap((cap) => ['--cap-add', cap]),
-  '--bind',
-  '/',
-  '/',
-  '--dev',
-  '/dev',
-  '--proc',
-  '/proc',
-];
-
-/**
- * What a worker without root gives each command instead (SESSION_BWRAP's namespaces, in a user
- * namespace of its own): the capabilities of none, the worker's uid.
+ * What a worker without root gives each command's bubblewrap, the launcher's and the start probe's
+ * alike (so the probe tries what commands get): a user namespace of its own, the host's root as it
+ * is, a fresh /dev and /proc, its own PID, IPC and UTS namespaces, a new session, no capability, the
+ * worker's uid. A worker with root gets the same from the supervisor's `--session-launch`, which
+ * keeps the inner supervisor's capabilities for its idmapped workdir and uid switch.
  */
 const UNPRIVILEGED_BWRAP = [
   '--die-with-parent',
@@ -186,7 +161,8 @@ export function createSessionIsolation(
   spillDir: string,
 ): SessionIsolation {
   const root = process.getuid?.() === 0;
-  const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
+  // A worker with root launches commands itself (the supervisor's --session-launch).
+  const bwrap = root ? undefined : findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
   const privateSupervisor = copySupervisor(supervisor, spillDir);
   const base = path.join(spillDir, '.sessions');
   const identities = root
@@ -197,6 +173,8 @@ export function createSessionIsolation(
   const uidOf = (session: string) => identities?.uidOf(session) ?? ownUid;
   const networks = new SessionNetworks({
     ...(root ? {} : { userNamespace: true }),
+    // The binary every isolated task's supervisors run: its holders and relays share their pages.
+    supervisor: privateSupervisor,
     dir: sessionNetworksDir(spillDir),
     ...(options.slirp4netns ? { slirp4netns: options.slirp4netns } : {}),
     ...(options.egress === false ? { egress: false } : {}),
@@ -205,11 +183,12 @@ export function createSessionIsolation(
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
-  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
+  const guarded = [...SYSTEM_DIRS, spillDir, ...(bwrap !== undefined ? [path.dirname(bwrap)] : [])];
   const home = homeOf();
-  const failure = root
-    ? probe(bwrap, privateSupervisor, uidOf(UNOWNED_SESSION))
-    : probeUnprivileged(bwrap, privateSupervisor, options.egress !== false);
+  const failure =
+    bwrap === undefined
+      ? probe(privateSupervisor, uidOf(UNOWNED_SESSION))
+      : probeUnprivileged(bwrap, privateSupervisor, options.egress !== false);
   if (failure !== undefined) throw new Error(failure);
   // A session's launches and its sweep, one at a time: a network is never ended under a launch.
   const queues = new Map<string, Promise<unknown>>();
@@ -250,7 +229,7 @@ export function createSessionIsolation(
         return { uid, dirs, ...(await networks.ensure(session)) };
       });
       const workdir = ownWorkdir(spec.workdir, guarded);
-      // What a session's bubblewrap gets, with root or without: its directories, its workdir bound
+      // What a session's launcher gets, with root or without: its directories, its workdir bound
       // (over its own /tmp or home when it lies there), then, after the workdir so a hidden path
       // inside it stays hidden, the hidden paths, the supervisor and the session's resolv.conf.
       const sessionView = [
@@ -269,7 +248,7 @@ export function createSessionIsolation(
         '--chdir',
         workdir.path,
       ];
-      if (!root) {
+      if (bwrap !== undefined) {
         const launcher = [
           'nsenter',
           '--preserve-credentials',
@@ -286,7 +265,7 @@ export function createSessionIsolation(
         ];
         return { launcher, inner: [] };
       }
-      const launcher = ['nsenter', `--net=${netns}`, '--', bwrap, ...SESSION_BWRAP, ...sessionView];
+      const launcher = [privateSupervisor, '--session-launch', '--net', netns, ...sessionView];
       return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
     },
     async sweep() {
@@ -399,18 +378,21 @@ function ownWorkdir(workdir: string, guarded: readonly string[]): { path: string
 }
 
 /**
- * Runs `true` as a session would run it (bubblewrap, the inner supervisor's uid switch and idmapped
- * workdir, its seccomp filter), in a scratch workdir of root's; undefined when it ran as the
- * session and could write there, else the first line of why not.
+ * Runs `true` as a session would run it (the supervisor's `--session-launch`, the inner
+ * supervisor's uid switch and idmapped workdir, its seccomp filter), in a scratch workdir of
+ * root's; undefined when it ran as the session and could write there, else the first line of why not.
  */
-function probe(bwrap: string, supervisor: string, uid: number): string | undefined {
+function probe(supervisor: string, uid: number): string | undefined {
   // Where a session's uid can pass to it (not the spill directory, which is closed to it).
   const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
   try {
     const run = spawnSync(
-      bwrap,
+      supervisor,
       [
-        ...SESSION_BWRAP,
+        '--session-launch',
+        // Its own network (the worker's): the probe's launch joins it as a command joins its session's.
+        '--net',
+        '/proc/self/ns/net',
         '--chdir',
         workdir,
         supervisor,

@@ -570,7 +570,7 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
     figures.push({
       id: 'idle.memoryPerTask',
       measure: `${SIZES.burst} idle background tasks: worker growth + supervisors' PSS, per task`,
-      raw: `${mib(growth + supervisors.pssBytes)} = worker growth ${mib(growth)} (peak ${mib(peakBytes)}, idle worker ${mib(idleBytes)}) + ${supervisors.count} supervisors' PSS ${mib(supervisors.pssBytes)} (${(supervisors.pssBytes / Math.max(1, supervisors.count) / 1024).toFixed(0)} KiB each${supervisors.launchers > 0 ? `, with their ${supervisors.launchers} launcher processes: bubblewrap and the inner supervisor` : ''})`,
+      raw: `${mib(growth + supervisors.pssBytes)} = worker growth ${mib(growth)} (peak ${mib(peakBytes)}, idle worker ${mib(idleBytes)}) + ${supervisors.count} supervisors' PSS ${mib(supervisors.pssBytes)} (${(supervisors.pssBytes / Math.max(1, supervisors.count) / 1024).toFixed(0)} KiB each${supervisors.launchers > 0 ? `, with their ${supervisors.launchers} launcher processes: the launcher and the inner supervisor` : ''})`,
       value: perTaskBytes / 1000,
       unit: 'KB',
       ratio: perTaskBytes / 500_000,

@@ -91,11 +91,27 @@ static void attach(int tree, const char *dest) {
 }
 
 /* Makes every missing directory of `path` (mode 0755), and `path` itself when missing: a directory,
- * or an empty file to bind a file over. */
-static void make_path(const char *path, int is_dir) {
+ * or an empty file to bind a file over. A symlink whose target is gone has its target made, where
+ * the mount will land: /etc/resolv.conf pointing into /run (systemd-resolved's), once /run is the
+ * session's empty one. */
+static void make_path_at_depth(const char *path, int is_dir, int depth) {
   struct stat st;
   if (stat(path, &st) == 0) return;
   char walk[PATH_MAX];
+  ssize_t n;
+  if (depth < 8 && lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (n = readlink(path, walk, sizeof walk - 1)) > 0) {
+    walk[n] = '\0';
+    char target[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    int len = walk[0] == '/' ? snprintf(target, sizeof target, "%s", walk)
+                             : snprintf(target, sizeof target, "%.*s/%s", (int)(slash - path), path, walk);
+    if (len >= (int)sizeof target) {
+      errno = ENAMETOOLONG;
+      fail("cannot make", path);
+    }
+    make_path_at_depth(target, is_dir, depth + 1);
+    return;
+  }
   if (snprintf(walk, sizeof walk, "%s", path) >= (int)sizeof walk) {
     errno = ENAMETOOLONG;
     fail("cannot make", path);
@@ -113,6 +129,8 @@ static void make_path(const char *path, int is_dir) {
   if (fd < 0) fail("cannot make", path);
   close(fd);
 }
+
+static void make_path(const char *path, int is_dir) { make_path_at_depth(path, is_dir, 0); }
 
 static void mount_tmpfs(const char *dest, mode_t perms, unsigned long flags) {
   char data[32];

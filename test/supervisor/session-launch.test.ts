@@ -5,7 +5,7 @@
 // processes and mounts; needs root. Each test ends what it started.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -166,6 +166,33 @@ describe('--session-launch', () => {
       'resolv.conf read-only',
       '0',
     ]);
+  });
+
+  it("binds a file over a symlink whose target lay in what it emptied: systemd-resolved's /etc/resolv.conf", () => {
+    const dir = path.join(scratch, 'links');
+    mkdirSync(path.join(dir, 'rel'), { recursive: true });
+    writeFileSync(path.join(dir, 'resolv.conf'), 'nameserver 10.0.2.3\n');
+    // As /etc/resolv.conf -> /run/systemd/resolve/stub-resolv.conf, with /run the session's empty one.
+    symlinkSync('/run/systemd/resolve/stub-resolv.conf', path.join(dir, 'absolute'));
+    symlinkSync('../gone/stub.conf', path.join(dir, 'rel', 'relative'));
+    const { stdout, stderr, status } = launch(
+      [
+        '--tmpfs',
+        '/run',
+        '--ro-bind',
+        path.join(dir, 'resolv.conf'),
+        path.join(dir, 'absolute'),
+        '--ro-bind',
+        path.join(dir, 'resolv.conf'),
+        path.join(dir, 'rel', 'relative'),
+      ],
+      `cat ${path.join(dir, 'absolute')} ${path.join(dir, 'rel', 'relative')}`,
+    );
+    expect({ stdout, stderr, status }).toEqual({
+      stdout: 'nameserver 10.0.2.3\nnameserver 10.0.2.3',
+      stderr: '',
+      status: 0,
+    });
   });
 
   it('keeps the inner supervisor three capabilities, none inheritable or ambient', () => {

@@ -172,8 +172,10 @@ try {
     readdirSync(sessionNetworksDir(spillDir))
       .filter((file) => file.endsWith('.net.json'))
       .map((file) => JSON.parse(readFileSync(path.join(sessionNetworksDir(spillDir), file), 'utf8')));
-  const perSession = (role) =>
-    records().reduce((sum, record) => sum + pssKiB(record[role]?.pid), 0) / records().length;
+  const perSession = (role) => {
+    const all = records();
+    return all.reduce((sum, record) => sum + pssKiB(record[role]?.pid), 0) / all.length;
+  };
   const { holderKiB, ...standing } = await standingCost(
     async (n) => sleeping(await sessionChain(10_000 + n)),
     () => ({ holderKiB: perSession('holder') }),

@@ -67,10 +67,9 @@ static _Noreturn void usage(const char *why) {
   _exit(1);
 }
 
-static struct op *add_op(enum op_kind kind, const char *src, const char *dest, mode_t perms) {
+static void add_op(enum op_kind kind, const char *src, const char *dest, mode_t perms) {
   if (n_ops == MAX_OPS) usage("too many mount operations");
-  ops[n_ops] = (struct op){.kind = kind, .src = src, .dest = dest, .perms = perms, .tree = -1};
-  return &ops[n_ops++];
+  ops[n_ops++] = (struct op){.kind = kind, .src = src, .dest = dest, .perms = perms, .tree = -1};
 }
 
 /* A detached copy of the mount tree at `path` (its submounts too), with `set` and `clear` applied. */

@@ -75,8 +75,8 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
  * One run of one command. Resolves the request against the worker's config, runs the command
  * activity, and for a foreground run has its host end it at the run's deadline (a run resolved by
  * 0.2.0: ends it when its timer fires). A cancellation of the workflow (a kill, an aborted call)
- * reaches the activity, which ends the process group and reports how. A background task with a notice target then starts its completion notice, and ends as it would
- * without one.
+ * reaches the activity, which ends the process group and reports how. A background task with a
+ * notice target then starts its completion notice, and ends as it would without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   countStarted(input.background);

@@ -85,13 +85,14 @@ export interface SessionIsolation {
 }
 
 /**
- * Where a spill directory's sessions keep their networks: for a worker with root, under /run (or $DURABLE_BASH_RUN_DIR),
- * which a reboot empties as it ends every namespace, and outside the spill directory, which someone
- * may `rm -rf` (a namespace file is a mount point, which would refuse it).
+ * Where a spill directory's sessions keep their networks' records: for a worker with root, under
+ * /run (or $DURABLE_BASH_RUN_DIR), which a reboot empties as it ends every holder, and where a 0.2.0
+ * worker kept each namespace in a file (a mount point, which an `rm -rf` of the spill directory
+ * would have refused).
  */
 export function sessionNetworksDir(spillDir: string): string {
-  // A worker without root keeps no namespace in a file (its processes hold them): its records may
-  // live in the spill directory, where it can write.
+  // A worker without root never kept a namespace in a file: its records may live in the spill
+  // directory, where it can write.
   if (process.getuid?.() !== 0) return path.join(spillDir, '.session-networks');
   const runDir = process.env.DURABLE_BASH_RUN_DIR || '/run/durable-bash';
   return path.join(runDir, createHash('sha256').update(spillDir).digest('hex').slice(0, 16), 'net');

@@ -7,7 +7,7 @@
  * (`WORKFLOW_SERIALIZE`) as the bytes each stream has given, and re-attaches by task id.
  */
 import { InvalidArgumentsError } from '../shared/errors.js';
-import { MAX_INPUT_BYTES } from '../shared/limits.js';
+import { MAX_INPUT_BYTES, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
 import { finishedState } from '../shared/status-line.js';
 import { type CommandHost, isCommandHost, type TaskId } from '../shared/task.js';
 import { isTaskIdShape } from '../shared/task-id.js';
@@ -16,13 +16,6 @@ import { commandsFor, requireSandboxNode } from './sandbox-client.js';
 import type { SandboxProcess } from './sandbox-types.js';
 import { appendSegments, plannedEnd, type Segment, segmentsOfRead } from './stream-segments.js';
 import { WORKFLOW_DESERIALIZE, WORKFLOW_SERIALIZE } from './workflow-serde.js';
-
-/**
- * The most bytes one ranged read of a spill file asks for: under the Temporal SDK's payload warning
- * (512 KiB, where it logs each payload over it) with room for the envelope, and within what one
- * workspace operation carries (WORKSPACE_TRANSFER_MAX_BYTES). A few tens of ms a call.
- */
-const RANGE_CHUNK_BYTES = 448 * 1024;
 
 /** How long one read waits on the task's host for new output; a pull that got none reads again. */
 const READ_WAIT_MS = 30_000;
@@ -71,7 +64,7 @@ interface StreamState {
 
 /**
  * Both streams of a task. A pull gives the stream's next segment: held bytes, or one ranged read
- * (at most RANGE_CHUNK_BYTES) of the spill file; with none, one durable read (one at a
+ * (at most WORKSPACE_TRANSFER_MAX_BYTES) of the spill file; with none, one durable read (one at a
  * time, for both streams) adds segments to each. What the handle holds is bounded: per stream, at
  * most one read's text (the worker's output limit, 30 KiB by default), the rest as ranges to read
  * when pulled.
@@ -142,14 +135,14 @@ class TaskStreams {
     }
   }
 
-  /** The first bytes of `[start, end)` of the stream's spill file, at most RANGE_CHUNK_BYTES; never none. */
+  /** The first bytes of `[start, end)` of the stream's spill file, at most WORKSPACE_TRANSFER_MAX_BYTES; never none. */
   private async rangeRead(name: StreamName, start: number, end: number): Promise<Uint8Array> {
     const { tasks } = await this.commands;
     const bytes = await tasks.outputRange(this.target.taskId, this.target.sessionId, {
       hostQueue: this.target.host.hostQueue,
       stream: name,
       start,
-      end: Math.min(end, start + RANGE_CHUNK_BYTES),
+      end: Math.min(end, start + WORKSPACE_TRANSFER_MAX_BYTES),
     });
     if (bytes.length === 0)
       throw new Error(

@@ -13,7 +13,7 @@ import {
   WorkspaceIsADirectoryError,
   WorkspaceNotADirectoryError,
 } from '../shared/errors.js';
-import { DEFAULT_MAX_TIMEOUT_MS, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
+import { DEFAULT_MAX_TIMEOUT_MS, WORKSPACE_FILE_MAX_BYTES } from '../shared/limits.js';
 import { markers } from '../shared/render.js';
 import { finishedState } from '../shared/status-line.js';
 import { tailText } from '../shared/stream-text.js';
@@ -170,13 +170,32 @@ export class DurableBashSandbox {
     }
   }
 
+  /**
+   * The file as a stream of pieces (one workspace operation each, WORKSPACE_TRANSFER_MAX_BYTES at
+   * most), the next one read only when the consumer pulls; null when nothing is there.
+   */
   async readFile(options: PathOptions): Promise<ReadableStream<Uint8Array> | null> {
-    const bytes = await this.readBinaryFile(options);
-    if (bytes === null) return null;
+    const path = checkedPath(options);
+    const files = await this.files;
+    const pieces = files.readPieces(this.workspace, path);
+    // The first piece is read now, so a missing file is null rather than a stream that fails.
+    let first: IteratorResult<Uint8Array, void>;
+    try {
+      first = await pieces.next();
+    } catch (err) {
+      if (err instanceof WorkspaceFileNotFoundError) return null;
+      throw err;
+    }
+    let pending: IteratorResult<Uint8Array, void> | undefined = first;
     return new ReadableStream<Uint8Array>({
-      start(controller) {
-        if (bytes.length > 0) controller.enqueue(bytes);
-        controller.close();
+      async pull(controller) {
+        const next = pending ?? (await pieces.next());
+        pending = undefined;
+        if (next.done) controller.close();
+        else if (next.value.length > 0) controller.enqueue(next.value);
+      },
+      async cancel() {
+        await pieces.return(undefined);
       },
     });
   }
@@ -216,7 +235,7 @@ export class DurableBashSandbox {
     await this.writeBinaryFile({ ...options, content: new TextEncoder().encode(options.content) });
   }
 
-  /** Collects the stream (at most WORKSPACE_TRANSFER_MAX_BYTES; past it, the stream is cancelled and nothing is written), then writes it. */
+  /** Collects the stream (at most WORKSPACE_FILE_MAX_BYTES; past it, the stream is cancelled and nothing is written), then writes it. */
   async writeFile(options: WriteOptions<ReadableStream<Uint8Array>>): Promise<void> {
     const path = checkedPath(options);
     if (!(options.content instanceof ReadableStream))
@@ -231,10 +250,10 @@ export class DurableBashSandbox {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.length;
-      if (size > WORKSPACE_TRANSFER_MAX_BYTES) {
+      if (size > WORKSPACE_FILE_MAX_BYTES) {
         await reader.cancel();
         throw new InvalidArgumentsError(
-          `invalid content: the stream is over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one write carries; nothing was written`,
+          `invalid content: the stream is over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file write carries; nothing was written`,
         );
       }
       chunks.push(value);

@@ -13,7 +13,12 @@ import {
 } from '@temporalio/client';
 import { firstLine } from '../shared/checks.js';
 import { WorkspaceOperationError, WorkspacePathError } from '../shared/errors.js';
-import { WORKSPACE_OP_TIMEOUT_MS, WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
+import {
+  WORKSPACE_ARCHIVE_MAX_BYTES,
+  WORKSPACE_FILE_MAX_BYTES,
+  WORKSPACE_OP_TIMEOUT_MS,
+  WORKSPACE_TRANSFER_MAX_BYTES,
+} from '../shared/limits.js';
 import type { CommandHost } from '../shared/task.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import {
@@ -59,8 +64,8 @@ export interface WorkspaceEntry {
 
 /**
  * The OpenAI Agents SDK's `SandboxArchiveLimits`: undefined takes the SDK's default
- * (DEFAULT_ARCHIVE_LIMITS), null means none. What one operation carries
- * (WORKSPACE_TRANSFER_MAX_BYTES) bounds an archive in any case.
+ * (DEFAULT_ARCHIVE_LIMITS), null means none. The largest archive there is
+ * (WORKSPACE_ARCHIVE_MAX_BYTES) bounds an archive in any case.
  */
 export interface ArchiveLimits {
   maxInputBytes?: number | null;
@@ -124,18 +129,49 @@ export class WorkspaceFiles {
     return resolved;
   }
 
-  /** The file's bytes; `WorkspaceFileTooLargeError` over `maxBytes` (at most WORKSPACE_TRANSFER_MAX_BYTES). */
+  /**
+   * The file's bytes; `WorkspaceFileTooLargeError` over `maxBytes` (at most, and by default,
+   * WORKSPACE_FILE_MAX_BYTES). A file over what one operation carries is read in pieces, one
+   * operation each: a file that changes meanwhile may read as a mix of before and after.
+   */
   async readFile(ws: SandboxWorkspace, p: string, options: { maxBytes?: number } = {}): Promise<Uint8Array> {
-    const maxBytes = Math.min(options.maxBytes ?? WORKSPACE_TRANSFER_MAX_BYTES, WORKSPACE_TRANSFER_MAX_BYTES);
-    return (await this.call(ws, {
-      op: 'read',
-      workspace: this.ref(ws),
-      path: this.resolve(ws, p),
-      maxBytes,
-    })) as Uint8Array;
+    const pieces: Uint8Array[] = [];
+    for await (const piece of this.readPieces(ws, p, options)) pieces.push(piece);
+    return pieces.length === 1 ? (pieces[0] as Uint8Array) : new Uint8Array(Buffer.concat(pieces));
   }
 
-  /** Writes the file (made, or emptied first), making its parent directories; `mode` without setuid bits. */
+  /**
+   * The file's bytes as they are read, a piece (at most WORKSPACE_TRANSFER_MAX_BYTES) per operation,
+   * the next one asked for only when the consumer wants it; the first is refused as `readFile` is.
+   */
+  async *readPieces(
+    ws: SandboxWorkspace,
+    p: string,
+    options: { maxBytes?: number } = {},
+  ): AsyncGenerator<Uint8Array, void, undefined> {
+    const maxBytes = Math.min(options.maxBytes ?? WORKSPACE_FILE_MAX_BYTES, WORKSPACE_FILE_MAX_BYTES);
+    const path = this.resolve(ws, p);
+    for (let offset = 0; ; ) {
+      const piece = (await this.call(ws, {
+        op: 'read',
+        workspace: this.ref(ws),
+        path,
+        maxBytes,
+        offset,
+        length: WORKSPACE_TRANSFER_MAX_BYTES,
+      })) as Uint8Array;
+      // An empty file is one empty piece; a later empty one is only the end found.
+      if (piece.length > 0 || offset === 0) yield piece;
+      if (piece.length < WORKSPACE_TRANSFER_MAX_BYTES) return;
+      offset += piece.length;
+    }
+  }
+
+  /**
+   * Writes the file (made, or emptied first), making its parent directories; `mode` without setuid
+   * bits. A file over what one operation carries goes in pieces, in order, one operation each
+   * (the mode set with the last): a reader meanwhile may see it part written, as with any write.
+   */
   async writeFile(
     ws: SandboxWorkspace,
     p: string,
@@ -143,21 +179,28 @@ export class WorkspaceFiles {
     options: { mode?: number } = {},
   ): Promise<void> {
     const path = this.resolve(ws, p);
-    if (data.byteLength > WORKSPACE_TRANSFER_MAX_BYTES) {
+    if (data.byteLength > WORKSPACE_FILE_MAX_BYTES) {
       throw new WorkspaceOperationError(
-        `writing ${p}: ${data.byteLength} bytes is over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one operation carries`,
+        `writing ${p}: ${data.byteLength} bytes is over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file write carries`,
       );
     }
-    await this.call(
-      ws,
-      {
-        op: 'write',
-        workspace: this.ref(ws),
-        path,
-        ...(options.mode !== undefined ? { mode: options.mode } : {}),
-      },
-      data,
-    );
+    let offset = 0;
+    do {
+      const piece = data.subarray(offset, offset + WORKSPACE_TRANSFER_MAX_BYTES);
+      const last = offset + piece.length >= data.byteLength;
+      await this.call(
+        ws,
+        {
+          op: 'write',
+          workspace: this.ref(ws),
+          path,
+          offset,
+          ...(last && options.mode !== undefined ? { mode: options.mode } : {}),
+        },
+        piece,
+      );
+      offset += piece.length;
+    } while (offset < data.byteLength);
   }
 
   /** What the path is, without following a link at its end; undefined when nothing is there. */
@@ -203,25 +246,51 @@ export class WorkspaceFiles {
   /**
    * The workspace as the OpenAI Agents SDK persists one (`persistWorkspace`: its JSON archive,
    * version 1: directories and regular files, links left out), so it hydrates into another
-   * backend. `exclude`: paths relative to the root left out, with what they hold.
+   * backend. `exclude`: paths relative to the root left out, with what they hold. An archive over
+   * what one operation carries is staged on the host and fetched in pieces.
    */
   async archive(
     ws: SandboxWorkspace,
     limits?: ArchiveLimits,
     options: { exclude?: readonly string[] } = {},
   ): Promise<Uint8Array> {
-    return (await this.call(ws, {
+    const made = await this.call(ws, {
       op: 'archive',
       workspace: this.ref(ws),
       limits: resolveLimits(limits),
-      maxBytes: WORKSPACE_TRANSFER_MAX_BYTES,
+      maxBytes: WORKSPACE_ARCHIVE_MAX_BYTES,
       exclude: [...(options.exclude ?? [])],
-    })) as Uint8Array;
+    });
+    if (made instanceof Uint8Array) return made;
+    if (made.op !== 'staged') throw new WorkspaceOperationError(`archive: unexpected reply ${made.op}`);
+    const sessionKey = this.ref(ws).sessionKey;
+    try {
+      const archive = new Uint8Array(made.size);
+      for (let start = 0; start < made.size; start += WORKSPACE_TRANSFER_MAX_BYTES) {
+        const end = Math.min(made.size, start + WORKSPACE_TRANSFER_MAX_BYTES);
+        const piece = (await this.call(ws, {
+          op: 'stagedRange',
+          sessionKey,
+          id: made.id,
+          start,
+          end,
+        })) as Uint8Array;
+        if (piece.length !== end - start)
+          throw new WorkspaceOperationError(
+            `archive: the staged archive ${made.id} ended at ${start + piece.length} of ${made.size} bytes`,
+          );
+        archive.set(piece, start);
+      }
+      return archive;
+    } finally {
+      await this.call(ws, { op: 'unstage', sessionKey, id: made.id }).catch(() => undefined);
+    }
   }
 
   /**
    * Restores an archive as the SDK's `hydrateWorkspace` does: the whole checked first (limits, every
-   * member's path), then the workspace emptied and the members written.
+   * member's path), then the workspace emptied and the members written. An archive over what one
+   * operation carries is staged on the host in pieces first.
    */
   async extract(ws: SandboxWorkspace, data: Uint8Array, limits?: ArchiveLimits): Promise<void> {
     const resolved = resolveLimits(limits);
@@ -231,13 +300,30 @@ export class WorkspaceFiles {
         facts: { limit: 'maxInputBytes', actual: data.byteLength, max: resolved.maxInputBytes },
       });
     }
-    if (data.byteLength > WORKSPACE_TRANSFER_MAX_BYTES) {
+    if (data.byteLength > WORKSPACE_ARCHIVE_MAX_BYTES) {
       throw workspaceErrorOf({
         type: FailureTypes.archiveLimit,
-        facts: { limit: 'transferBytes', actual: data.byteLength, max: WORKSPACE_TRANSFER_MAX_BYTES },
+        facts: { limit: 'archiveBytes', actual: data.byteLength, max: WORKSPACE_ARCHIVE_MAX_BYTES },
       });
     }
-    await this.call(ws, { op: 'extract', workspace: this.ref(ws), limits: resolved }, data);
+    const request = { op: 'extract', workspace: this.ref(ws), limits: resolved } as const;
+    if (data.byteLength <= WORKSPACE_TRANSFER_MAX_BYTES) {
+      await this.call(ws, request, data);
+      return;
+    }
+    const sessionKey = this.ref(ws).sessionKey;
+    const id = randomUUID();
+    try {
+      for (let offset = 0; offset < data.byteLength; offset += WORKSPACE_TRANSFER_MAX_BYTES) {
+        const piece = data.subarray(offset, offset + WORKSPACE_TRANSFER_MAX_BYTES);
+        await this.call(ws, { op: 'stage', sessionKey, id, offset }, piece);
+      }
+    } catch (err) {
+      await this.call(ws, { op: 'unstage', sessionKey, id }).catch(() => undefined);
+      throw err;
+    }
+    // The host takes the staged archive whatever the extract comes to.
+    await this.call(ws, { ...request, staged: id });
   }
 
   /**

@@ -10,7 +10,7 @@ import {
   SandboxLocalDirReadError,
   SandboxLocalFileReadError,
 } from '@openai/agents-core/sandbox';
-import { WORKSPACE_TRANSFER_MAX_BYTES } from '../shared/limits.js';
+import { WORKSPACE_FILE_MAX_BYTES } from '../shared/limits.js';
 
 /** What one copy may carry in all: the archive limits' `maxExtractedBytes` and `maxMembers` (null: no limit). */
 export interface CopyBudget {
@@ -28,7 +28,7 @@ type LocalEntryType = 'local_file' | 'local_dir';
 /**
  * What `src` holds, checked before anything is copied: within the client's working directory (the
  * base UnixLocal resolves a relative `src` against, and the only one, path grants being refused),
- * no symbolic link on the way or inside, each file within what one operation carries, and the whole
+ * no symbolic link on the way or inside, each file within what a file write carries, and the whole
  * within `budget`. A `local_dir`'s files and directories are copied; other kinds (sockets, FIFOs)
  * are left out, as UnixLocal leaves them.
  */
@@ -53,9 +53,9 @@ export async function planLocalEntry(
       throw overBudget('maxMembers', budget.members, budget.maxMembers);
     if (item.kind === 'file') {
       const { size } = await lstat(item.source);
-      if (size > WORKSPACE_TRANSFER_MAX_BYTES)
+      if (size > WORKSPACE_FILE_MAX_BYTES)
         throw fail(
-          `${item.source} is ${size} bytes, over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one file copy carries`,
+          `${item.source} is ${size} bytes, over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file copy carries`,
         );
       budget.bytes += size;
       if (budget.maxBytes !== null && budget.bytes > budget.maxBytes)
@@ -87,16 +87,16 @@ export async function planLocalEntry(
   return items;
 }
 
-/** A planned file's bytes, refused if it grew past what one operation carries since it was planned. */
+/** A planned file's bytes, refused if it grew past what a file write carries since it was planned. */
 export async function readLocalFile(
   type: LocalEntryType,
   item: LocalItem & { kind: 'file' },
 ): Promise<Uint8Array> {
   const bytes = await readFile(item.source);
-  if (bytes.byteLength > WORKSPACE_TRANSFER_MAX_BYTES)
+  if (bytes.byteLength > WORKSPACE_FILE_MAX_BYTES)
     throw sourceError(
       type,
-      `${type} entry: ${item.source} is ${bytes.byteLength} bytes, over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one file copy carries`,
+      `${type} entry: ${item.source} is ${bytes.byteLength} bytes, over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file copy carries`,
       item.source,
     );
   return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);

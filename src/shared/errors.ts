@@ -199,13 +199,13 @@ export class WorkspaceFileTooLargeError extends WorkspaceError {
 
 /**
  * Thrown by `WorkspaceFiles.archive` and `extract` when the archive would pass a limit: one of the
- * caller's (`maxInputBytes`, `maxExtractedBytes`, `maxMembers`) or what one operation carries
- * (`transferBytes`, WORKSPACE_TRANSFER_MAX_BYTES).
+ * caller's (`maxInputBytes`, `maxExtractedBytes`, `maxMembers`) or the largest archive there is
+ * (`archiveBytes`, WORKSPACE_ARCHIVE_MAX_BYTES).
  */
 export class WorkspaceArchiveLimitError extends WorkspaceError {
   override readonly name = 'WorkspaceArchiveLimitError';
   constructor(
-    readonly limit: 'maxInputBytes' | 'maxExtractedBytes' | 'maxMembers' | 'transferBytes',
+    readonly limit: 'maxInputBytes' | 'maxExtractedBytes' | 'maxMembers' | 'archiveBytes',
     readonly actual: number,
     readonly max: number,
   ) {

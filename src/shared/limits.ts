@@ -279,11 +279,29 @@ export const MCP_MAX_WAIT_MS = 45_000;
 export const MCP_TASK_POLL_INTERVAL_MS = 2_000;
 
 /**
- * Bytes one workspace operation carries (a file read or written, an archive): its data crosses
- * Temporal as one payload, four times (workflow input, activity input or result, workflow result),
- * and the server refuses a payload over 2 MiB; 1.5 MiB leaves room for the codec's envelope.
+ * Bytes one workspace operation carries (a piece of a file read or written, of an archive, of a
+ * task's spill file): its data crosses Temporal as one payload, twice (workflow input and activity
+ * input, or activity result and workflow result). The server refuses a payload over 2 MiB, but it
+ * and the SDK's Core log a warning (TMPRL1103) for each over 512 KiB: 448 KiB stays under that with
+ * room for the envelope. Larger files and archives go in pieces of this size, one operation each.
  */
-export const WORKSPACE_TRANSFER_MAX_BYTES = 1536 * 1024;
+export const WORKSPACE_TRANSFER_MAX_BYTES = 448 * 1024;
+
+/**
+ * The largest file a workspace read or write moves whole: the caller holds it in memory (the SDKs'
+ * `readFile` answers one buffer); at 448 KiB an operation, it is about 590 operations.
+ */
+export const WORKSPACE_FILE_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The largest workspace archive (persist and hydrate): the SDK's format is one JSON text with the
+ * files in base64, built whole in memory on the host and read whole on the client, and V8 holds no
+ * string over 512 Mi characters; 256 MiB of archive stays well inside that with its base64 copy.
+ */
+export const WORKSPACE_ARCHIVE_MAX_BYTES = 256 * 1024 * 1024;
+
+/** How long a staged archive piece stays on its host after its last write, for a caller that died midway. */
+export const WORKSPACE_STAGED_KEEP_MS = 60 * 60_000;
 
 /**
  * How long a workspace operation may take from its scheduling to its end on the workspace's host

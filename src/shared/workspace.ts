@@ -58,14 +58,24 @@ export interface ResolvedArchiveLimits {
 export type WorkspaceRequest =
   /** Makes the workspace's directory (empty when new); `root` when the caller chose one. */
   | { op: 'create'; sessionKey: string; root?: string }
-  | { op: 'read'; workspace: WorkspaceRef; path: string; maxBytes: number }
-  /** The bytes travel as the operation's second argument. */
-  | { op: 'write'; workspace: WorkspaceRef; path: string; mode?: number }
+  /**
+   * The bytes `[offset, offset + length)` of a file (fewer at its end), refused whole when the file
+   * is over `maxBytes`: a file larger than one operation carries is read in such pieces.
+   */
+  | { op: 'read'; workspace: WorkspaceRef; path: string; maxBytes: number; offset: number; length: number }
+  /**
+   * The bytes travel as the operation's second argument. At `offset` 0 the file is made or emptied;
+   * past it they go on a file of exactly `offset` bytes (the pieces of a larger file, in order).
+   */
+  | { op: 'write'; workspace: WorkspaceRef; path: string; mode?: number; offset: number }
   | { op: 'stat'; workspace: WorkspaceRef; path: string }
   | { op: 'list'; workspace: WorkspaceRef; path: string }
   | { op: 'remove'; workspace: WorkspaceRef; path: string; recursive: boolean }
   | { op: 'mkdir'; workspace: WorkspaceRef; path: string; recursive: boolean }
-  /** `exclude`: paths relative to the root left out, with what they hold. */
+  /**
+   * `exclude`: paths relative to the root left out, with what they hold. An archive over what one
+   * operation carries is staged on the host (a `staged` reply), then fetched by `stagedRange`.
+   */
   | {
       op: 'archive';
       workspace: WorkspaceRef;
@@ -73,15 +83,31 @@ export type WorkspaceRequest =
       maxBytes: number;
       exclude: string[];
     }
-  /** The archive travels as the operation's second argument; the workspace is emptied first. */
-  | { op: 'extract'; workspace: WorkspaceRef; limits: ResolvedArchiveLimits }
+  /**
+   * The archive travels as the operation's second argument, or was staged on the host (`staged`,
+   * by `stage`) when larger than one operation carries; the workspace is emptied first.
+   */
+  | { op: 'extract'; workspace: WorkspaceRef; limits: ResolvedArchiveLimits; staged?: string }
   | { op: 'destroy'; workspace: WorkspaceRef }
   /**
    * The raw bytes `[start, end)` of a task's spill file on its host (fewer when the file is shorter),
    * at most WORKSPACE_TRANSFER_MAX_BYTES: read by the worker itself, as the spill directory is its
    * own and hidden from sessions. The caller checked that the task is the session's.
    */
-  | OutputRangeRequest;
+  | OutputRangeRequest
+  | StagingRequest;
+
+/**
+ * An archive too large for one operation, staged on the workspace's host in the worker's own
+ * directory (never the session's): `stage` appends a piece (the bytes as the second argument, at
+ * exactly `offset`), `stagedRange` reads one back, `unstage` removes it. `id` is a random UUID
+ * (the caller's for `stage`, the host's for an archive); a staged archive is its session's alone,
+ * and swept an hour after its last write.
+ */
+export type StagingRequest =
+  | { op: 'stage'; sessionKey: string; id: string; offset: number }
+  | { op: 'stagedRange'; sessionKey: string; id: string; start: number; end: number }
+  | { op: 'unstage'; sessionKey: string; id: string };
 
 /** See `WorkspaceRequest`: a ranged read of a task's output (a process handle's gaps, docs/SANDBOXES.md). */
 export interface OutputRangeRequest {
@@ -94,9 +120,14 @@ export interface OutputRangeRequest {
 
 export type WorkspaceOp = WorkspaceRequest['op'];
 
-/** The reply of an operation that returns no bytes (`read`, `archive` and `outputRange` return a Uint8Array). */
+/**
+ * The reply of an operation that returns no bytes (`read`, `outputRange`, `stagedRange` and an
+ * archive within one operation return a Uint8Array).
+ */
 export type WorkspaceReply =
   | { op: 'create'; root: string }
+  /** An archive larger than one operation carries, staged on the host under the caller's id. */
+  | { op: 'staged'; id: string; size: number }
   | { op: 'stat'; stat: WorkspaceStatReply | null }
   | { op: 'list'; entries: WorkspaceEntryReply[] }
   | { op: 'done' };

@@ -2,14 +2,18 @@
 // run on this machine: as the worker (in-process file operations), sessions apart (through the
 // session's launcher, as its uid) and the bwrap sandbox. Round trips of every method, the fence's
 // refusals, the bounds, and what the session's own commands see of the files.
+
+import { randomBytes } from 'node:crypto';
 import {
   chmodSync,
   chownSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
+  readFileSync,
   rmSync,
   symlinkSync,
+  truncateSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -24,11 +28,14 @@ import {
   WorkspaceFileExistsError,
   WorkspaceFileNotFoundError,
   WorkspaceFileTooLargeError,
-  WorkspaceOperationError,
   WorkspacePathError,
   WorkspacePermissionError,
 } from '../../src/shared/errors.js';
-import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../src/shared/limits.js';
+import {
+  WORKSPACE_ARCHIVE_MAX_BYTES,
+  WORKSPACE_FILE_MAX_BYTES,
+  WORKSPACE_TRANSFER_MAX_BYTES,
+} from '../../src/shared/limits.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { useDevServer } from '../helpers/temporal-env.js';
 
@@ -190,24 +197,47 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
     await expect(files.remove(ws, '.', { recursive: true })).rejects.toThrow(WorkspacePathError);
   });
 
-  it('refuses a read over maxBytes or over what one operation carries, saying the size and the limit', async () => {
+  it('refuses a read over maxBytes, saying the size and the limit, and a write over what a file write carries', async () => {
     const ws = await files.create(session);
     await files.writeFile(ws, 'ten', bytes('0123456789'));
     await expect(files.readFile(ws, 'ten', { maxBytes: 4 })).rejects.toThrow(
       new WorkspaceFileTooLargeError(`${ws.root}/ten`, 10, 4).message,
     );
     expect(text(await files.readFile(ws, 'ten', { maxBytes: 10 }))).toBe('0123456789');
-    writeFileSync(path.join(ws.root, 'big'), Buffer.alloc(WORKSPACE_TRANSFER_MAX_BYTES + 1));
+    // Sparse: its size is what the refusal reads, before any byte.
+    const big = path.join(ws.root, 'big');
+    writeFileSync(big, '');
+    truncateSync(big, WORKSPACE_FILE_MAX_BYTES + 1);
     await expect(files.readFile(ws, 'big')).rejects.toThrow(
-      new WorkspaceFileTooLargeError(
-        `${ws.root}/big`,
-        WORKSPACE_TRANSFER_MAX_BYTES + 1,
-        WORKSPACE_TRANSFER_MAX_BYTES,
-      ).message,
+      new WorkspaceFileTooLargeError(`${ws.root}/big`, WORKSPACE_FILE_MAX_BYTES + 1, WORKSPACE_FILE_MAX_BYTES)
+        .message,
     );
     await expect(
-      files.writeFile(ws, 'too-big', new Uint8Array(WORKSPACE_TRANSFER_MAX_BYTES + 1)),
-    ).rejects.toThrow(WorkspaceOperationError);
+      files.writeFile(ws, 'too-big', new Uint8Array(WORKSPACE_FILE_MAX_BYTES + 1)),
+    ).rejects.toThrow(
+      `writing too-big: ${WORKSPACE_FILE_MAX_BYTES + 1} bytes is over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file write carries`,
+    );
+    expect(readdirSync(ws.root).sort()).toEqual(['big', 'ten']);
+  });
+
+  it('writes and reads a file over what one operation carries in pieces, byte for byte, mode set at the end', async () => {
+    const ws = await files.create(session);
+    const data = new Uint8Array(randomBytes(2 * WORKSPACE_TRANSFER_MAX_BYTES + 12_345));
+    await files.writeFile(ws, 'sub/large.bin', data, { mode: 0o444 });
+    expect(Buffer.compare(readFileSync(path.join(ws.root, 'sub/large.bin')), data)).toBe(0);
+    expect(((await files.stat(ws, 'sub/large.bin'))?.mode ?? 0) & 0o777).toBe(0o444);
+    expect(Buffer.compare(await files.readFile(ws, 'sub/large.bin'), data)).toBe(0);
+    // Exactly two pieces: the read ends on an empty piece, and returns no more than the file.
+    const even = data.subarray(0, 2 * WORKSPACE_TRANSFER_MAX_BYTES);
+    await files.writeFile(ws, 'even.bin', even);
+    const pieces: number[] = [];
+    for await (const piece of files.readPieces(ws, 'even.bin')) pieces.push(piece.length);
+    expect(pieces).toEqual([WORKSPACE_TRANSFER_MAX_BYTES, WORKSPACE_TRANSFER_MAX_BYTES]);
+    // Rewritten shorter: emptied first, not left with the old tail.
+    await files.writeFile(ws, 'even.bin', bytes('short'));
+    expect(text(await files.readFile(ws, 'even.bin'))).toBe('short');
+    await files.writeFile(ws, 'empty', new Uint8Array());
+    expect((await files.readFile(ws, 'empty')).length).toBe(0);
   });
 
   it('archives as the OpenAI Agents SDK persists, and extracts into another workspace', async () => {
@@ -245,8 +275,15 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
       new WorkspaceArchiveLimitError('maxExtractedBytes', 20, 10).message,
     );
     await expect(files.archive(ws, { maxInputBytes: 50 })).rejects.toThrow(/over its maxInputBytes limit/);
-    writeFileSync(path.join(ws.root, 'noise'), Buffer.alloc(WORKSPACE_TRANSFER_MAX_BYTES - 1000, 7));
-    await expect(files.archive(ws, { maxInputBytes: null })).rejects.toThrow(/over its transferBytes limit/);
+    await expect(
+      files.extract(ws, new Uint8Array(WORKSPACE_ARCHIVE_MAX_BYTES + 1), { maxInputBytes: null }),
+    ).rejects.toThrow(
+      new WorkspaceArchiveLimitError(
+        'archiveBytes',
+        WORKSPACE_ARCHIVE_MAX_BYTES + 1,
+        WORKSPACE_ARCHIVE_MAX_BYTES,
+      ).message,
+    );
     const archive = bytes(
       JSON.stringify({ version: 1, directories: ['d'], files: [{ path: 'd/f', data: 'eHh4eA==' }] }),
     );
@@ -256,7 +293,22 @@ describe.each(modes)('WorkspaceFiles, commands run $name', ({ name, executor }) 
     );
     await expect(files.extract(ws, archive, { maxInputBytes: 10 })).rejects.toThrow(/maxInputBytes/);
     // Nothing was touched by a refused extract.
-    expect(readdirSync(ws.root).sort()).toEqual(['a', 'b', 'noise']);
+    expect(readdirSync(ws.root).sort()).toEqual(['a', 'b']);
+  });
+
+  it('archives and extracts a workspace over what one operation carries, staged on the host and left nowhere', async () => {
+    const ws = await files.create(session);
+    const large = new Uint8Array(randomBytes(3 * WORKSPACE_TRANSFER_MAX_BYTES));
+    await files.writeFile(ws, 'data/large.bin', large);
+    await files.writeFile(ws, 'small.txt', bytes('small'));
+    const archive = await files.archive(ws);
+    // base64 makes it a third larger: four pieces at least, each its own operation.
+    expect(archive.length).toBeGreaterThan(4 * WORKSPACE_TRANSFER_MAX_BYTES);
+    const copy = await files.create(session);
+    await files.extract(copy, archive);
+    expect(Buffer.compare(await files.readFile(copy, 'data/large.bin'), large)).toBe(0);
+    expect(text(await files.readFile(copy, 'small.txt'))).toBe('small');
+    expect(readdirSync(path.join(worker.spillDir ?? '', 'staged-archives'))).toEqual([]);
   });
 
   it('refuses an archive whose members escape, before touching anything', async () => {

@@ -17,6 +17,8 @@ export interface RunningWorker {
   /** A command worker, or (in the notice tests) an agent worker. */
   worker: BashWorker | Worker;
   taskQueue: string;
+  /** The command worker's spill directory (absent for an agent worker). */
+  spillDir?: string;
   /** Shuts the worker down and waits for it to stop. */
   stop(): Promise<void>;
 }
@@ -60,6 +62,7 @@ export async function startBashWorker(
   return {
     worker,
     taskQueue,
+    spillDir: executor.spillDir ?? ownSpillDir,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       // A shutdown waits for every activity in flight: say which, and what the commands do, if it hangs.

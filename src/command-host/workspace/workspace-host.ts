@@ -10,8 +10,9 @@
  * (version 1, base64 files), which the program writes and reads itself, so nothing but Node runs
  * in the session.
  *
- * One operation is not a workspace's: `outputRange`, a ranged read of a task's spill file, which the
- * worker serves itself (the spill directory is the worker's).
+ * Some operations are not a workspace's, and the worker serves them itself from its own directory,
+ * hidden from sessions: `outputRange`, a ranged read of a task's spill file, and the staging of an
+ * archive too large for one operation (`stage`, `stagedRange`, `unstage`, staged-archives.ts).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -25,6 +26,7 @@ import { isTaskIdShape } from '../../shared/task-id.js';
 import {
   normalizePosix,
   type OutputRangeRequest,
+  type StagingRequest,
   type WorkspaceFailure,
   WorkspaceFailureType,
   type WorkspaceReply,
@@ -35,6 +37,7 @@ import { commandLaunch } from '../containment/command-launch.js';
 import type { ExecutorConfig } from '../executor-config.js';
 import { readSpillRange } from '../spill/spill-files.js';
 import { taskFiles } from '../supervisor/task-files.js';
+import { StagedArchives } from './staged-archives.js';
 import { type ProgramMessage, type ProgramRequest, runWorkspaceOp } from './workspace-program.js';
 
 /** A refusal on the host: the activity turns it into an ApplicationFailure of its type. */
@@ -68,6 +71,8 @@ export async function runWorkspaceRequest(
 ): Promise<WorkspaceReply | Uint8Array> {
   if (request.op === 'create') return { op: 'create', root: createWorkspace(config, request) };
   if (request.op === 'outputRange') return readOutputRange(config, request);
+  if (request.op === 'stage' || request.op === 'stagedRange' || request.op === 'unstage')
+    return runStaging(config, request, data);
   if (!SESSION_KEY.test(request.workspace.sessionKey))
     failed(`invalid session key ${request.workspace.sessionKey}`);
   checkRoot(request.workspace.root);
@@ -78,13 +83,61 @@ export async function runWorkspaceRequest(
       facts: { path: request.workspace.root },
     });
   }
+  const staged = stagedArchives(config);
+  let input = data;
+  if (request.op === 'extract' && request.staged !== undefined) {
+    // Taken once: a failed extract is retried by staging again, never from a half-used piece.
+    input = await staged.take(request.workspace.sessionKey, request.staged).catch(refusedStaging);
+  }
   const outcome =
     config.sandbox || config.isolation
-      ? await runLaunched(config, request, data)
-      : runWorkspaceOp(request, data);
+      ? await runLaunched(config, request, input)
+      : runWorkspaceOp(request, input);
   if (outcome.failure) throw new WorkspaceRefusal(outcome.failure);
   if (request.op === 'destroy') removeEmptied(config, request.workspace.root);
+  if (request.op === 'archive' && outcome.bytes && outcome.bytes.length > WORKSPACE_TRANSFER_MAX_BYTES) {
+    const id = await staged.put(request.workspace.sessionKey, outcome.bytes);
+    return { op: 'staged', id, size: outcome.bytes.length };
+  }
   return outcome.bytes ?? outcome.reply ?? { op: 'done' };
+}
+
+/** The staged archives of this host's workspaces, in the worker's spill directory (never a session's). */
+function stagedArchives(config: Pick<WorkspaceHostConfig, 'spillDir'>): StagedArchives {
+  return new StagedArchives(path.join(config.spillDir, 'staged-archives'));
+}
+
+async function runStaging(
+  config: Pick<WorkspaceHostConfig, 'spillDir'>,
+  request: StagingRequest,
+  data: Uint8Array | undefined,
+): Promise<WorkspaceReply | Uint8Array> {
+  if (!SESSION_KEY.test(request.sessionKey)) failed(`invalid session key ${request.sessionKey}`);
+  const staged = stagedArchives(config);
+  try {
+    switch (request.op) {
+      case 'stage':
+        await staged.append(request.sessionKey, request.id, request.offset, data ?? new Uint8Array());
+        return { op: 'done' };
+      case 'stagedRange':
+        return await staged.range(request.sessionKey, request.id, request.start, request.end);
+      case 'unstage':
+        await staged.remove(request.sessionKey, request.id);
+        return { op: 'done' };
+      default: {
+        const unknown: never = request;
+        return failed(`unknown staging operation ${JSON.stringify(unknown)}`);
+      }
+    }
+  } catch (err) {
+    return refusedStaging(err);
+  }
+}
+
+/** A staging error as the caller's one line. */
+function refusedStaging(err: unknown): never {
+  if (err instanceof WorkspaceRefusal) throw err;
+  return failed(err instanceof Error ? err.message : String(err));
 }
 
 /**

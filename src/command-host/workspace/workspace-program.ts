@@ -26,7 +26,10 @@ export interface ProgramOutcome {
 }
 
 /** The requests the program runs (`create` and `outputRange` are the worker's own, never the program's). */
-export type ProgramRequest = Exclude<WorkspaceRequest, { op: 'create' } | { op: 'outputRange' }>;
+export type ProgramRequest = Exclude<
+  WorkspaceRequest,
+  { op: 'create' | 'outputRange' | 'stage' | 'stagedRange' | 'unstage' }
+>;
 
 class Refusal extends Error {
   constructor(readonly failure: WorkspaceFailure) {
@@ -208,14 +211,31 @@ function readOpened(fd: number, abs: string, limit: number): Uint8Array {
   return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
 }
 
-function readFile(fence: Fence, abs: string, limit: number): Uint8Array {
+/**
+ * The bytes `[offset, offset + length)` of a file (fewer at its end), refused when the whole file
+ * is over `limit`: the pieces of a file larger than one operation carries are read this way.
+ */
+function readFile(fence: Fence, abs: string, limit: number, offset: number, length: number): Uint8Array {
   const { real, st } = fence.leaf(abs);
   if (st === undefined) return refuse('WorkspaceFileNotFoundError', { path: abs });
   if (st.isDirectory()) refuse('WorkspaceIsADirectoryError', { path: abs });
   const fd = about(abs, () => fs.openSync(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
   fence.check(fd, abs);
   try {
-    return about(abs, () => readOpened(fd, abs, limit));
+    return about(abs, () => {
+      if (offset === 0 && length >= limit) return readOpened(fd, abs, limit);
+      const opened = fs.fstatSync(fd);
+      if (!opened.isFile()) refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
+      if (opened.size > limit) refuse('WorkspaceFileTooLargeError', { path: abs, size: opened.size, limit });
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, opened.size - offset)));
+      let filled = 0;
+      while (filled < buffer.length) {
+        const n = fs.readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
+        if (n === 0) break;
+        filled += n;
+      }
+      return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
+    });
   } finally {
     fs.closeSync(fd);
   }
@@ -224,7 +244,11 @@ function readFile(fence: Fence, abs: string, limit: number): Uint8Array {
 /** No setuid or setgid bit: a session's own commands may not set them either. */
 const MODE_BITS = 0o1777;
 
-function writeFile(fence: Fence, abs: string, data: Uint8Array, mode: number | undefined): void {
+/**
+ * Writes `data` at `offset`: at 0 the file is made or emptied first; past it the file must hold
+ * exactly `offset` bytes (the pieces of a larger file, in order; one sent twice is refused).
+ */
+function writeFile(fence: Fence, abs: string, data: Uint8Array, mode: number | undefined, offset = 0): void {
   const { real, st } = fence.leaf(abs, true);
   if (st?.isDirectory()) refuse('WorkspaceIsADirectoryError', { path: abs });
   if (fence.parts(abs).length === 0) refuse('WorkspaceIsADirectoryError', { path: abs });
@@ -237,9 +261,15 @@ function writeFile(fence: Fence, abs: string, data: Uint8Array, mode: number | u
     about(abs, () => {
       if (!fs.fstatSync(fd).isFile())
         refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
-      fs.ftruncateSync(fd, 0);
+      if (offset === 0) fs.ftruncateSync(fd, 0);
+      else if (fs.fstatSync(fd).size !== offset) {
+        refuse('WorkspaceOperationError', {
+          reason: `${abs} holds ${fs.fstatSync(fd).size} bytes, not the ${offset} this piece follows (changed while it was written)`,
+        });
+      }
       let written = 0;
-      while (written < data.length) written += fs.writeSync(fd, data, written);
+      while (written < data.length)
+        written += fs.writeSync(fd, data, written, data.length - written, offset + written);
       if (mode !== undefined) fs.fchmodSync(fd, mode & MODE_BITS);
     });
   } finally {
@@ -338,11 +368,11 @@ function archive(
 ): Uint8Array {
   const out: WorkspaceArchive = { version: 1, directories: [], files: [] };
   const excluded = new Set(exclude.map((p) => p.replace(/^\.?\/+|\/+$/g, '')));
-  // The bytes' own limit: the caller's, or what one operation carries when that is smaller.
+  // The bytes' own limit: the caller's, or the largest archive (WORKSPACE_ARCHIVE_MAX_BYTES) when smaller.
   const [byteLimit, byteMax] =
     limits.maxInputBytes !== null && limits.maxInputBytes <= maxBytes
       ? ['maxInputBytes', limits.maxInputBytes]
-      : ['transferBytes', maxBytes];
+      : ['archiveBytes', maxBytes];
   let members = 0;
   let extracted = 0;
   // JSON's framing plus each member's path and base64 data: checked before the whole is built.
@@ -442,9 +472,11 @@ export function runWorkspaceOp(request: ProgramRequest, data?: Uint8Array): Prog
     const fence = new Fence(request.workspace.root);
     switch (request.op) {
       case 'read':
-        return { bytes: readFile(fence, request.path, request.maxBytes) };
+        return {
+          bytes: readFile(fence, request.path, request.maxBytes, request.offset, request.length),
+        };
       case 'write':
-        writeFile(fence, request.path, data ?? new Uint8Array(), request.mode);
+        writeFile(fence, request.path, data ?? new Uint8Array(), request.mode, request.offset);
         return { reply: { op: 'done' } };
       case 'stat':
         return { reply: { op: 'stat', stat: stat(fence, request.path) } };

@@ -74,6 +74,8 @@ describe('runWorkspaceRequest in the worker', () => {
       workspace: ws,
       path: `${ws.root}/etc/hostname`,
       maxBytes: 100,
+      offset: 0,
+      length: 100,
     });
     await expect(read).rejects.toBeInstanceOf(WorkspaceRefusal);
     await expect(read).rejects.toMatchObject({
@@ -126,7 +128,7 @@ describe.runIf(process.getuid?.() === 0)('runWorkspaceRequest through the sessio
     const write = () =>
       runWorkspaceRequest(
         isolated,
-        { op: 'write', workspace: ws, path: `${ws.root}/f` },
+        { op: 'write', workspace: ws, path: `${ws.root}/f`, offset: 0 },
         new Uint8Array([104, 105]),
       );
     await write();
@@ -135,14 +137,27 @@ describe.runIf(process.getuid?.() === 0)('runWorkspaceRequest through the sessio
       workspace: ws,
       path: `${ws.root}/f`,
       maxBytes: 10,
+      offset: 0,
+      length: 10,
     });
     expect(Buffer.from(read as Uint8Array).toString()).toBe('hi');
     writeFileSync(path.join(ws.root, 'locked'), 'secret', { mode: 0o000 });
     await expect(
-      runWorkspaceRequest(isolated, { op: 'read', workspace: ws, path: `${ws.root}/locked`, maxBytes: 10 }),
+      runWorkspaceRequest(isolated, {
+        op: 'read',
+        workspace: ws,
+        path: `${ws.root}/locked`,
+        maxBytes: 10,
+        offset: 0,
+        length: 10,
+      }),
     ).rejects.toMatchObject({ failure: { type: 'WorkspacePermissionError' } });
     const inProcess = await medianMs(20, () =>
-      runWorkspaceRequest(plain, { op: 'write', workspace: ws, path: `${ws.root}/g` }, new Uint8Array([1])),
+      runWorkspaceRequest(
+        plain,
+        { op: 'write', workspace: ws, path: `${ws.root}/g`, offset: 0 },
+        new Uint8Array([1]),
+      ),
     );
     const launched = await medianMs(10, write);
     console.log(

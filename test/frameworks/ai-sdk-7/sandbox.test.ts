@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import {
   WORKFLOW_DESERIALIZE,
   WORKFLOW_SERIALIZE,
 } from '../../../src/ai-sdk/index.js';
+import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../../src/shared/limits.js';
 import { useDevServerWithWorker } from '../../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
 import { createDevServerEnv } from '../../helpers/temporal-env.js';
@@ -208,6 +209,30 @@ describe('AI SDK 7 sandbox session over durable-bash', () => {
     await expect(sandbox.readTextFile({ path: 'dir/a.txt' })).resolves.toBe('l1\nl2\nl3\n');
     await expect(sandbox.deleteFile({ path: 'dir/link' })).resolves.toBe(false);
     await expect(sandbox.deleteFile({ path: 'dir' })).rejects.toThrow(/is a directory/);
+  });
+
+  it('writes a stream and reads a file larger than one operation carries: its stream yields the pieces as pulled', async () => {
+    const data = randomBytes(2 * WORKSPACE_TRANSFER_MAX_BYTES + 777);
+    await sandbox.writeFile({
+      path: 'large.bin',
+      content: new ReadableStream({
+        start(controller) {
+          for (let at = 0; at < data.length; at += 100_000)
+            controller.enqueue(data.subarray(at, at + 100_000));
+          controller.close();
+        },
+      }),
+    });
+    const stream = (await sandbox.readFile({ path: 'large.bin' })) as ReadableStream<Uint8Array>;
+    const pieces: Uint8Array[] = [];
+    for await (const piece of stream) pieces.push(piece);
+    expect(pieces.map((piece) => piece.length)).toEqual([
+      WORKSPACE_TRANSFER_MAX_BYTES,
+      WORKSPACE_TRANSFER_MAX_BYTES,
+      777,
+    ]);
+    expect(Buffer.compare(Buffer.concat(pieces), data)).toBe(0);
+    expect(Buffer.compare((await sandbox.readBinaryFile({ path: 'large.bin' })) as Uint8Array, data)).toBe(0);
   });
 
   it('refuses paths outside the workspace with one line: .., an absolute path elsewhere, a link that points out', async () => {

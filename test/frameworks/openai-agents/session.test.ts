@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   Manifest,
@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../../src/client/bash-tasks.js';
 import type { DurableBashSandboxSession } from '../../../src/openai-agents/index.js';
-import { WORKSPACE_TRANSFER_MAX_BYTES } from '../../../src/shared/limits.js';
+import { WORKSPACE_FILE_MAX_BYTES } from '../../../src/shared/limits.js';
 import { useOpenAiSandbox } from '../../helpers/openai-sandbox.js';
 import { processesMatching, waitFor } from '../../helpers/processes.js';
 
@@ -141,11 +141,14 @@ describe('the OpenAI Agents sandbox session', () => {
       manifest: new Manifest({ entries: { 'kept.txt': { type: 'file', content: 'kept\n' } } }),
     });
     await first.exec({ cmd: 'mkdir -p out && echo built > out/result' });
+    // Larger than one operation carries: persisted and hydrated in pieces staged on the host.
+    await first.exec({ cmd: 'head -c 3000000 /dev/urandom > out/blob && sha256sum out/blob > blob.sum' });
     const archive = await first.persistWorkspace();
     await first.delete();
     const second = await sandbox.client.create();
     await second.hydrateWorkspace(archive);
     expect((await second.exec({ cmd: 'cat kept.txt out/result' })).stdout).toBe('kept\nbuilt\n');
+    expect((await second.exec({ cmd: 'sha256sum -c blob.sum' })).stdout).toBe('out/blob: OK\n');
     await second.delete();
   });
 
@@ -217,13 +220,15 @@ describe("manifest entries from the client's machine", () => {
     await session.delete();
   });
 
-  it('refuses a symbolic link, a file over one transfer, and a copy over the archive limits, writing nothing', async () => {
+  it('refuses a symbolic link, a file over what a file copy carries, and a copy over the archive limits, writing nothing', async () => {
     const linked = path.join(src, 'linked');
     mkdirSync(linked);
     writeFileSync(path.join(linked, 'kept.txt'), 'kept\n');
     symlinkSync('/etc/passwd', path.join(linked, 'passwd'));
     const big = path.join(src, 'big.bin');
-    writeFileSync(big, Buffer.alloc(WORKSPACE_TRANSFER_MAX_BYTES + 1));
+    // Sparse: the refusal reads its size, never its bytes.
+    writeFileSync(big, '');
+    truncateSync(big, WORKSPACE_FILE_MAX_BYTES + 1);
     const session = await sandbox.client.create();
     const cases: Array<[() => Promise<unknown>, new (...args: never[]) => Error, string]> = [
       [
@@ -243,7 +248,7 @@ describe("manifest entries from the client's machine", () => {
       [
         () => session.materializeEntry({ path: 'b', entry: { type: 'local_file', src: big } }),
         SandboxLocalFileReadError,
-        `is ${WORKSPACE_TRANSFER_MAX_BYTES + 1} bytes, over the ${WORKSPACE_TRANSFER_MAX_BYTES} bytes one file copy carries`,
+        `is ${WORKSPACE_FILE_MAX_BYTES + 1} bytes, over the ${WORKSPACE_FILE_MAX_BYTES} bytes a file copy carries`,
       ],
       [
         () => session.materializeEntry({ path: 'e', entry: { type: 'local_dir', src: '/etc' } }),

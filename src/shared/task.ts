@@ -30,6 +30,11 @@ export const RunFailureType = {
    * rebooted, or no worker on its host came back within the lost window. The message is the reason.
    */
   commandLost: 'CommandLost',
+  /**
+   * A kill came after the host claimed the command and before its supervisor started it (the kill
+   * left a tombstone): it never ran, a failure as a kill before any worker took it is.
+   */
+  killedBeforeStart: 'KilledBeforeStart',
   /** The worker's deny rules refused the command before anything was spawned. */
   deniedByWorker: 'DeniedByWorker',
   /** The worker's spill directory is not private (a link, another user's, writable by others): nothing ran. */

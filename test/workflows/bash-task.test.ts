@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import { RunFailedError } from '../../src/shared/errors.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
+import { statusLine } from '../../src/shared/status-line.js';
 import type { TaskId } from '../../src/shared/task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
@@ -92,6 +95,30 @@ describe('bashTask killed while its command is resolved', () => {
       resolving.shutdown();
       await running;
     }
+  });
+});
+
+describe('bashTask killed after its host claimed it, before the command started', () => {
+  it('is failed, as a kill before any worker took it is, never lost: the kill left a tombstone', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const start = tasks.prepareStart({ command: 'echo ran', description: 'Tombstoned', background: true });
+    const taskId = start.input.taskId;
+    // What a kill that found no supervisor leaves on the host (command-stop.ts): the claim, taken.
+    writeFileSync(taskFiles(worker.spillDir ?? '', taskId).state, '{"v":1,"tombstone":true}\n');
+    await env.client.workflow.start('bashTask', {
+      taskQueue: worker.taskQueue,
+      workflowId: taskId,
+      args: [start.input],
+      typedSearchAttributes: start.typedSearchAttributes,
+      memo: start.memo,
+    });
+    await expect(tasks.result(taskId)).rejects.toThrow(RunFailedError);
+    expect(await status(taskId)).toBe('failed');
+    expect(statusLine((await tasks.snapshot(taskId, undefined)).state)).toBe(
+      '[status: failed: killed before the command started]',
+    );
+    // Nothing ran: no output file was ever made.
+    expect(existsSync(taskFiles(worker.spillDir ?? '', taskId).stdout)).toBe(false);
   });
 });
 

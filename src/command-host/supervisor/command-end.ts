@@ -6,6 +6,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../../shared/limits.js';
+import { KILLED_BEFORE_START } from '../../shared/status-line.js';
 import {
   type CommandOutcome,
   type CommandSpec,
@@ -33,7 +34,6 @@ export const LostReason = {
   supervisorKilled: 'its supervisor was killed; the exit status is unknown',
   supervisorKilledBeforeStart: 'its supervisor was killed before the command started',
   hostRestarted: 'its host restarted; the exit status is unknown',
-  killedBeforeStart: 'killed before the command started',
   recordsGone: 'its records on its host are gone; the exit status is unknown',
 } as const;
 
@@ -91,7 +91,15 @@ export async function startedRecord(
   files: TaskFiles,
   claimed: SupervisorRecord,
 ): Promise<{ record: SupervisorRecord; end: EndRecord | undefined }> {
-  if (claimed.tombstone) throw commandLost(LostReason.killedBeforeStart);
+  // Known, not lost: the kill came first, so the command never ran (the status a kill before any
+  // worker took it gives too).
+  if (claimed.tombstone) {
+    throw ApplicationFailure.create({
+      type: RunFailureType.killedBeforeStart,
+      message: KILLED_BEFORE_START,
+      nonRetryable: true,
+    });
+  }
   let record = claimed;
   const waitUntil = Date.now() + START_RECORD_WAIT_MS;
   while (record.pid === 0 && isSameProcess(record, 'supervisor') && Date.now() < waitUntil) {

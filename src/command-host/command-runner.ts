@@ -79,6 +79,8 @@ export class CommandRunner {
     // Housekeeping must never hold up or fail a command; a failed sweep is retried later.
     sweeper.sweepIfDue().catch(() => undefined);
     const files = taskFiles(config.spillDir, spec.taskId);
+    // First, so a task of a newer release's files is refused before this worker writes any of them.
+    let record = await readRecord(files.state);
     // Before anything starts, so a restarted worker can find this attempt (see the orphan scan).
     const { info } = context;
     await rememberAttempt(files, {
@@ -88,7 +90,6 @@ export class CommandRunner {
       worker: thisProcess(),
     });
     context.log.debug('command attempt remembered', { taskId: spec.taskId });
-    let record = await readRecord(files.state);
     let exited: Promise<void> | undefined;
     if (record === undefined) {
       // An earlier attempt heartbeated (or the workflow knows it started), so the command ran: its records were lost

@@ -7,10 +7,16 @@ import {
   WorkflowNotFoundError,
 } from '@temporalio/client';
 import proto from '@temporalio/proto';
+import { Runtime } from '@temporalio/worker';
 import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
 import { endGroup, killOrphanedGroup } from '../command-host/supervisor/process-groups.js';
 import { currentBootId, isRunning, isThisProcess } from '../command-host/supervisor/process-identity.js';
-import { isSameProcess, readEnd, readRecord } from '../command-host/supervisor/supervisor-records.js';
+import {
+  isNewerTaskFiles,
+  isSameProcess,
+  readEnd,
+  readRecord,
+} from '../command-host/supervisor/supervisor-records.js';
 import { readAttempt, taskFiles } from '../command-host/supervisor/task-files.js';
 import { ActivityName } from '../shared/activity-names.js';
 import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
@@ -96,7 +102,11 @@ export async function scanSupervisors(options: {
     }
     // Ended, and nothing more is asked of this worker: not even its files are read.
     if (options.attached.settled.has(taskId) && !options.awaitingRetry.has(taskId)) return;
-    await checkTask(taskId, options).catch(unanswered);
+    await checkTask(taskId, options).catch((err: unknown) => {
+      // A newer release's task: left alone, said once (not a server that did not answer).
+      if (isNewerTaskFiles(err)) warnNewerOnce(taskId, err.message);
+      else unanswered();
+    });
   });
   if (options.failStaleAttempts) {
     // Attempts a crashed worker left before any supervisor claimed their task (no state file).
@@ -127,6 +137,15 @@ async function fewAtATime(
     while (next < taskIds.length) await each(taskIds[next++] as string);
   };
   await Promise.all(Array.from({ length: START_SCAN_CONCURRENCY }, work));
+}
+
+/** Tasks of a newer release already named in this process's log. */
+const warnedNewer = new Set<string>();
+
+function warnNewerOnce(taskId: string, line: string): void {
+  if (warnedNewer.has(taskId)) return;
+  warnedNewer.add(taskId);
+  Runtime.instance().logger.warn(line, { taskId });
 }
 
 async function checkTask(taskId: string, options: Parameters<typeof scanSupervisors>[0]): Promise<void> {

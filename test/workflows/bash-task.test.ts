@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { TASK_FILES_FORMAT } from '../../src/command-host/supervisor/supervisor-records.js';
 import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import { RunFailedError } from '../../src/shared/errors.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
@@ -119,6 +120,38 @@ describe('bashTask killed after its host claimed it, before the command started'
     );
     // Nothing ran: no output file was ever made.
     expect(existsSync(taskFiles(worker.spillDir ?? '', taskId).stdout)).toBe(false);
+  });
+});
+
+describe('bashTask on a host whose files for it are in a newer format than its worker knows', () => {
+  it('leaves them untouched, says so in one line, and waits (retried) for a worker that knows them', async () => {
+    const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
+    const start = tasks.prepareStart({
+      command: 'echo ran',
+      description: 'From a newer release',
+      background: true,
+    });
+    const taskId = start.input.taskId;
+    const files = taskFiles(worker.spillDir ?? '', taskId);
+    const record = `${JSON.stringify({ v: TASK_FILES_FORMAT + 1, supervisorPid: 1, bootId: 'later' })}\n`;
+    writeFileSync(files.state, record);
+    const handle = await env.client.workflow.start('bashTask', {
+      taskQueue: worker.taskQueue,
+      workflowId: taskId,
+      args: [start.input],
+      typedSearchAttributes: start.typedSearchAttributes,
+      memo: start.memo,
+    });
+    const line = `task ${taskId}: its files on this host are format v${TASK_FILES_FORMAT + 1}, newer than this worker's (v${TASK_FILES_FORMAT}); left untouched for a worker of the release that wrote them`;
+    await expect
+      .poll(async () => (await handle.describe()).raw.pendingActivities?.[0]?.lastFailure?.message)
+      .toBe(line);
+    // Still running, its files as they were: nothing started, no attempt recorded over them.
+    expect(await status(taskId)).toBe('running');
+    expect(readFileSync(files.state, 'utf8')).toBe(record);
+    expect(existsSync(files.attempt)).toBe(false);
+    expect(existsSync(files.stdout)).toBe(false);
+    await handle.terminate('the test is over');
   });
 });
 

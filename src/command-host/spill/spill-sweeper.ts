@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
-import { isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
+import { isNewerTaskFiles, isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
 
 /**
  * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
@@ -76,7 +76,14 @@ export async function sweepSpillDir(
     const bytes = stats.reduce((sum, stat) => sum + (stat?.size ?? 0), 0);
     totalBytes += bytes;
     if (files.some((file) => active.has(file))) continue;
-    const record = await readRecord(path.join(dir, `${taskId}.state`)).catch(() => undefined);
+    let record: Awaited<ReturnType<typeof readRecord>>;
+    try {
+      record = await readRecord(path.join(dir, `${taskId}.state`));
+    } catch (err) {
+      // A newer release's task: not this worker's to judge, let alone remove.
+      if (isNewerTaskFiles(err)) continue;
+      record = undefined;
+    }
     if (record !== undefined && !record.tombstone && isSameProcess(record, 'supervisor')) continue;
     const lastWriteMs = Math.max(...stats.map((stat) => stat?.mtimeMs ?? 0));
     const keepMs = files.some((file) => file.endsWith('.foreground-done')) ? foregroundKeepMs : retentionMs;

@@ -5,8 +5,47 @@
  */
 import fs from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/activity';
 import { currentBootId, processStart } from './process-identity.js';
 import { readJson } from './task-files.js';
+
+/**
+ * The format of a task's files on its host that this worker knows (its records, spill files, stdin
+ * FIFO and terminal files, docs/SUPERVISOR.md): the `v` its supervisor writes into both records. A
+ * release that changes any of them raises it, so an older worker meeting them refuses rather than
+ * guesses.
+ */
+export const TASK_FILES_FORMAT = 1;
+
+/** The failure type of a task whose files are in a newer format than this worker's. */
+export const NEWER_TASK_FILES = 'NewerTaskFilesFormat';
+
+/**
+ * A task whose records are newer than this worker knows: its files are left as they are, and the
+ * attempt, stop or read that met them fails (retried: a worker of a newer release on the host takes
+ * the retry), its message the one line that says so.
+ */
+export function newerTaskFiles(taskId: string, format: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: NEWER_TASK_FILES,
+    message: `task ${taskId}: its files on this host are format v${format}, newer than this worker's (v${TASK_FILES_FORMAT}); left untouched for a worker of the release that wrote them`,
+    nonRetryable: false,
+  });
+}
+
+export function isNewerTaskFiles(err: unknown): err is ApplicationFailure {
+  return err instanceof ApplicationFailure && err.type === NEWER_TASK_FILES;
+}
+
+/** A record of a format this worker knows (absent `v`: the first), or the failure that says it is newer. */
+async function readKnown<T>(file: string): Promise<T | undefined> {
+  const record = await readJson<T & { v?: unknown }>(file);
+  if (record !== undefined && typeof record.v === 'number' && record.v > TASK_FILES_FORMAT) {
+    throw newerTaskFiles(path.basename(file).replace(/\.[^.]+$/, ''), record.v);
+  }
+  return record;
+}
 
 /** What the supervisor recorded when it claimed the task and started the command. */
 export interface SupervisorRecord {
@@ -50,8 +89,8 @@ export interface EndRecord {
   pidsMax?: number;
 }
 
-export const readRecord = (file: string) => readJson<SupervisorRecord>(file);
-export const readEnd = (file: string) => readJson<EndRecord>(file);
+export const readRecord = (file: string) => readKnown<SupervisorRecord>(file);
+export const readEnd = (file: string) => readKnown<EndRecord>(file);
 
 /** The recorded process is still the one running under that pid (same boot, same start time). */
 export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'command'): boolean {
@@ -67,7 +106,7 @@ export function isSameProcess(record: SupervisorRecord, which: 'supervisor' | 'c
  */
 export async function writeTombstone(stateFile: string): Promise<boolean> {
   const tmp = `${stateFile}.tmp.${process.pid}`;
-  const record = { v: 1, tombstone: true, startedAtMs: Date.now() };
+  const record = { v: TASK_FILES_FORMAT, tombstone: true, startedAtMs: Date.now() };
   await fs.writeFile(tmp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
   try {
     await fs.link(tmp, stateFile);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpillSweeper, sweepSpillDir } from '../../../src/command-host/spill/spill-sweeper.js';
 import { currentBootId, processStart } from '../../../src/command-host/supervisor/process-identity.js';
+import { TASK_FILES_FORMAT } from '../../../src/command-host/supervisor/supervisor-records.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../../src/shared/limits.js';
 
 const MINUTE_MS = 60_000;
@@ -60,6 +61,28 @@ describe('the spill sweeper', () => {
     });
     await sweepSpillDir(dir, 7 * DAY_MS, new Set([path.join(dir, `${running}.stdout`)]));
     expect(readdirSync(dir).sort()).toEqual([`${running}.stdout`, `${fresh}.stdout`, 'notes.txt'].sort());
+  });
+
+  it("never removes a newer release's task (its records' format is newer than this worker's), even past its retention", async () => {
+    const newer = 'bash-00000000-0000-4000-8000-000000000004';
+    const old = 'bash-00000000-0000-4000-8000-000000000005';
+    const dir = spillDir({
+      [`${newer}.stdout`]: 8 * DAY_MS,
+      [`${newer}.state`]: 8 * DAY_MS,
+      [`${old}.stdout`]: 8 * DAY_MS,
+      [`${old}.state`]: 8 * DAY_MS,
+    });
+    for (const [taskId, format] of [
+      [newer, TASK_FILES_FORMAT + 1],
+      [old, TASK_FILES_FORMAT],
+    ] as const) {
+      const file = path.join(dir, `${taskId}.state`);
+      writeFileSync(file, `${JSON.stringify({ v: format, tombstone: true, startedAtMs: 0 })}\n`);
+      const when = (Date.now() - 8 * DAY_MS) / 1000;
+      utimesSync(file, when, when);
+    }
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set());
+    expect(readdirSync(dir).sort()).toEqual([`${newer}.state`, `${newer}.stdout`]);
   });
 
   it('removes a foreground run marked done after its short keep, the unmarked after the retention', async () => {

@@ -94,6 +94,7 @@ export type {
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
 export { type AgentWorkerOptions, createAgentWorker, type DeliveredNotice } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';
+export { checkDeploymentOptions, deploymentVersion } from './worker/deployment-version.js';
 export { type HiddenKeyMaterial, hideKeyMaterial } from './worker/hide-key-material.js';
 export { prometheusMetrics } from './worker/prometheus-metrics.js';
 export { bundleWorkflows } from './worker/workflow-bundle.js';

@@ -14,6 +14,7 @@ import {
   withCodecOption,
 } from './codec-options.js';
 import { credentialFiles } from './credential-files.js';
+import { type DeploymentFlags, deploymentOf } from './deployment-flags.js';
 import { type ExecutorFlags, executorOptions, withExecutorOptions } from './executor-flags.js';
 import type { InputFlags } from './input.js';
 import type { KillFlags } from './kill.js';
@@ -98,16 +99,28 @@ withMetricsOption(
   withCodecOption(
     withExecutorOptions(
       withServerOptions(
-        program.command('worker').description('run a command worker against an existing Temporal server'),
+        program
+          .command('worker')
+          .description('run a command worker against an existing Temporal server')
+          .option(
+            '--deployment-name <name>',
+            'with --build-id: run as this Worker Deployment version (Worker Versioning; env DURABLE_BASH_DEPLOYMENT_NAME)',
+          )
+          .option(
+            '--build-id <id>',
+            "with --deployment-name: this version's build id (env DURABLE_BASH_BUILD_ID)",
+          ),
       ),
     ),
   ),
-).action(async (flags: ServerOptions & ExecutorFlags & CodecFlags & MetricsFlags) => {
+).action(async (flags: ServerOptions & ExecutorFlags & CodecFlags & MetricsFlags & DeploymentFlags) => {
+  const deployment = deploymentOf(flags);
   await runWorker(
     {
       ...connectionTarget(flags),
       taskQueue: flags.taskQueue,
       metrics: flags.metricsPort,
+      ...(deployment ? { deployment } : {}),
     },
     hidingCredentials(executorOptions(flags), credentialFiles(flags)),
     (config) =>

@@ -8,12 +8,15 @@ import {
 import { connectNativeConnection } from '../connection/native-connection.js';
 import type { HttpListen } from '../mcp/http.js';
 import { createBashWorker } from '../worker/bash-worker.js';
+import { deploymentVersion } from '../worker/deployment-version.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 export interface WorkerTarget extends TemporalTarget {
   taskQueue: string;
   /** Where to serve Prometheus metrics, if anywhere. */
   metrics?: HttpListen;
+  /** Run the command queue's worker as this Worker Deployment version. */
+  deployment?: { name: string; buildId: string };
 }
 
 /**
@@ -26,6 +29,10 @@ export async function runWorker(
   onReady: (config: ConnectionConfig) => void,
   dataConverter?: DataConverter,
 ): Promise<void> {
+  // Checked before connecting: a bad name is said at once, not after the server answered.
+  const versioned = target.deployment
+    ? { workerDeploymentOptions: deploymentVersion(target.deployment.name, target.deployment.buildId) }
+    : {};
   // The worker's retries while the server is away read `cannot reach Temporal at <address>`.
   const config = resolveConnectionConfig(target);
   installQuietRuntime({ metrics: target.metrics }).target = config.address;
@@ -37,6 +44,7 @@ export async function runWorker(
       taskQueue: target.taskQueue,
       executor,
       ...(dataConverter ? { dataConverter } : {}),
+      ...versioned,
     });
     const running = worker.run();
     process.stderr.write(`durable-bash: ${worker.containment}\n`);

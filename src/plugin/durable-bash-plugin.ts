@@ -23,6 +23,7 @@ import {
 } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { CommandHost } from '../worker/command-host.js';
+import { checkDeploymentOptions } from '../worker/deployment-version.js';
 import { bundlerOptions, ourWorkflows, workflowsPath } from '../worker/workflow-bundle.js';
 
 export interface DurableBashPluginOptions {
@@ -76,6 +77,7 @@ export class DurableBashPlugin extends SimplePlugin {
       throw new TypeError(
         `durable-bash: this worker already has an activity named ${own.join(', ')}, a name durable-bash records in its histories; rename yours`,
       );
+    checkDeploymentOptions(configured.workerDeploymentOptions);
     if (!options.connection)
       throw new TypeError(
         "durable-bash: give the worker its connection (NativeConnection.connect), which the plugin's host queues share",

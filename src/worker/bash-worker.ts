@@ -2,6 +2,7 @@ import type { DataConverter } from '@temporalio/client';
 import {
   type NativeConnection,
   Worker,
+  type WorkerDeploymentOptions,
   type WorkerStatus,
   type WorkflowBundleOption,
 } from '@temporalio/worker';
@@ -9,6 +10,7 @@ import type { ExecutorOptions } from '../command-host/executor-config.js';
 import { DEFAULT_MAX_CACHED_WORKFLOWS, STICKY_QUEUE_TIMEOUT_MS } from '../shared/limits.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
 import { CommandHost } from './command-host.js';
+import { checkDeploymentOptions } from './deployment-version.js';
 import { ourWorkflows } from './workflow-bundle.js';
 
 export interface BashWorkerOptions {
@@ -42,6 +44,13 @@ export interface BashWorkerOptions {
    * the tools' client the same one. @default Temporal's (plain JSON)
    */
   dataConverter?: DataConverter;
+  /**
+   * Runs the command queue's worker as a Worker Deployment version (Worker Versioning; the SDK's own
+   * option, `deploymentVersion(name, buildId)` makes it), its default versioning behavior
+   * auto-upgrade (`checkDeploymentOptions`). The host's own queues stay unversioned: they are the host's, whatever
+   * version started its commands (docs/OPERATIONS.md, "Worker Versioning"). @default unversioned
+   */
+  workerDeploymentOptions?: WorkerDeploymentOptions;
 }
 
 type WorkerState = ReturnType<Worker['getState']>;
@@ -106,6 +115,7 @@ export class BashWorker {
 
 /** Creates a command worker (see `BashWorker`); fails at once if the supervisor binary is missing. */
 export async function createBashWorker(options: BashWorkerOptions): Promise<BashWorker> {
+  checkDeploymentOptions(options.workerDeploymentOptions);
   const workflows = options.workflowBundle ? { workflowBundle: options.workflowBundle } : ourWorkflows();
   const namespace = options.namespace ?? 'default';
   const taskQueue = options.taskQueue ?? DEFAULT_TASK_QUEUE;
@@ -120,6 +130,7 @@ export async function createBashWorker(options: BashWorkerOptions): Promise<Bash
     // sticky queue before any worker may take them; reads wait only a few seconds.
     stickyQueueScheduleToStartTimeout: STICKY_QUEUE_TIMEOUT_MS,
     maxCachedWorkflows: options.maxCachedWorkflows ?? DEFAULT_MAX_CACHED_WORKFLOWS,
+    ...(options.workerDeploymentOptions ? { workerDeploymentOptions: options.workerDeploymentOptions } : {}),
   });
   return new BashWorker(queueWorker, host);
 }

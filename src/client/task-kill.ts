@@ -23,6 +23,13 @@ const KILL_CHECK_INTERVAL_MS = 500;
 const SILENT_WORKER_MS = 2_000;
 
 /**
+ * A workflow task a worker took and has not completed for this long has a worker that does not
+ * answer (cut off, or dead before its timeout): one completes in milliseconds, a busy one in a
+ * second or two.
+ */
+const STALLED_WORKFLOW_TASK_MS = 5_000;
+
+/**
  * Kills a running task (described behind the fence) and waits for its end; a finished task is left
  * as it is. While no worker on the task's host answers, the kill is recorded and takes effect once
  * one is back: that answers `pending` at once.
@@ -58,7 +65,9 @@ export async function killTask(
       if (done) return done;
       if (await killWaitsForHost(client, taskId)) return 'pending';
     }
-    return 'killed';
+    // Unconfirmed well past the kill's grace: something on the way does not answer (a stop taken
+    // by a worker cut off since). The kill stands and takes effect when it does; not "killed" yet.
+    return 'pending';
   } finally {
     stopWaiting.abort();
   }
@@ -85,13 +94,19 @@ async function killWaitsForHost(client: Client, taskId: string): Promise<boolean
     .describe()
     .catch(() => undefined);
   const { PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.enums.v1;
-  const silentSince = (time: { seconds?: { toString(): string } | null } | null | undefined) =>
-    Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > SILENT_WORKER_MS;
-  // No worker takes the workflow task that carries the kill (every worker of the queue is down).
+  const silentSince = (
+    time: { seconds?: { toString(): string } | null } | null | undefined,
+    forMs = SILENT_WORKER_MS,
+  ) => Date.now() - Number(time?.seconds?.toString() ?? Date.now() / 1000) * 1000 > forMs;
+  // No worker takes the workflow task that carries the kill (every worker of the queue is down),
+  // or the one that took it does not answer (its long poll got it just as its host was cut off:
+  // the task stays started until its timeout, while a live worker completes one in milliseconds).
   const workflowTask = description?.raw.pendingWorkflowTask;
   if (
-    workflowTask?.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED &&
-    silentSince(workflowTask.scheduledTime)
+    (workflowTask?.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_SCHEDULED &&
+      silentSince(workflowTask.scheduledTime)) ||
+    (workflowTask?.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED &&
+      silentSince(workflowTask.startedTime, STALLED_WORKFLOW_TASK_MS))
   ) {
     return true;
   }

@@ -8,7 +8,9 @@
  * per request, in whatever order the calls end. Nothing else is written to stdout.
  *
  * Usage: node agent-host.mjs <dist-dir> <address> <notices-file> <notice-window-ms>
- * (<dist-dir>: the run's copy of the built package, see dist-snapshot.mjs)
+ * (<dist-dir>: the run's copy of the built package, see dist-snapshot.mjs). The task queue is
+ * `chaos` (its agent worker's `chaos-agent`) unless AGENT_HOST_TASK_QUEUE names another (the
+ * partition test's agent host).
  */
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
@@ -35,6 +37,9 @@ Runtime.install({
 // so the harness never waits on a request forever.
 const CALL_TIMEOUT_MS = 90_000;
 
+const taskQueue = process.env.AGENT_HOST_TASK_QUEUE ?? 'chaos';
+const agentTaskQueue = `${taskQueue}-agent`;
+
 const connection = await Connection.connect({ address });
 const client = new Client({ connection });
 const nativeConnection = await NativeConnection.connect({ address });
@@ -42,15 +47,15 @@ const nativeConnection = await NativeConnection.connect({ address });
 const tools = Object.fromEntries(
   createBashTools({
     client,
-    taskQueue: 'chaos',
-    agentTaskQueue: 'chaos-agent',
+    taskQueue,
+    agentTaskQueue,
     noticeWindowMs: Number(noticeWindowMs),
   }).map((tool) => [tool.name, tool]),
 );
 
 const agentWorker = await createAgentWorker({
   connection: nativeConnection,
-  taskQueue: 'chaos-agent',
+  taskQueue: agentTaskQueue,
   agents: {
     // Appended synchronously before returning true: a notice Temporal counts as delivered is on
     // disk. A SIGKILL between the append and the answer makes Temporal retry with the same

@@ -6,17 +6,18 @@
  * is that slirp4netns stopped (SIGSTOP), so every packet either way is silently lost, as in a
  * partition; no address, route or firewall of the machine changes. Real processes throughout.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
-import { startBackground } from '../helpers/background-task.js';
+import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { readToEnd } from '../helpers/read-to-end.js';
@@ -30,40 +31,60 @@ const HEARTBEAT_TIMEOUT_MS = 10_000;
 const CUT_MS = 2 * HEARTBEAT_TIMEOUT_MS;
 
 let env: TestWorkflowEnvironment;
-let holder: ChildProcess | undefined;
-let slirp: ChildProcess | undefined;
+let hostNetwork: CutOffNetwork | undefined;
 let worker: WorkerProcess | undefined;
 const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-partition-spill-'));
 const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-partition-work-'));
 const taskQueue = `partition-${randomUUID()}`;
 
-/** A network namespace held by a process of the test's, by its /proc path. */
-async function heldNamespace(): Promise<{ netns: string; holder: ChildProcess }> {
-  const child = spawn('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await once(child.stdout as NodeJS.ReadableStream, 'data');
-  return { netns: `/proc/${child.pid}/ns/net`, holder: child };
+/** A network namespace of the test's own whose only way to the server is a slirp4netns it can stop. */
+interface CutOffNetwork {
+  netns: string;
+  /** The dev server's address as seen from inside (the machine's loopback is 10.0.2.2 there). */
+  serverAddress: string;
+  cut(): void;
+  restore(): void;
+  end(): void;
 }
 
-beforeAll(async () => {
-  env = await createDevServerEnv();
-  const held = await heldNamespace();
-  holder = held.holder;
-  // The namespace's way out: 10.0.2.100 on tap0, the machine's loopback at 10.0.2.2.
-  slirp = spawn('slirp4netns', ['--configure', '--mtu=65520', '--netns-type=path', held.netns, 'tap0'], {
+async function cutOffNetwork(): Promise<CutOffNetwork> {
+  const holder = spawn('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await once(holder.stdout as NodeJS.ReadableStream, 'data');
+  const netns = `/proc/${holder.pid}/ns/net`;
+  // 10.0.2.100 on tap0 inside; the machine's loopback, where the dev server listens, at 10.0.2.2.
+  const slirp = spawn('slirp4netns', ['--configure', '--mtu=65520', '--netns-type=path', netns, 'tap0'], {
     stdio: 'ignore',
   });
   await waitFor(
     () =>
-      spawnSync('nsenter', [`--net=${held.netns}`, 'ip', '-4', 'addr', 'show', 'tap0'], {
+      spawnSync('nsenter', [`--net=${netns}`, 'ip', '-4', 'addr', 'show', 'tap0'], {
         encoding: 'utf8',
       }).stdout.includes('10.0.2.100'),
     10_000,
   );
-  const port = env.address.split(':').at(-1);
+  const signal = (name: NodeJS.Signals) => {
+    if (slirp.pid !== undefined && slirp.exitCode === null) process.kill(slirp.pid, name);
+  };
+  return {
+    netns,
+    serverAddress: `10.0.2.2:${env.address.split(':').at(-1)}`,
+    cut: () => signal('SIGSTOP'),
+    restore: () => signal('SIGCONT'),
+    end() {
+      signal('SIGCONT');
+      slirp.kill('SIGKILL');
+      holder.kill('SIGKILL');
+    },
+  };
+}
+
+beforeAll(async () => {
+  env = await createDevServerEnv();
+  hostNetwork = await cutOffNetwork();
   worker = await startWorkerProcess(
-    { address: `10.0.2.2:${port}` },
+    { address: hostNetwork.serverAddress },
     taskQueue,
     [
       ...['--host-id', `partitioned-${randomUUID().slice(0, 8)}`, '--spill-dir', spillDir],
@@ -71,16 +92,15 @@ beforeAll(async () => {
       // The cut is between the worker and the server; how commands are kept apart is not the subject.
       ...['--isolation', 'none'],
     ],
-    { wrapper: ['nsenter', `--net=${held.netns}`] },
+    { wrapper: ['nsenter', `--net=${hostNetwork.netns}`] },
   );
 });
 
 afterAll(async () => {
-  if (slirp?.pid) process.kill(slirp.pid, 'SIGCONT');
+  hostNetwork?.restore();
   await worker?.crash();
   await endLeftCommands(spillDir);
-  slirp?.kill('SIGKILL');
-  holder?.kill('SIGKILL');
+  hostNetwork?.end();
   await env?.teardown();
   for (const dir of [spillDir, workdir]) rmSync(dir, { recursive: true, force: true });
 });
@@ -106,7 +126,7 @@ describe('a worker host cut off from the server for twice the heartbeat timeout'
       .replace('(no new output)\n', '');
     await waitFor(() => processesMatching(new RegExp(`^${marker}`)).length === 1, 10_000);
 
-    process.kill(slirp?.pid as number, 'SIGSTOP');
+    hostNetwork?.cut();
     const cutAt = Date.now();
     // The kill can reach the host only through the server: it is recorded, and waits for the host.
     expect(text(await tools.bash_kill.execute({ task_id: sleeper }, session))).toBe(
@@ -115,7 +135,7 @@ describe('a worker host cut off from the server for twice the heartbeat timeout'
     await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
     // Cut off, the host ran on: the sleeper lives still, the printer printed on.
     expect(processesMatching(new RegExp(`^${marker}`))).toHaveLength(1);
-    process.kill(slirp?.pid as number, 'SIGCONT');
+    hostNetwork?.restore();
 
     await waitFor(() => processesMatching(new RegExp(`^${marker}`)).length === 0, 60_000);
     const rest = await readToEnd(tools.bash_output, printer, session, { waitMs: 2_000, timeoutMs: 90_000 });
@@ -133,5 +153,93 @@ describe('a worker host cut off from the server for twice the heartbeat timeout'
     expect((await readToEnd(tools.bash_output, sleeper, session, { timeoutMs: 30_000 })).status).toBe(
       '[status: killed by SIGTERM]',
     );
+  }, 180_000);
+});
+
+/** The agent host (test/chaos/agent-host.mjs: the tools and an agent worker) in `network`; calls by line. */
+async function agentHostIn(network: CutOffNetwork) {
+  const child = spawn(
+    'nsenter',
+    [
+      `--net=${network.netns}`,
+      process.execPath,
+      path.resolve('test/chaos/agent-host.mjs'),
+      path.resolve('dist'),
+      network.serverAddress,
+      path.join(workdir, 'notices.jsonl'),
+      '60000',
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'ignore'],
+      env: { ...process.env, AGENT_HOST_TASK_QUEUE: taskQueue, CHAOS_WORKDIR: workdir },
+    },
+  );
+  const answers = new Map<number, (answer: { text: string; isError: boolean }) => void>();
+  let ready = false;
+  createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+    let message: { ready?: boolean; id?: number; text?: string; isError?: boolean };
+    try {
+      message = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (message.ready) ready = true;
+    else answers.get(message.id ?? -1)?.({ text: message.text ?? '', isError: message.isError === true });
+  });
+  await waitFor(() => ready, 60_000);
+  let nextId = 1;
+  return {
+    call(tool: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+      const id = nextId++;
+      const answered = new Promise<{ text: string; isError: boolean }>((resolve) => answers.set(id, resolve));
+      child.stdin?.write(`${JSON.stringify({ id, tool, args, sessionId: 'partitioned-agent' })}\n`);
+      return answered;
+    },
+    stop: () => child.kill('SIGKILL'),
+  };
+}
+
+describe('an agent host cut off from the server in the middle of a bash_output wait', () => {
+  it('answers the read with an error line within its bound, and the next read goes on from the same position', async () => {
+    const agentNetwork = await cutOffNetwork();
+    const host = await agentHostIn(agentNetwork);
+    try {
+      const started = await host.call('bash', {
+        command: 'for i in $(seq 1 40); do echo "line $i"; sleep 0.25; done; exit 3',
+        description: 'Prints for 10 s',
+        run_in_background: true,
+      });
+      const taskId = startedTaskId(started.text);
+      await sleep(1_000);
+      const before = await host.call('bash_output', { task_id: taskId });
+      const shownBefore = before.text
+        .slice(0, before.text.lastIndexOf('[status: '))
+        .replace('(no new output)\n', '');
+      const waiting = host.call('bash_output', { task_id: taskId, wait_ms: 3_000 });
+      const sentAt = Date.now();
+      agentNetwork.cut();
+      const during = await waiting;
+      const tookMs = Date.now() - sentAt;
+      // One line saying why, well within the read's own bound (its wait and about 6 s of margins).
+      expect(during.isError).toBe(true);
+      expect(during.text).toMatch(/^Temporal is unreachable at 10\.0\.2\.2:\d+: [^\n]+$/);
+      expect(tookMs).toBeLessThan(3_000 + 6_000);
+      agentNetwork.restore();
+      let rest = '';
+      let status = '';
+      for (let i = 0; i < 60 && !status.startsWith('[status: completed'); i++) {
+        const read = await host.call('bash_output', { task_id: taskId, wait_ms: 2_000 });
+        const cut = read.text.lastIndexOf('[status: ');
+        if (!read.isError) {
+          rest += read.text.slice(0, cut).replace('(no new output)\n', '');
+          status = read.text.slice(cut);
+        }
+      }
+      expect(shownBefore + rest).toBe(Array.from({ length: 40 }, (_, i) => `line ${i + 1}\n`).join(''));
+      expect(status).toBe('[status: completed, exit code: 3]');
+    } finally {
+      host.stop();
+      agentNetwork.end();
+    }
   }, 180_000);
 });

@@ -29,7 +29,7 @@ export class ChaosRun {
     this.foreground = [];
     /** Worker kills, for the visibility measurements: {worker, killAt, restartAt, affected}. */
     this.workerKills = [];
-    this.restarts = { worker: 0, agentHost: 0, server: 0 };
+    this.restarts = { worker: 0, agentHost: 0, server: 0, partition: 0 };
     /** Processes that died without us killing them (restarted by the watchdog). */
     this.unplannedExits = [];
     /** Agent host kills that went ahead with guarded calls still in flight (quiescing timed out). */
@@ -101,6 +101,17 @@ export class ChaosRun {
         killPick: rng.next(),
       });
     }
+    // A worker host cut off from the server, where it has a network of its own (as root): once in
+    // the last round, and by chance in the others.
+    // The worker this round does not SIGKILL first, so the two do not fall on one host at once.
+    const partitioned = this.workers[1 - firstWorker];
+    if (partitioned.network && (round === options.rounds - 1 || rng.chance(0.5)))
+      events.push({
+        kind: 'partition',
+        worker: 1 - firstWorker,
+        offset: rng.int(5_000, Math.floor(roundMs * 0.6)),
+        downMs: rng.int(2_000, 20_000),
+      });
     // Each kind happens at least once in a run: the agent host in round 1, the server in round 2.
     if (round === 0 || rng.chance(0.6))
       events.push({
@@ -193,11 +204,16 @@ export class ChaosRun {
   }
 
   async chaosEvent(event) {
-    const name = event.kind === 'worker' ? this.workers[event.worker].name : event.kind;
+    // A partition and a SIGKILL of the same worker take turns, never overlap.
+    const name =
+      event.kind === 'worker' || event.kind === 'partition' || event.kind === 'partition'
+        ? this.workers[event.worker].name
+        : event.kind;
     if (this.busy.has(name)) return; // already down (an earlier event or the watchdog has it)
     this.busy.add(name);
     try {
       if (event.kind === 'worker') await this.bounceWorker(this.workers[event.worker], event);
+      else if (event.kind === 'partition') await this.partitionWorker(this.workers[event.worker], event);
       else if (event.kind === 'agentHost') await this.bounceAgentHost(event);
       else await this.bounceServer(event);
     } catch (err) {
@@ -229,6 +245,28 @@ export class ChaosRun {
     await sleep(downMs);
     const restartAt = await worker.start();
     this.workerKills.push({ worker: worker.name, killAt, restartAt, affected: running.map((t) => t.taskId) });
+    await killing;
+  }
+
+  /**
+   * Cuts a worker host off from the server (its network's slirp4netns stopped) for `downMs`, and
+   * kills one of its running tasks meanwhile (the kill waits for the host), then joins it again.
+   * Its worker and commands run on throughout.
+   */
+  async partitionWorker(worker, { downMs }) {
+    this.hosts.scan();
+    const running = this.tasks.filter(
+      (task) =>
+        task.taskId && !task.finalStatus && !task.kill && this.hosts.hostOf.get(task.taskId) === worker.name,
+    );
+    worker.network.cut();
+    this.restarts.partition++;
+    this.log(
+      `cut worker ${worker.name} off from the server (${running.length} tasks on it), for ${downMs}ms`,
+    );
+    const killing = running.length > 0 ? this.killTask(this.rng.pick(running), 'host cut off') : undefined;
+    await sleep(downMs);
+    worker.network.restore();
     await killing;
   }
 
@@ -347,8 +385,8 @@ export class ChaosRun {
 
 function describePlan(plan) {
   const events = plan.events.map((event) =>
-    event.kind === 'worker'
-      ? `worker#${event.worker}@${(event.offset / 1000).toFixed(1)}s/${event.downMs}ms`
+    event.kind === 'worker' || event.kind === 'partition'
+      ? `${event.kind === 'worker' ? 'worker' : 'partition'}#${event.worker}@${(event.offset / 1000).toFixed(1)}s/${event.downMs}ms`
       : `${event.kind}@${(event.offset / 1000).toFixed(1)}s/${event.downMs}ms`,
   );
   return `${plan.tasks.length} tasks, ${plan.foreground.length} foreground, chaos: ${events.join(', ')}`;

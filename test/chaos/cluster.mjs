@@ -94,10 +94,94 @@ export class TemporalServer {
   }
 }
 
-export class CommandWorker {
-  /** `hostId` is passed only when the worker takes --host-id; the spill dir tells the hosts apart anyway. */
-  constructor({ name, dist, runDir, runId, server, hostIdFlag, lostAfterMs, workDir }) {
+/**
+ * A worker host's own network (as root): a network namespace held by a process of the run, whose
+ * only way to the server is a slirp4netns of the run (the machine's loopback, where the server
+ * listens, is 10.0.2.2 inside). A partition is that slirp4netns stopped (SIGSTOP): every packet
+ * either way is silently lost until it goes on (SIGCONT). No address, route or firewall of the
+ * machine changes.
+ */
+export class HostNetwork {
+  constructor({ name, runDir, runId }) {
     this.name = name;
+    this.runId = runId;
+    this.logFile = path.join(runDir, `network-${name}.log`);
+    this.holder = undefined;
+    this.slirp = undefined;
+    this.netns = undefined;
+    this.cutSince = undefined;
+  }
+
+  /** Makes the namespace and its way out; resolves once the way out is configured (bounded). */
+  async start() {
+    const env = { CHAOS_RUN: this.runId };
+    this.holder = spawnLogged('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
+      logFile: this.logFile,
+      env,
+      pipeStdout: true,
+    });
+    let up = false;
+    this.holder.child.stdout.once('data', () => {
+      up = true;
+    });
+    if (!(await waitUntil(() => up, 10_000))) throw new Error(`network ${this.name}: no namespace`);
+    this.netns = `/proc/${this.holder.pid}/ns/net`;
+    this.slirp = spawnLogged(
+      'slirp4netns',
+      ['--configure', '--mtu=65520', '--netns-type=path', this.netns, 'tap0'],
+      {
+        logFile: this.logFile,
+        env,
+      },
+    );
+    const configured = await waitUntil(
+      async () => {
+        const { stdout } = await run('nsenter', [
+          `--net=${this.netns}`,
+          'ip',
+          '-4',
+          'addr',
+          'show',
+          'tap0',
+        ]).catch(() => ({ stdout: '' }));
+        return stdout.includes('10.0.2.100');
+      },
+      10_000,
+      100,
+    );
+    if (!configured) throw new Error(`network ${this.name}: slirp4netns did not configure tap0`);
+  }
+
+  /** The server's address as seen from inside. */
+  serverAddress(address) {
+    return `10.0.2.2:${address.split(':').at(-1)}`;
+  }
+
+  cut() {
+    this.cutSince = Date.now();
+    process.kill(this.slirp.pid, 'SIGSTOP');
+  }
+
+  restore() {
+    this.cutSince = undefined;
+    if (!this.slirp.hasExited()) process.kill(this.slirp.pid, 'SIGCONT');
+  }
+
+  async stop() {
+    if (this.slirp && !this.slirp.hasExited()) this.restore();
+    await killHard(this.slirp);
+    await killHard(this.holder);
+  }
+}
+
+export class CommandWorker {
+  /**
+   * `hostId` is passed only when the worker takes --host-id; the spill dir tells the hosts apart
+   * anyway. With a `network` (HostNetwork), the worker runs in it, and can be cut off.
+   */
+  constructor({ name, dist, runDir, runId, server, hostIdFlag, lostAfterMs, workDir, network = undefined }) {
+    this.name = name;
+    this.network = network;
     this.cli = cliOf(dist);
     this.runId = runId;
     this.server = server;
@@ -117,21 +201,23 @@ export class CommandWorker {
   async start(timeoutMs = 120_000) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      this.proc = spawnLogged(
-        'node',
-        [
-          this.cli,
-          'worker',
-          '--address',
-          this.server.address,
-          '--task-queue',
-          TASK_QUEUE,
-          '--spill-dir',
-          this.spillDir,
-          ...this.extraArgs,
-        ],
-        { logFile: this.logFile, env: { CHAOS_RUN: this.runId } },
-      );
+      const args = [
+        this.cli,
+        'worker',
+        '--address',
+        this.network ? this.network.serverAddress(this.server.address) : this.server.address,
+        '--task-queue',
+        TASK_QUEUE,
+        '--spill-dir',
+        this.spillDir,
+        ...this.extraArgs,
+      ];
+      this.proc = this.network
+        ? spawnLogged('nsenter', [`--net=${this.network.netns}`, 'node', ...args], {
+            logFile: this.logFile,
+            env: { CHAOS_RUN: this.runId },
+          })
+        : spawnLogged('node', args, { logFile: this.logFile, env: { CHAOS_RUN: this.runId } });
       const proc = this.proc;
       await waitUntil(() => proc.stderr().includes('worker polling') || proc.hasExited(), 60_000);
       if (proc.stderr().includes('worker polling') && !proc.hasExited()) return Date.now();

@@ -23,7 +23,7 @@ import {
   OTHER,
   WRONG_STATUS,
 } from './checks.mjs';
-import { CommandWorker, logsOf, TemporalServer, workerSupports } from './cluster.mjs';
+import { CommandWorker, HostNetwork, logsOf, TemporalServer, workerSupports } from './cluster.mjs';
 import { snapshotDist } from './dist-snapshot.mjs';
 import { parseOptions, seededRandom } from './options.mjs';
 import { freePort, processesOfRun, stopGracefully, waitUntil } from './processes.mjs';
@@ -83,9 +83,16 @@ const server = new TemporalServer({
   // The server as `durable-bash dev` runs it, database pragmas included (SIGKILLs must lose nothing).
   dynamicConfigArgs: [...dynamicConfigArgs(), ...(sqlitePragmaArgs?.() ?? [])],
 });
+// As root, each worker host gets a network of its own, so the run can cut it off from the server
+// (a partition, beside the SIGKILLs); without root there is none, and no partitions.
+const networks =
+  process.getuid?.() === 0
+    ? Object.fromEntries(['a', 'b'].map((name) => [name, new HostNetwork({ name, runDir, runId })]))
+    : {};
 const workers = ['a', 'b'].map(
   (name) =>
     new CommandWorker({
+      network: networks[name],
       name,
       dist,
       runDir,
@@ -112,7 +119,8 @@ const chaos = new ChaosRun({
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, () => {
     log(`${signal}: killing the run's processes; run dir kept: ${runDir}`);
-    for (const proc of [agent.proc, ...workers.map((worker) => worker.proc), server.proc])
+    const holders = Object.values(networks).flatMap((network) => [network.slirp, network.holder]);
+    for (const proc of [agent.proc, ...workers.map((worker) => worker.proc), server.proc, ...holders])
       if (proc && !proc.hasExited()) process.kill(proc.pid, 'SIGKILL');
     process.exit(130);
   });
@@ -121,6 +129,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 let exitCode = 1;
 try {
   await server.start();
+  await Promise.all(Object.values(networks).map((network) => network.start()));
   await Promise.all([...workers.map((worker) => worker.start()), agent.start()]);
   log(`server ${server.address}, workers a and b, agent host up`);
   await chaos.run();
@@ -212,6 +221,7 @@ async function judge() {
       ['worker restarts (SIGKILL)', chaos.restarts.worker],
       ['agent host restarts (SIGKILL)', chaos.restarts.agentHost],
       ['server restarts (SIGKILL)', chaos.restarts.server],
+      ['worker host partitions (cut off from the server)', chaos.restarts.partition],
       ['unplanned exits (restarted)', chaos.unplannedExits.length],
       ['agent host kills with reads in flight', chaos.unquiescedAgentKills],
       ['bash_output reads', chaos.tasks.reduce((sum, task) => sum + task.reads, 0)],
@@ -298,6 +308,7 @@ async function shutdown() {
   chaos.stopped = true;
   await agent.stop();
   await Promise.all(workers.map((worker) => stopGracefully(worker.proc)));
+  await Promise.all(Object.values(networks).map((network) => network.stop()));
   await stopGracefully(server.proc);
   await endSessionNetworks(dist, process.env.DURABLE_BASH_RUN_DIR);
 }

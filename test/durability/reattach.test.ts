@@ -39,6 +39,7 @@ afterAll(async () => {
   // A failed test may leave a command behind: end every supervisor of this file's hosts.
   for (const dir of spillDirs) await endLeftCommands(dir);
   await env?.teardown();
+  for (const dir of [...spillDirs, shared]) rmSync(dir, { recursive: true, force: true });
 });
 
 const spillDirs: string[] = [];

@@ -1,7 +1,7 @@
 /** Command workers in the test's process, each on a fresh task queue: for a file, or started by a test. */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -47,6 +47,7 @@ export async function startBashWorker(
   /** A second worker of the same queue needs a connection of its own (the SDK refuses two on one). */
   connection = env.nativeConnection,
 ): Promise<RunningWorker> {
+  const sandboxed = sandboxFromEnv();
   const ownSpillDir =
     executor.spillDir === undefined
       ? mkdtempSync(path.join(os.tmpdir(), 'durable-bash-test-spill-'))
@@ -55,7 +56,7 @@ export async function startBashWorker(
     connection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    executor: { ...sandboxFromEnv(), ...(ownSpillDir ? { spillDir: ownSpillDir } : {}), ...executor },
+    executor: { ...sandboxed, ...(ownSpillDir ? { spillDir: ownSpillDir } : {}), ...executor },
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const running = worker.run();
@@ -74,6 +75,9 @@ export async function startBashWorker(
         if (ownSpillDir) await endLeftCommands(ownSpillDir);
         // A worker with sessions apart leaves their networks by design: end them.
         endSessionNetworks(executor.spillDir ?? ownSpillDir ?? '');
+        // The directories the helper made, not the test's: nothing of the worker runs from them now.
+        for (const dir of [ownSpillDir, sandboxed.defaultWorkdir])
+          if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
       }
     },
   };

@@ -219,8 +219,8 @@ export class Approvals {
 
 /** A foreground run's request, as the run it becomes when approved after its caller left. */
 function asBackground(run: StartRequest): StartRequest {
-  const { timeoutMs: _timeout, shownOutputBytes: _shown, ...rest } = run;
-  return { ...rest, background: true };
+  // `taskStart` leaves out what a background run has no use for (its timeout, the shown bytes).
+  return { ...run, background: true };
 }
 
 function pendingApproval(execution: WorkflowExecutionInfo): PendingApproval {

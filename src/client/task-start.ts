@@ -73,7 +73,8 @@ export function taskStart(
     description: request.description,
     background: request.background,
     ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
-    ...(request.timeoutMs !== undefined ? { timeoutMs: request.timeoutMs } : {}),
+    // A background run has no timeout (the worker applies none), so its input carries none.
+    ...(request.timeoutMs !== undefined && !request.background ? { timeoutMs: request.timeoutMs } : {}),
     ...(request.background ? notice : {}),
     ...(request.notifyOn !== undefined ? { notifyOn: request.notifyOn } : {}),
     ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),

@@ -34,6 +34,7 @@ import { ownerToken } from './ownership.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+import { DeadlinePassed, untilDeadline } from './until-deadline.js';
 
 /**
  * How long a decision waits for a command worker to run the request's check: a worker that just
@@ -139,21 +140,15 @@ export class Approvals {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<ApprovalOutcome | undefined> {
-    const stop = new AbortController();
-    const timer = setTimeout(() => stop.abort(), waitMs);
-    const onAbort = () => stop.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) stop.abort();
     try {
-      return await this.client.withAbortSignal(stop.signal, () =>
-        this.client.workflow.getHandle<typeof bashApproval>(approvalId).result(),
+      return await untilDeadline(Date.now() + waitMs, signal, (stop) =>
+        this.client.withAbortSignal(stop, () =>
+          this.client.workflow.getHandle<typeof bashApproval>(approvalId).result(),
+        ),
       );
     } catch (err) {
-      if (stop.signal.aborted) return undefined;
+      if (err instanceof DeadlinePassed || signal?.aborted) return undefined;
       throw asClientError(this.client, err);
-    } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 

@@ -35,6 +35,7 @@ import { endedTerminalRead, readableUpTo, sliceStream } from './output-slices.js
 import { readerHistory, readerState } from './reader-history.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
+import { untilDeadline } from './until-deadline.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
 const CLAIM_WAIT_MS = 4_000;
@@ -311,35 +312,6 @@ export async function readOnHost(
 
 /** How long a read the reader accepted, but had not answered by the deadline, is waited for. */
 const ACCEPTED_READ_WAIT_MS = 30_000;
-
-/**
- * Runs `work` with a signal that aborts at `deadline` or with `signal`, and settles then even if
- * `work` does not: the SDK's update-with-start keeps waiting for an update no worker accepts,
- * whatever its signal says. (A timer of its own, not `AbortSignal.timeout` under `AbortSignal.any`:
- * Node may collect those before they fire.)
- */
-function untilDeadline<T>(
-  deadline: number,
-  signal: AbortSignal | undefined,
-  work: (stop: AbortSignal) => Promise<T>,
-): Promise<T> {
-  const stop = new AbortController();
-  const timer = setTimeout(
-    () => stop.abort(new Error('no answer in time')),
-    Math.max(1, deadline - Date.now()),
-  );
-  const onAbort = () => stop.abort(signal?.reason);
-  if (signal?.aborted) onAbort();
-  signal?.addEventListener('abort', onAbort, { once: true });
-  const stopped = new Promise<never>((_, reject) => {
-    if (stop.signal.aborted) reject(stop.signal.reason);
-    stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
-  });
-  return Promise.race([work(stop.signal), stopped]).finally(() => {
-    clearTimeout(timer);
-    signal?.removeEventListener('abort', onAbort);
-  });
-}
 
 function readerStart(
   taskId: string,

@@ -137,7 +137,10 @@ export class WorkspaceFiles {
   async readFile(ws: SandboxWorkspace, p: string, options: { maxBytes?: number } = {}): Promise<Uint8Array> {
     const pieces: Uint8Array[] = [];
     for await (const piece of this.readPieces(ws, p, options)) pieces.push(piece);
-    return pieces.length === 1 ? (pieces[0] as Uint8Array) : new Uint8Array(Buffer.concat(pieces));
+    if (pieces.length === 1) return pieces[0] as Uint8Array;
+    // A view of the joined bytes, not a second copy of up to WORKSPACE_FILE_MAX_BYTES.
+    const joined = Buffer.concat(pieces);
+    return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
   }
 
   /**

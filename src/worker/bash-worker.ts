@@ -45,10 +45,11 @@ export interface BashWorkerOptions {
    */
   dataConverter?: DataConverter;
   /**
-   * Runs the command queue's worker as a Worker Deployment version (Worker Versioning; the SDK's own
-   * option, `deploymentVersion(name, buildId)` makes it), its default versioning behavior
-   * auto-upgrade (`checkDeploymentOptions`). The host's own queues stay unversioned: they are the host's, whatever
-   * version started its commands (docs/OPERATIONS.md, "Worker Versioning"). @default unversioned
+   * Runs the command queue's worker as a Worker Deployment version (Worker Versioning; the SDK's
+   * own option, `deploymentVersion(name, buildId)` makes it), its default versioning behavior
+   * auto-upgrade (`checkDeploymentOptions`). The host's own queues stay unversioned: they are the
+   * host's, whatever version started its commands (docs/OPERATIONS.md, "Worker Versioning").
+   * @default unversioned
    */
   workerDeploymentOptions?: WorkerDeploymentOptions;
 }

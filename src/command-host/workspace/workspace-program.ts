@@ -190,12 +190,31 @@ function typeOf(st: fs.Stats): WorkspaceFileType {
   return 'other';
 }
 
-/** Reads a regular file (opened already) up to `limit` bytes; refused when larger. */
-function readOpened(fd: number, abs: string, limit: number): Uint8Array {
+/**
+ * Reads a regular file (opened already), refused when it is over `limit` bytes: the whole of it,
+ * or with `range` the bytes `[offset, offset + length)` only (fewer at its end), a piece of a file
+ * larger than one operation carries.
+ */
+function readOpened(
+  fd: number,
+  abs: string,
+  limit: number,
+  range?: { offset: number; length: number },
+): Uint8Array {
   const st = fs.fstatSync(fd);
   if (st.isDirectory()) refuse('WorkspaceIsADirectoryError', { path: abs });
   if (!st.isFile()) refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
   if (st.size > limit) refuse('WorkspaceFileTooLargeError', { path: abs, size: st.size, limit });
+  if (range !== undefined) {
+    const buffer = Buffer.alloc(Math.max(0, Math.min(range.length, st.size - range.offset)));
+    let filled = 0;
+    while (filled < buffer.length) {
+      const n = fs.readSync(fd, buffer, filled, buffer.length - filled, range.offset + filled);
+      if (n === 0) break;
+      filled += n;
+    }
+    return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
+  }
   // One byte more than the limit allows: a file that grew since fstat is caught too.
   const buffer = Buffer.alloc(Math.min(st.size, limit) + 1);
   let filled = 0;
@@ -222,20 +241,9 @@ function readFile(fence: Fence, abs: string, limit: number, offset: number, leng
   const fd = about(abs, () => fs.openSync(real, O_RDONLY | O_NOFOLLOW | O_NONBLOCK));
   fence.check(fd, abs);
   try {
-    return about(abs, () => {
-      if (offset === 0 && length >= limit) return readOpened(fd, abs, limit);
-      const opened = fs.fstatSync(fd);
-      if (!opened.isFile()) refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
-      if (opened.size > limit) refuse('WorkspaceFileTooLargeError', { path: abs, size: opened.size, limit });
-      const buffer = Buffer.alloc(Math.max(0, Math.min(length, opened.size - offset)));
-      let filled = 0;
-      while (filled < buffer.length) {
-        const n = fs.readSync(fd, buffer, filled, buffer.length - filled, offset + filled);
-        if (n === 0) break;
-        filled += n;
-      }
-      return new Uint8Array(buffer.buffer, buffer.byteOffset, filled);
-    });
+    // A piece that is the whole file is read as one, so a file that grew past the limit is caught.
+    const whole = offset === 0 && length >= limit;
+    return about(abs, () => readOpened(fd, abs, limit, whole ? undefined : { offset, length }));
   } finally {
     fs.closeSync(fd);
   }
@@ -259,12 +267,12 @@ function writeFile(fence: Fence, abs: string, data: Uint8Array, mode: number | u
   fence.check(fd, abs);
   try {
     about(abs, () => {
-      if (!fs.fstatSync(fd).isFile())
-        refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
+      const opened = fs.fstatSync(fd);
+      if (!opened.isFile()) refuse('WorkspaceOperationError', { reason: `${abs} is not a regular file` });
       if (offset === 0) fs.ftruncateSync(fd, 0);
-      else if (fs.fstatSync(fd).size !== offset) {
+      else if (opened.size !== offset) {
         refuse('WorkspaceOperationError', {
-          reason: `${abs} holds ${fs.fstatSync(fd).size} bytes, not the ${offset} this piece follows (changed while it was written)`,
+          reason: `${abs} holds ${opened.size} bytes, not the ${offset} this piece follows (changed while it was written)`,
         });
       }
       let written = 0;

@@ -8,7 +8,6 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +19,9 @@ import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
-import { readToEnd } from '../helpers/read-to-end.js';
+import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { heldNamespace } from '../helpers/test-networks.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
@@ -48,11 +48,7 @@ interface CutOffNetwork {
 }
 
 async function cutOffNetwork(): Promise<CutOffNetwork> {
-  const holder = spawn('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await once(holder.stdout as NodeJS.ReadableStream, 'data');
-  const netns = `/proc/${holder.pid}/ns/net`;
+  const { netns, holder } = await heldNamespace();
   // 10.0.2.100 on tap0 inside; the machine's loopback, where the dev server listens, at 10.0.2.2.
   const slirp = spawn('slirp4netns', ['--configure', '--mtu=65520', '--netns-type=path', netns, 'tap0'], {
     stdio: 'ignore',
@@ -121,9 +117,7 @@ describe('a worker host cut off from the server for twice the heartbeat timeout'
     const sleeper = await startBackground(tools.bash, `(exec -a ${marker} sleep 600) & wait`, session);
     await sleep(1_500);
     const firstRead = text(await tools.bash_output.execute({ task_id: printer }, session));
-    const shownBefore = firstRead
-      .slice(0, firstRead.lastIndexOf('[status: '))
-      .replace('(no new output)\n', '');
+    const shownBefore = splitAnswer(firstRead).shown;
     await waitFor(() => processesMatching(new RegExp(`^${marker}`)).length === 1, 10_000);
 
     hostNetwork?.cut();
@@ -212,9 +206,7 @@ describe('an agent host cut off from the server in the middle of a bash_output w
       const taskId = startedTaskId(started.text);
       await sleep(1_000);
       const before = await host.call('bash_output', { task_id: taskId });
-      const shownBefore = before.text
-        .slice(0, before.text.lastIndexOf('[status: '))
-        .replace('(no new output)\n', '');
+      const shownBefore = splitAnswer(before.text).shown;
       const waiting = host.call('bash_output', { task_id: taskId, wait_ms: 3_000 });
       const sentAt = Date.now();
       agentNetwork.cut();
@@ -229,10 +221,10 @@ describe('an agent host cut off from the server in the middle of a bash_output w
       let status = '';
       for (let i = 0; i < 60 && !status.startsWith('[status: completed'); i++) {
         const read = await host.call('bash_output', { task_id: taskId, wait_ms: 2_000 });
-        const cut = read.text.lastIndexOf('[status: ');
         if (!read.isError) {
-          rest += read.text.slice(0, cut).replace('(no new output)\n', '');
-          status = read.text.slice(cut);
+          const answer = splitAnswer(read.text);
+          rest += answer.shown;
+          status = answer.status ?? '';
         }
       }
       expect(shownBefore + rest).toBe(Array.from({ length: 40 }, (_, i) => `line ${i + 1}\n`).join(''));

@@ -21,7 +21,7 @@ import { deploymentVersion } from '../../src/worker/deployment-version.js';
 import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
-import { readToEnd } from '../helpers/read-to-end.js';
+import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -116,9 +116,7 @@ describe('durable-bash worker as a Worker Deployment version', () => {
     const sleeper = await startBackground(tools.bash, `(exec -a ${marker} sleep 600) & wait`, session);
     await expect.poll(() => versionOf(printer)).toEqual({ version: `${name}.v1`, behavior: AUTO_UPGRADE });
     const firstRead = text(await tools.bash_output.execute({ task_id: printer }, session));
-    const shownBefore = firstRead
-      .slice(0, firstRead.lastIndexOf('[status: '))
-      .replace('(no new output)\n', '');
+    const shownBefore = splitAnswer(firstRead).shown;
 
     await start('v2');
     await deployment('set-current-version', '--deployment-name', name, '--build-id', 'v2', '--yes');

@@ -42,16 +42,23 @@ export async function readToEnd(
       return `[error: ${String(err)}]`;
     });
     answers.push(answer);
-    const cut = answer.lastIndexOf('\n[status: ');
-    const status = answer.slice(cut + 1);
-    if (cut !== -1) {
-      const shown = answer.slice(0, cut + 1);
-      if (shown !== '(no new output)\n') output += shown;
-    }
-    if (cut !== -1 && STATUS_LINE.test(status) && !status.startsWith('[status: running'))
+    const { shown, status } = splitAnswer(answer);
+    output += shown;
+    if (status !== undefined && STATUS_LINE.test(status) && !status.startsWith('[status: running'))
       return { output, status, answers };
     if (Date.now() > deadline)
       throw new Error(`task ${taskId} still running after ${timeoutMs}ms; last answer: ${answer}`);
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
   }
+}
+
+/**
+ * One `bash_output` answer: what it showed before its last line (nothing for `(no new output)`),
+ * and that line when it is a status line (undefined when the answer has none after its output).
+ */
+export function splitAnswer(answer: string): { shown: string; status: string | undefined } {
+  const cut = answer.lastIndexOf('\n[status: ');
+  if (cut === -1) return { shown: '', status: undefined };
+  const shown = answer.slice(0, cut + 1);
+  return { shown: shown === '(no new output)\n' ? '' : shown, status: answer.slice(cut + 1) };
 }

@@ -56,7 +56,7 @@ export async function serveHello(
 }
 
 /** A network namespace held by a process of its own (until it is killed), by its /proc path. */
-async function heldNamespace(): Promise<{ netns: string; holder: ChildProcess }> {
+export async function heldNamespace(): Promise<{ netns: string; holder: ChildProcess }> {
   const holder = spawn('unshare', ['--net', '--', 'sh', '-c', 'echo up; exec sleep infinity'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -21,7 +21,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands, type RunningWorker } from '../helpers/bash-worker.js';
 import { NoticeInbox } from '../helpers/notices.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
-import { readToEnd } from '../helpers/read-to-end.js';
+import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -100,9 +100,7 @@ describe.each([
     // The printer's reader is started by the old client on the old worker, read once already.
     await sleep(1_500);
     const firstRead = text(await before.bash_output.execute({ task_id: printer }, session));
-    const shownBefore = firstRead
-      .slice(0, firstRead.lastIndexOf('[status: '))
-      .replace('(no new output)\n', '');
+    const shownBefore = splitAnswer(firstRead).shown;
     expect(shownBefore).toMatch(/^(line \d+\n)*$/);
     expect(firstRead.endsWith('[status: running]')).toBe(true);
 

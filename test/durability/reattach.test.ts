@@ -13,6 +13,7 @@ import Long from 'long';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { endedBy } from '../../src/client/task-kill.js';
+import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
 import { isSameProcess, readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
 import { readAttempt, taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import { statusLine } from '../../src/shared/status-line.js';
@@ -39,6 +40,9 @@ afterAll(async () => {
   // A failed test may leave a command behind: end every supervisor of this file's hosts.
   for (const dir of spillDirs) await endLeftCommands(dir);
   await env?.teardown();
+  // Their sessions' networks end first: their holders run the supervisor copied into the spill
+  // directory, and once that is gone the network's end no longer knows them for its own.
+  for (const dir of spillDirs) endSessionNetworks(dir);
   for (const dir of [...spillDirs, shared]) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -13,7 +13,8 @@ import type { CommandOutcome, CommandSpec } from '../shared/task.js';
  * any later attempt (after a worker restart) re-attaches to it, or returns the end it recorded, and
  * never starts the command again. Output goes to spill files and is heartbeated. A kill or timeout
  * from the workflow ends the process group and still returns the outcome; a worker shutdown leaves
- * the command running for the next attempt; a closed workflow run ends it.
+ * the command running for the next attempt; a closed workflow run ends it. The end returned is kept
+ * until the server is seen holding it.
  */
 export function createRunCommand(
   config: ExecutorConfig,
@@ -24,6 +25,21 @@ export function createRunCommand(
 ) {
   const runner = new CommandRunner(config, runs, attached, nursery, monitors);
   return async function runCommand(spec: CommandSpec): Promise<CommandOutcome> {
-    return runner.run(spec, Context.current());
+    const context = Context.current();
+    const outcome = await runner.run(spec, context);
+    // Kept until the server is seen holding it: the SDK sends it once (see ReportedEnds).
+    const { info } = context;
+    const runId = info.workflowExecution?.runId;
+    if (runId !== undefined)
+      attached.reportedEnds.add({
+        taskId: spec.taskId,
+        runId,
+        activityId: info.activityId,
+        attempt: info.attempt,
+        taskToken: info.taskToken,
+        outcome,
+        reportedAtMs: Date.now(),
+      });
+    return outcome;
   };
 }

@@ -9,6 +9,9 @@ const SEVERITIES: readonly LogLevel[] = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERRO
 /** What the SDK logs for a worker given no workflows (durable-bash's host and control workers). */
 const NO_WORKFLOWS_WARNING = 'No workflows registered, not polling for workflow tasks';
 
+/** Core's line for a call it retries: `gRPC call <name> retried <n> times`. */
+const RETRY_LINE = /^gRPC call \S+ retried \d+ times$/;
+
 /** At most one "still cannot reach" line per this long. */
 const OUTAGE_SUMMARY_INTERVAL_MS = 60_000;
 /** A connection failure after this long without one starts a new outage (the last one ended). */
@@ -95,12 +98,15 @@ export class QuietLogger implements Logger {
 
 /**
  * A log line about failing to reach the server (core's `gRPC call X retried N times` with an
- * Unavailable / connect error), with the error's innermost message and the address it names.
+ * Unavailable / connect error), with the error's innermost message and the address it names. Only
+ * the retries: a line saying something was given up on (`Network error while completing
+ * activity`: a result dropped) is no retry, and passes through.
  */
 export function connectionFailure(
   message: string,
   meta?: LogMetadata,
 ): { reason: string; address: string | undefined } | undefined {
+  if (!RETRY_LINE.test(message)) return undefined;
   const error = meta?.error === undefined ? '' : String(meta.error);
   const text = `${message} ${error}`;
   if (!/code: Unavailable|tcp connect error|Connection refused|transport error|connection reset/i.test(text))

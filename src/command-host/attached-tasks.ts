@@ -6,6 +6,7 @@
 
 import { hostMetrics } from './host-metrics.js';
 import type { LineMonitor } from './monitor/line-monitor.js';
+import { ReportedEnds } from './reported-ends.js';
 import { TerminalLogs } from './terminal/terminal-logs.js';
 
 /** What the command activity needs to know of the task's workflow, from the worker's client. */
@@ -61,6 +62,8 @@ export class AttachedTasks extends Map<string, AttachedAttempt> {
   readonly detachedAtMs = new Map<string, number>();
   /** The screens of this host's terminal tasks, as reads, writes and ends render them. */
   readonly terminals = new TerminalLogs();
+  /** The ends attempts here returned, until the server is seen holding them. */
+  readonly reportedEnds = new ReportedEnds();
 
   /**
    * Holds `taskId` attached to a new attempt of run `runId` while `run` follows its command:

@@ -36,6 +36,22 @@ export const HEARTBEAT_THROTTLE_MS = 1_000;
 /** How often a worker asks the server (one visibility query) which of the runs it runs commands for have closed. */
 export const CLOSED_RUN_CHECK_INTERVAL_MS = 5_000;
 
+/**
+ * How long after a command attempt returned its end the host asks whether the server has it. The
+ * SDK sends an attempt's result once, retrying for about 10 s (sdk-core's default `RetryOptions`,
+ * `max_elapsed_time`): a worker cut off from the server, or a server restarting, for longer than
+ * that loses the end, and the attempt would stay started on the server until its heartbeat
+ * timeout, minutes later. Past that window, with room for the workflow to record the end.
+ */
+export const END_REPORT_GRACE_MS = 15_000;
+
+/**
+ * The most bytes of returned ends (their outcomes, about the size of their payloads) a host keeps
+ * until the server is seen holding them; past it the oldest are dropped, and an end lost among
+ * those waits for the heartbeat timeout, as before the host kept any.
+ */
+export const REPORTED_ENDS_MAX_BYTES = 64 * 1024 * 1024;
+
 /** Most runs one closed-run query names (`RunId IN (...)`, about 40 KB at 1,000): one query a check for a host of a thousand tasks. */
 export const CLOSED_RUN_QUERY_BATCH = 1_000;
 

@@ -3,7 +3,12 @@ import type { AttachedTasks } from '../command-host/attached-tasks.js';
 import { CLOSED_RUN_QUERY_BATCH } from '../shared/limits.js';
 
 /** A run id as the server makes them (a UUID); anything else is never put into a query. */
-const RUN_ID = /^[0-9a-f-]{1,64}$/i;
+export const RUN_ID = /^[0-9a-f-]{1,64}$/i;
+
+/** `RunId IN (...)` of run ids that passed RUN_ID. */
+export function runIdIn(runIds: readonly string[]): string {
+  return `RunId IN (${runIds.map((id) => `'${id}'`).join(', ')})`;
+}
 
 /**
  * Finds the attempts this worker runs whose workflow run has closed (terminated, reset away, timed
@@ -21,7 +26,7 @@ export async function checkClosedRuns(client: Client, attached: AttachedTasks): 
   const closed: string[] = [];
   for (let start = 0; start < runIds.length; start += CLOSED_RUN_QUERY_BATCH) {
     const batch = runIds.slice(start, start + CLOSED_RUN_QUERY_BATCH);
-    const query = `RunId IN (${batch.map((id) => `'${id}'`).join(', ')}) AND ExecutionStatus != 'Running'`;
+    const query = `${runIdIn(batch)} AND ExecutionStatus != 'Running'`;
     for await (const execution of client.workflow.list({ query, pageSize: batch.length })) {
       closed.push(execution.runId);
       byRun.get(execution.runId)?.();

@@ -30,6 +30,7 @@ import {
 import { controlTaskQueue } from '../shared/task-queues.js';
 import { createToolCallActivities, type ToolCallActivities } from '../tools/tool-call-activities.js';
 import { checkClosedRuns } from './closed-runs.js';
+import { resendLostEnds } from './lost-ends.js';
 import { monitorSinkOf } from './monitor-sink.js';
 import { scanSupervisors, taskRunsOf } from './orphan-scan.js';
 
@@ -164,11 +165,15 @@ export class CommandHost {
     this.closedRunTimer = setInterval(() => {
       if (checking) return; // A slow server: one check at a time.
       checking = true;
-      checkClosedRuns(this.client, this.attached)
-        .catch(() => undefined) // Asked again at the next tick.
-        .finally(() => {
-          checking = false;
-        });
+      // Each asked again at the next tick when the server does not answer.
+      Promise.all([
+        checkClosedRuns(this.client, this.attached).catch(() => undefined),
+        resendLostEnds(this.client, this.attached.reportedEnds, this.config.heartbeatTimeoutMs).catch(
+          () => undefined,
+        ),
+      ]).finally(() => {
+        checking = false;
+      });
     }, CLOSED_RUN_CHECK_INTERVAL_MS);
     this.closedRunTimer.unref();
     try {

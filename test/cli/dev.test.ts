@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { QuietLogger } from '../../src/cli/quiet-logger.js';
+import { connectionFailure, QuietLogger } from '../../src/cli/quiet-logger.js';
 import { CLI_BIN, cli } from '../helpers/cli.js';
 import { freePorts, processesMatching, waitFor } from '../helpers/processes.js';
 
@@ -364,6 +364,15 @@ describe("the CLI workers' SDK logger", () => {
         'durable-bash: cannot reach Temporal at 127.0.0.1:7233 (Connection refused); the worker keeps retrying',
       ]),
     );
+  });
+
+  it('takes only retries for the outage: a dropped activity result is said as core says it', () => {
+    const [, meta] = retry(6);
+    expect(connectionFailure(...retry(6))).toEqual({
+      reason: 'Connection refused',
+      address: '127.0.0.1:7233',
+    });
+    expect(connectionFailure('Network error while completing activity', meta)).toBeUndefined();
   });
 
   it('stays silent at the start of an outage dev already announced', () => {

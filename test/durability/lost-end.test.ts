@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DevServer } from '../../src/dev-server/dev-server.js';
@@ -49,7 +50,8 @@ describe("an attempt's end that the SDK gave up sending", () => {
     const spillDir = path.join(dir, 'spill');
     worker = await startWorkerProcess({ address }, taskQueue, ['--spill-dir', spillDir]);
     connection = await Connection.connect({ address });
-    const tools = toolsByName(createBashTools({ client: new Client({ connection }), taskQueue }));
+    const client = new Client({ connection });
+    const tools = toolsByName(createBashTools({ client, taskQueue }));
     const session = agent(`lost-end-${randomUUID().slice(0, 8)}`);
     const taskId = await startBackground(tools.bash, 'sleep 2; echo done; exit 3', session);
 
@@ -58,16 +60,31 @@ describe("an attempt's end that the SDK gave up sending", () => {
     server.process.kill('SIGKILL');
     await server.exited;
     await waitFor(() => existsSync(path.join(spillDir, `${taskId}.exit`)), 20_000);
-    await waitFor(() => worker?.stderr().includes(REPORT_DROPPED) === true, 60_000, 200);
+    const workerLog = () => `the worker said:\n${worker?.stderr()}`;
+    await waitFor(() => worker?.stderr().includes(REPORT_DROPPED) === true, 60_000, 200, workerLog);
     server = await startDevServerOnFile(place);
     const backAt = Date.now();
 
+    // The client's connection has met the server again before the reads (a read meanwhile fails).
+    for (;;) {
+      const answered = await client.workflow
+        .getHandle(taskId)
+        .describe()
+        .then(
+          () => true,
+          () => false,
+        );
+      if (answered) break;
+      await sleep(200);
+    }
     const end = await readToEnd(tools.bash_output, taskId, session, { waitMs: 2_000, timeoutMs: 90_000 });
-    expect(end.output).toBe('done\n');
-    expect(end.status).toBe('[status: completed, exit code: 3]');
+    expect({ output: end.output, status: end.status }, workerLog()).toEqual({
+      output: 'done\n',
+      status: '[status: completed, exit code: 3]',
+    });
     // Sent again by the host (which says so just after): the heartbeat timeout (300 s) had no part.
     expect(Date.now() - backAt).toBeLessThan(HEARTBEAT_TIMEOUT_MS);
     const resent = `the end of task ${taskId} did not reach the server when its attempt returned it; sent again`;
-    await waitFor(() => worker?.stderr().includes(resent) === true, 10_000);
+    await waitFor(() => worker?.stderr().includes(resent) === true, 10_000, 50, workerLog);
   }, 240_000);
 });

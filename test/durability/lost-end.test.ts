@@ -7,7 +7,7 @@
  * database, and a real worker process, never restarted.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -19,6 +19,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { waitFor } from '../helpers/processes.js';
 import { readToEnd } from '../helpers/read-to-end.js';
+import { removeDir } from '../helpers/remove-dir.js';
 import { startDevServerOnFile } from '../helpers/temporal-env.js';
 import { agent, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -39,7 +40,7 @@ afterAll(async () => {
   await endLeftCommands(dir);
   await connection?.close().catch(() => undefined);
   await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
+  removeDir(dir);
 });
 
 describe("an attempt's end that the SDK gave up sending", () => {

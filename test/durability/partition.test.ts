@@ -8,7 +8,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -20,6 +20,7 @@ import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
+import { removeDir } from '../helpers/remove-dir.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { heldNamespace } from '../helpers/test-networks.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
@@ -98,7 +99,7 @@ afterAll(async () => {
   await endLeftCommands(spillDir);
   hostNetwork?.end();
   await env?.teardown();
-  for (const dir of [spillDir, workdir]) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [spillDir, workdir]) removeDir(dir);
 });
 
 describe('a worker host cut off from the server for twice the heartbeat timeout', () => {

@@ -22,6 +22,7 @@ import { hostTaskQueue } from '../../src/shared/task-queues.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { heldBytes, printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
+import { removeDir } from '../helpers/remove-dir.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
@@ -43,7 +44,7 @@ afterAll(async () => {
   // Their sessions' networks end first: their holders run the supervisor copied into the spill
   // directory, and once that is gone the network's end no longer knows them for its own.
   for (const dir of spillDirs) endSessionNetworks(dir);
-  for (const dir of [...spillDirs, shared]) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [...spillDirs, shared]) removeDir(dir);
 });
 
 const spillDirs: string[] = [];

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -22,6 +22,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
+import { removeDir } from '../helpers/remove-dir.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -43,7 +44,7 @@ afterAll(async () => {
   await Promise.all(workers.map((worker) => worker.crash()));
   for (const dir of spillDirs) await endLeftCommands(dir);
   await env?.teardown();
-  for (const dir of [workdir, ...spillDirs]) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [workdir, ...spillDirs]) removeDir(dir);
 });
 
 /** `temporal worker deployment <args>` against the test's server; its stdout. */

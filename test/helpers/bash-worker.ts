@@ -1,7 +1,7 @@
 /** Command workers in the test's process, each on a fresh task queue: for a file, or started by a test. */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -11,6 +11,7 @@ import { endSessionNetworks } from '../../src/command-host/containment/session-i
 import type { ExecutorOptions } from '../../src/command-host/executor-config.js';
 import { isSameProcess, readRecord } from '../../src/command-host/supervisor/supervisor-records.js';
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
+import { removeDir } from './remove-dir.js';
 import { createDevServerEnv } from './temporal-env.js';
 
 export interface RunningWorker {
@@ -76,8 +77,7 @@ export async function startBashWorker(
         // A worker with sessions apart leaves their networks by design: end them.
         endSessionNetworks(executor.spillDir ?? ownSpillDir ?? '');
         // The directories the helper made, not the test's: nothing of the worker runs from them now.
-        for (const dir of [ownSpillDir, sandboxed.defaultWorkdir])
-          if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+        for (const dir of [ownSpillDir, sandboxed.defaultWorkdir]) if (dir !== undefined) removeDir(dir);
       }
     },
   };

@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -22,6 +22,7 @@ import { endLeftCommands, type RunningWorker } from '../helpers/bash-worker.js';
 import { NoticeInbox } from '../helpers/notices.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
+import { removeDir } from '../helpers/remove-dir.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, type Tools, text, toolsByName } from '../helpers/tool-calls.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
@@ -50,7 +51,7 @@ afterAll(async () => {
   for (const dir of spillDirs) await endLeftCommands(dir);
   await agentWorker?.stop();
   await env?.teardown();
-  for (const dir of [workdir, ...spillDirs]) rmSync(dir, { recursive: true, force: true });
+  for (const dir of [workdir, ...spillDirs]) removeDir(dir);
 });
 
 /** The tools of a session, through the last release's library or this tree's. */

@@ -106,6 +106,9 @@ export function endSessionNetworks(spillDir: string): void {
   endNetworksIn(sessionNetworksDir(spillDir));
   // A worker without root's, when this process has root (a test that ran one).
   endNetworksIn(path.join(spillDir, '.session-networks'));
+  // And those a worker SIGKILLed mid-way never recorded (no worker of it runs now: any age).
+  const supervisor = path.join(spillDir, '.bin', 'durable-bash-supervisor');
+  new SessionNetworks({ dir: sessionNetworksDir(spillDir), supervisor }).endUnrecorded(0);
 }
 
 /** `endSessionNetworks` for every spill directory of a run directory (`DURABLE_BASH_RUN_DIR`). */
@@ -119,6 +122,13 @@ function endNetworksIn(dir: string): void {
   const networks = new SessionNetworks({ dir });
   for (const session of networks.sessions()) networks.release(session);
 }
+
+/**
+ * How old a holder no record names must be before a sweep ends it: a live worker records its
+ * holder within seconds of starting it (the holder, then its slirp4netns and relay, each a few
+ * milliseconds), so one this old belongs to a worker that died first.
+ */
+const UNRECORDED_NETWORK_AGE_MS = 60_000;
 
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
 const UNOWNED_SESSION = '0'.repeat(32);
@@ -270,7 +280,8 @@ export function createSessionIsolation(
       return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
     },
     async sweep() {
-      let ended = 0;
+      // Networks a worker of this directory SIGKILLed while making them never recorded.
+      let ended = networks.endUnrecorded(UNRECORDED_NETWORK_AGE_MS);
       const withNetwork = new Set(networks.sessions());
       const withDirs = listDir(base).filter((name) => name !== 'uids');
       for (const session of new Set([...withNetwork, ...withDirs])) {

@@ -305,6 +305,33 @@ export class SessionNetworks {
     }
   }
 
+  /**
+   * Ends the networks a worker of this directory started and never recorded: a worker SIGKILLed
+   * between its holder's start and the record's write leaves a holder no record names, which
+   * nothing would end. Its holder (this binary's `--session-holder`, older than `minAgeMs`: a live
+   * worker records its holder within seconds) and the processes that joined its namespace by path
+   * (its slirp4netns, its relay) are sent SIGTERM. Returns how many holders it ended.
+   */
+  endUnrecorded(minAgeMs: number): number {
+    const supervisor = this.supervisor;
+    const recorded = new Set(this.sessions().map((key) => this.recordOf(key)?.holder?.pid));
+    const processes = listProcesses();
+    const orphans = processes.filter(
+      ({ pid, argv, startedAtMs }) =>
+        argv[0] === supervisor &&
+        argv[1] === '--session-holder' &&
+        !recorded.has(pid) &&
+        Date.now() - startedAtMs >= minAgeMs,
+    );
+    for (const holder of orphans) {
+      const joined = `/proc/${holder.pid}/ns/`;
+      for (const { pid, argv } of processes)
+        if (argv.some((arg) => arg.startsWith(joined))) signalQuietly(pid);
+      signalQuietly(holder.pid);
+    }
+    return orphans.length;
+  }
+
   /** Where a worker before 0.3.0 kept a session's namespace (its key is a file name: hex). */
   private netnsFile(key: string): string {
     if (!/^[0-9a-f]{8,64}$/.test(key)) throw new TypeError(`not a session key: ${key}`);
@@ -317,5 +344,32 @@ export class SessionNetworks {
 
   private recordFile(key: string): string {
     return path.join(this.options.dir, `${key}.net.json`);
+  }
+}
+
+/** The processes of this machine with their argv and when they started (by their /proc entry). */
+function listProcesses(): { pid: number; argv: string[]; startedAtMs: number }[] {
+  const found: { pid: number; argv: string[]; startedAtMs: number }[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      found.push({ pid: Number(entry), argv, startedAtMs: statSync(`/proc/${entry}`).ctimeMs });
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return found;
+}
+
+/** SIGTERM to a process (and its group, when it leads one: a relay's) that may be gone already. */
+function signalQuietly(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, 'SIGTERM');
+      return;
+    } catch {
+      // Not a group leader, or gone.
+    }
   }
 }

@@ -3,12 +3,23 @@
  * and servers, on a worker host's network the test makes (test/helpers/test-networks.ts).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionNetworks } from '../../../src/command-host/containment/session-networks.js';
 import { processStart } from '../../../src/command-host/supervisor/process-identity.js';
+import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
+import { processesMatching } from '../../helpers/processes.js';
 import { makeTestNetworks, type TestNetworks } from '../../helpers/test-networks.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sessions-net-'));
@@ -120,6 +131,35 @@ describe("where a session's namespace lives", () => {
     legacy.release('ffffffff');
     expect(existsSync(file)).toBe(false);
     expect(mounts().filter((line) => line.includes(legacyDir))).toEqual([]);
+  });
+});
+
+describe('a network its worker never recorded (SIGKILLed while making it)', () => {
+  it('is ended, holder, slirp4netns and relay, once older than the age given, and only its own', async () => {
+    // The holder runs a private copy of the supervisor, as a worker's do (`<spill>/.bin/`).
+    const bin = path.join(dir, 'orphan-bin');
+    mkdirSync(bin);
+    const supervisor = path.join(bin, 'durable-bash-supervisor');
+    copyFileSync(supervisorPath(), supervisor);
+    chmodSync(supervisor, 0o700);
+    const orphans = new SessionNetworks({
+      dir: path.join(dir, 'orphans'),
+      egressNetns: hostNs,
+      supervisor,
+      allowedPorts: [18088],
+    });
+    const kept = await networks.ensure('abababab');
+    const made = await orphans.ensure('cdcdcdcd');
+    const joined = () => processesMatching(new RegExp(`/proc/${made.holderPid}/ns/`));
+    expect(joined().length).toBeGreaterThanOrEqual(2); // its slirp4netns and its relay
+    // The worker died before the record: nothing names these processes now.
+    rmSync(path.join(dir, 'orphans', 'cdcdcdcd.net.json'));
+    expect(orphans.endUnrecorded(60_000)).toBe(0); // A live worker may be about to record it.
+    expect(orphans.endUnrecorded(0)).toBe(1);
+    await waitFor(() => !existsSync(`/proc/${made.holderPid}`) && joined().length === 0);
+    // Another directory's network, recorded, is untouched.
+    expect(existsSync(`/proc/${kept.holderPid}`)).toBe(true);
+    networks.release('abababab');
   });
 });
 

@@ -198,6 +198,9 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
   // Only a run that asked for restarts ever loops: every other run (and every run recorded before
   // restarts existed) makes the one call to runOnHost it always made, so no patch.
   let restart: HostRestart | undefined;
+  // Hosts this task was lost on before its current one: a restart never goes back to one (its files
+  // there, and a read position counted on them, are of an earlier run of the command).
+  const lostBefore: string[] = [];
   for (;;) {
     const restartable = input.restartOnHostLoss === true && (restart?.count ?? 0) < MAX_HOST_RESTARTS;
     try {
@@ -207,14 +210,11 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
       if (!(err instanceof HostLost))
         throw restart === undefined ? err : endAfterRestarts(err, restart, host);
     }
-    // Any worker of the command queue picks the next host. The lost one, back just now, picks
-    // itself: its attempt then re-attaches to the command, which was never lost.
-    const next = await chooseHostFor(
-      { ...current(), hostQueue: undefined, hostId: undefined },
-      resolved.lostAfterMs,
-      standing,
-    );
+    // The lost host, back just now, may pick itself: its attempt then re-attaches to the command,
+    // which was never lost.
+    const next = await chooseRestartHost(current(), resolved.lostAfterMs, host, lostBefore, restart);
     if (next.hostQueue === host.hostQueue) continue;
+    lostBefore.push(host.hostQueue);
     restart = { count: (restart?.count ?? 0) + 1, lostHostId: host.hostId };
     host = next;
     standing.host = host;
@@ -222,6 +222,50 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
     // back after all, learns here that what still runs there is no longer the task's command.
     upsertMemo({ restarts: restart.count, hostQueue: host.hostQueue });
     showRunDetails(input.command, { status: 'running' }, host.hostId);
+  }
+}
+
+/**
+ * The host a run restarts on after `lost` was declared lost: whichever worker of the command queue
+ * answers, except those of hosts in `avoid`, which refuse (each refusal is retried, within the lost
+ * window as a whole). None within the lost window, or a kill meanwhile, ends the task lost with its
+ * restarts said.
+ */
+async function chooseRestartHost(
+  spec: CommandSpec,
+  lostAfterMs: number,
+  lost: CommandHost,
+  avoid: string[],
+  restart: HostRestart | undefined,
+): Promise<CommandHost> {
+  const { chooseHost } = proxyActivities<CommandActivities>({
+    taskQueue: spec.taskQueue,
+    scheduleToStartTimeout: lostAfterMs,
+    scheduleToCloseTimeout: lostAfterMs,
+    startToCloseTimeout: '10 seconds',
+    // A refusal is an avoided host's answer: retried soon, so another worker gets the choice.
+    retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+  });
+  try {
+    return await chooseHost(avoid);
+  } catch (err) {
+    const why = isCancellation(err)
+      ? 'it was killed before it started again on another host'
+      : // No worker took it in time, or every one that did refused it until the window closed.
+        err instanceof ActivityFailure &&
+          (err.cause instanceof TimeoutFailure || err.retryState === 'TIMEOUT')
+        ? `no other worker of task queue ${spec.taskQueue} took the command within ${lostAfterMs}ms`
+        : undefined;
+    if (why === undefined) {
+      setStatus(TaskStatus.failed);
+      throw err;
+    }
+    setStatus(TaskStatus.lost);
+    throw ApplicationFailure.create({
+      type: RunFailureType.commandLost,
+      message: `its host ${lost.hostId} was lost, and ${why}${restartsNote(restart?.count)}`,
+      nonRetryable: true,
+    });
   }
 }
 

@@ -130,6 +130,64 @@ describe('a host that never comes back', () => {
     expect(killed.status).toBe('[status: killed by SIGTERM (restarted once after its host was lost)]');
   }, 240_000);
 
+  it('never restarts on a host it lost before: with only that one left, it ends lost, and a kill while it chooses ends it too', async () => {
+    const taskQueue = `host-loss-back-${randomUUID()}`;
+    const workdir = tempDir('work');
+    const [spillA, spillB] = [tempDir('spill-a'), tempDir('spill-b')];
+    const [hostA, hostB] = [`host-a-${randomUUID().slice(0, 6)}`, `host-b-${randomUUID().slice(0, 6)}`];
+    const workerA = await startHost(taskQueue, hostA, spillA, workdir);
+    const tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
+    const session = agent(`host-back-${randomUUID().slice(0, 8)}`);
+    const [runsX, runsY] = [path.join(workdir, 'runs-x'), path.join(workdir, 'runs-y')];
+    for (const file of [runsX, runsY]) writeFileSync(file, '');
+    const start = async (command: string) =>
+      startedTaskId(
+        text(
+          await tools.bash.execute(
+            { command, description: 'Print lines', run_in_background: true, on_host_loss: 'restart' },
+            session,
+          ),
+        ),
+      );
+    const [waiting, killed] = [await start(printer(runsX, 'x')), await start(printer(runsY, 'y'))];
+    await waitFor(() => readFileSync(runsX, 'utf8') === 'run\n' && readFileSync(runsY, 'utf8') === 'run\n');
+
+    // A is lost, both restart on B; then A comes back and B is lost.
+    const workerB = await startHost(taskQueue, hostB, spillB, workdir);
+    await workerA.crash();
+    await endLeftCommands(spillA);
+    await waitFor(
+      () => readFileSync(runsX, 'utf8') === 'run\nrun\n' && readFileSync(runsY, 'utf8') === 'run\nrun\n',
+      60_000,
+    );
+    await startHost(taskQueue, hostA, spillA, workdir);
+    await workerB.crash();
+    await endLeftCommands(spillB);
+
+    // Once B's lost window passed, each task asks for a host other than A: kill one meanwhile.
+    const choosing = async (taskId: string) =>
+      ((await env.client.workflow.getHandle(taskId).describe()).raw.pendingActivities ?? []).some(
+        (activity) => activity.activityType?.name === 'chooseHost',
+      );
+    const until = Date.now() + 60_000;
+    while (!(await choosing(killed))) {
+      expect(Date.now()).toBeLessThan(until);
+      await sleep(200);
+    }
+    await tools.bash_kill.execute({ task_id: killed }, session);
+    const afterKill = await readToEnd(tools.bash_output, killed, session, { timeoutMs: 30_000 });
+    expect(afterKill.status).toBe(
+      `[status: lost: its host ${hostB} was lost, and it was killed before it started again on another host (restarted once after its host was lost)]`,
+    );
+    const lost = await readToEnd(tools.bash_output, waiting, session, { waitMs: 2_000, timeoutMs: 60_000 });
+    expect(lost.status).toBe(
+      `[status: lost: its host ${hostB} was lost, and no other worker of task queue ${taskQueue} took the command within ${LOST_AFTER_MS}ms (restarted once after its host was lost)]`,
+    );
+    // Host A, back and able, ran neither again.
+    expect(readFileSync(runsX, 'utf8')).toBe('run\nrun\n');
+    expect(readFileSync(runsY, 'utf8')).toBe('run\nrun\n');
+  }, 240_000);
+
   it('restarts nothing when the host is merely slow: back within the lost window, it re-attaches', async () => {
     const taskQueue = `host-slow-${randomUUID()}`;
     const workdir = tempDir('work');

@@ -63,7 +63,7 @@ import {
 import { deadlineOnHost, type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
 import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
-import { countEnded, countKill, countStarted } from './workflow-metrics.js';
+import { countEnded, countHostRestart, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
@@ -221,6 +221,7 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
     // Listings read it here while the task runs (the result says it at the end); the lost host,
     // back after all, learns here that what still runs there is no longer the task's command.
     upsertMemo({ restarts: restart.count, hostQueue: host.hostQueue });
+    countHostRestart();
     showRunDetails(input.command, { status: 'running' }, host.hostId);
   }
 }

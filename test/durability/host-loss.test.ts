@@ -63,26 +63,36 @@ async function startHost(taskQueue: string, hostId: string, spillDir: string, wo
 const printer = (runs: string, name: string) =>
   `echo run >> ${runs}; for i in $(seq 1 300); do echo "${name} $i"; sleep 0.2; done`;
 
+/**
+ * Two hosts of a fresh task queue, A's worker started, sharing one workdir; the tools of one
+ * session; and `start`, a background bash call that answers its task id.
+ */
+async function twoHosts(name: string) {
+  const taskQueue = `${name}-${randomUUID()}`;
+  const workdir = tempDir('work');
+  const [spillA, spillB] = [tempDir('spill-a'), tempDir('spill-b')];
+  const [hostA, hostB] = [`host-a-${randomUUID().slice(0, 6)}`, `host-b-${randomUUID().slice(0, 6)}`];
+  const workerA = await startHost(taskQueue, hostA, spillA, workdir);
+  const tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
+  const session = agent(`${name}-${randomUUID().slice(0, 8)}`);
+  const start = async (command: string, extra: Record<string, unknown> = {}) =>
+    startedTaskId(
+      text(
+        await tools.bash.execute(
+          { command, description: 'Print lines', run_in_background: true, ...extra },
+          session,
+        ),
+      ),
+    );
+  return { taskQueue, workdir, spillA, spillB, hostA, hostB, workerA, tools, session, start };
+}
+
 describe('a host that never comes back', () => {
   it('restarts an on_host_loss "restart" task on another host, and ends the other lost with its last output', async () => {
-    const taskQueue = `host-loss-${randomUUID()}`;
-    const workdir = tempDir('work');
-    const [spillA, spillB] = [tempDir('spill-a'), tempDir('spill-b')];
-    const [hostA, hostB] = [`host-a-${randomUUID().slice(0, 6)}`, `host-b-${randomUUID().slice(0, 6)}`];
-    const workerA = await startHost(taskQueue, hostA, spillA, workdir);
-    const tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
-    const session = agent(`host-loss-${randomUUID().slice(0, 8)}`);
+    const { taskQueue, workdir, spillA, spillB, hostA, hostB, workerA, tools, session, start } =
+      await twoHosts('host-loss');
     const [runsR, runsL] = [path.join(workdir, 'runs-r'), path.join(workdir, 'runs-l')];
     for (const file of [runsR, runsL]) writeFileSync(file, '');
-    const start = async (command: string, extra: Record<string, unknown>) =>
-      startedTaskId(
-        text(
-          await tools.bash.execute(
-            { command, description: 'Print lines', run_in_background: true, ...extra },
-            session,
-          ),
-        ),
-      );
     const restarting = await start(printer(runsR, 'r'), { on_host_loss: 'restart' });
     const losing = await start(printer(runsL, 'l'), {});
     await waitFor(() => readFileSync(runsR, 'utf8') === 'run\n' && readFileSync(runsL, 'utf8') === 'run\n');
@@ -131,25 +141,14 @@ describe('a host that never comes back', () => {
   }, 240_000);
 
   it('never restarts on a host it lost before: with only that one left, it ends lost, and a kill while it chooses ends it too', async () => {
-    const taskQueue = `host-loss-back-${randomUUID()}`;
-    const workdir = tempDir('work');
-    const [spillA, spillB] = [tempDir('spill-a'), tempDir('spill-b')];
-    const [hostA, hostB] = [`host-a-${randomUUID().slice(0, 6)}`, `host-b-${randomUUID().slice(0, 6)}`];
-    const workerA = await startHost(taskQueue, hostA, spillA, workdir);
-    const tools = toolsByName(createBashTools({ client: env.client, taskQueue }));
-    const session = agent(`host-back-${randomUUID().slice(0, 8)}`);
+    const { taskQueue, workdir, spillA, spillB, hostA, hostB, workerA, tools, session, start } =
+      await twoHosts('host-back');
     const [runsX, runsY] = [path.join(workdir, 'runs-x'), path.join(workdir, 'runs-y')];
     for (const file of [runsX, runsY]) writeFileSync(file, '');
-    const start = async (command: string) =>
-      startedTaskId(
-        text(
-          await tools.bash.execute(
-            { command, description: 'Print lines', run_in_background: true, on_host_loss: 'restart' },
-            session,
-          ),
-        ),
-      );
-    const [waiting, killed] = [await start(printer(runsX, 'x')), await start(printer(runsY, 'y'))];
+    const [waiting, killed] = [
+      await start(printer(runsX, 'x'), { on_host_loss: 'restart' }),
+      await start(printer(runsY, 'y'), { on_host_loss: 'restart' }),
+    ];
     await waitFor(() => readFileSync(runsX, 'utf8') === 'run\n' && readFileSync(runsY, 'utf8') === 'run\n');
 
     // A is lost, both restart on B; then A comes back and B is lost.

@@ -144,6 +144,10 @@ withCodecOption(
           '--keep-stdin-open',
           "with --background: keep the command's stdin open for `durable-bash input`",
         )
+        .option(
+          '--on-host-loss <lost|restart>',
+          'with --background: if its host is lost for good, end it lost (the default) or restart it on another host',
+        )
         .option('--tty', 'run it on a terminal (120x40 unless --cols and --rows): print its screen')
         .option('--cols <n>', "with --tty: the terminal's width", positiveInt)
         .option('--rows <n>', "with --tty: the terminal's height", positiveInt)

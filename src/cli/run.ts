@@ -10,6 +10,7 @@ export interface RunFlags extends ServerOptions {
   background?: boolean;
   /** With `background`: the command's stdin stays open for `durable-bash input`. */
   keepStdinOpen?: boolean;
+  onHostLoss?: string;
   /** The session the command runs as, in the foreground as in the background (see identity.ts). */
   owner: string;
   /** Run on a terminal, of `cols` x `rows` when given. */
@@ -39,6 +40,7 @@ export function runCommand(words: string[], flags: RunFlags): Promise<number> {
           ...(flags.workdir !== undefined ? { workdir: path.resolve(flags.workdir) } : {}),
           ...(flags.background ? { run_in_background: true } : {}),
           ...(flags.keepStdinOpen ? { keep_stdin_open: true } : {}),
+          ...(flags.onHostLoss !== undefined ? { on_host_loss: flags.onHostLoss } : {}),
           ...(flags.tty ? { tty: true } : {}),
           ...(flags.cols !== undefined ? { cols: flags.cols } : {}),
           ...(flags.rows !== undefined ? { rows: flags.rows } : {}),

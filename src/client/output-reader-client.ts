@@ -23,6 +23,7 @@ import {
   type HostReadResult,
   type OutputRead,
   outputReaderId,
+  positionOn,
   type ReaderMemo,
   type ReadPosition,
   START_OF_OUTPUT,
@@ -74,7 +75,7 @@ export async function readNewOutput(
   const stdout = tailBytes(snapshot.stdout);
   const stderr = tailBytes(snapshot.stderr);
   const upTo = readableUpTo(snapshot, wholeLines, { stdout, stderr });
-  const { from, claimed } = await claim(client, snapshot.taskId, upTo, snapshot.final, options);
+  const { from, claimed } = await claim(client, snapshot, upTo, options);
   const terminal =
     snapshot.terminal && terminalMode !== 'raw'
       ? endedTerminalRead(snapshot.terminal, terminalMode, from.stdout < upTo.stdout)
@@ -107,11 +108,11 @@ export function rangesOf(before: ReadPosition, upTo: ReadPosition): NonNullable<
  */
 async function claim(
   client: Client,
-  taskId: string,
+  snapshot: Pick<TaskSnapshot, 'taskId' | 'final' | 'hostQueue'>,
   upTo: ReadPosition,
-  taskEnded: boolean,
   options: ReaderOptions,
 ): Promise<{ from: ReadPosition; claimed: boolean }> {
+  const { taskId, final: taskEnded, hostQueue } = snapshot;
   const deadline = Date.now() + CLAIM_WAIT_MS;
   const sent = await sendToReader(client, taskId, options, {
     deadline,
@@ -122,6 +123,7 @@ async function claim(
         claimId,
         upTo,
         taskEnded,
+        ...(hostQueue !== undefined ? { hostQueue } : {}),
         // On the server's clock, and before this reader gives up: a claim must never apply unseen.
         expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
       };
@@ -329,6 +331,7 @@ function readerStart(
         position: memo.position,
         recentClaims: memo.recentClaims,
         taskEnded,
+        ...(memo.host !== undefined ? { host: memo.host } : {}),
         claimsPerRun: options.claimsPerRun ?? READER_CLAIMS_PER_RUN,
         idleMs: options.idleMs ?? READER_IDLE_MS,
         ...(options.probeIntervalMs !== undefined ? { probeIntervalMs: options.probeIntervalMs } : {}),
@@ -348,6 +351,10 @@ function readerStart(
  * Where a task's next read starts, as the server holds it (the reader's history): readable with no
  * worker; the start of output when the task was never read.
  */
-export async function readPosition(client: Client, taskId: string): Promise<ReadPosition> {
-  return (await readerState(client, taskId)).position;
+export async function readPosition(
+  client: Client,
+  taskId: string,
+  hostQueue?: string,
+): Promise<ReadPosition> {
+  return positionOn(await readerState(client, taskId), hostQueue);
 }

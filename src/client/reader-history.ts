@@ -14,6 +14,7 @@ import {
   type HostReadResult,
   type OutputReaderInput,
   outputReaderId,
+  positionOn,
   RECENT_CLAIMS_KEPT,
   type ReaderMemo,
   type ReadPosition,
@@ -60,14 +61,17 @@ export async function foldReaderHistory(
   const decode = async <T>(payload: Payload | null | undefined): Promise<T | undefined> =>
     payload ? ((await decodePayloadOf(payload)) as T) : undefined;
   let position: ReadPosition = START_OF_OUTPUT;
+  let host: string | undefined;
   let recentClaims: ReaderMemo['recentClaims'] = [];
   let endShown = false;
   const requests = new Map<string, { name: string; payload: Payload | null | undefined }>();
-  const applied = (claimId: string, before: ReadPosition, upTo: ReadPosition) => {
+  const applied = (claimId: string, before: ReadPosition, upTo: ReadPosition, hostQueue?: string) => {
+    const from = positionOn({ position, ...(host !== undefined ? { host } : {}) }, hostQueue);
     position = {
-      stdout: Math.max(position.stdout, upTo.stdout),
-      stderr: Math.max(position.stderr, upTo.stderr),
+      stdout: Math.max(from.stdout, upTo.stdout),
+      stderr: Math.max(from.stderr, upTo.stderr),
     };
+    host = hostQueue ?? host;
     recentClaims = [...recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT);
   };
   for (const event of events) {
@@ -75,6 +79,7 @@ export async function foldReaderHistory(
     if (started) {
       const input = await decode<OutputReaderInput>(started.input?.payloads?.[0]);
       position = input?.position ?? START_OF_OUTPUT;
+      host = input?.host;
       recentClaims = input?.recentClaims ?? [];
       endShown = (await decode<boolean>(started.memo?.fields?.endShown)) === true;
       continue;
@@ -96,18 +101,23 @@ export async function foldReaderHistory(
       const result = await decode<ClaimResult | ReadPosition>(answer);
       if (claim === undefined || result === undefined) continue;
       // A reader run of the first version answered with the bare position.
-      applied(claim.claimId, 'before' in result ? result.before : result, claim.upTo);
+      applied(claim.claimId, 'before' in result ? result.before : result, claim.upTo, claim.hostQueue);
       if (claim.taskEnded) endShown = true;
     } else if (request.name === readUpdate.name) {
       const read = await decode<HostReadClaim>(request.payload);
       const result = await decode<HostReadResult>(answer);
       // A peek leaves the position; a late or unavailable host read moved nothing.
       if (read === undefined || read.peekFrom !== undefined || result?.kind !== 'read') continue;
-      applied(read.claimId, result.before, result.read.upTo);
+      applied(read.claimId, result.before, result.read.upTo, read.hostQueue);
     }
   }
   return {
-    state: { position, recentClaims, ...(endShown ? { endShown: true } : {}) },
+    state: {
+      position,
+      recentClaims,
+      ...(endShown ? { endShown: true } : {}),
+      ...(host !== undefined ? { host } : {}),
+    },
     acceptedUpdateIds: new Set(requests.keys()),
   };
 }

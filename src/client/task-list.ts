@@ -44,6 +44,8 @@ export interface TaskSummary {
   background: boolean | undefined;
   /** An ended task whose completion notice never reached its session, which has not read its end since. */
   noticeNotDelivered?: true;
+  /** How many times its command started again after its host was lost (`on_host_loss: "restart"`). */
+  restarts?: number;
 }
 
 /**
@@ -114,6 +116,7 @@ export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
     // A hashed owner (encryption on) keeps the session id in the encrypted memo.
     owner:
       typeof memo.owner === 'string' ? memo.owner : owner === undefined ? undefined : sessionOfOwner(owner),
+    ...(typeof memo.restarts === 'number' && memo.restarts > 0 ? { restarts: memo.restarts } : {}),
   };
 }
 

@@ -28,6 +28,7 @@ import { type WaitOptions, waitForNewOutput } from './output-wait.js';
 import {
   commandHostQueue,
   isTerminalTask,
+  restartsOf,
   snapshotFromDescription,
   type TaskSnapshot,
 } from './task-snapshot.js';
@@ -82,7 +83,7 @@ export class TaskReads {
         const rest = options.waitMs === undefined ? { ...options } : { ...options, waitMs };
         return await this.readFromHost(current, hostQueue, rest);
       }
-      if (terminal && current.status.name === 'RUNNING') return screenUnavailable();
+      if (terminal && current.status.name === 'RUNNING') return screenUnavailable(current);
       // A task not on a host yet (or recorded before reads went there), or one that has closed:
       // the server holds all there is.
       const left = deadline - Date.now();
@@ -135,11 +136,11 @@ export class TaskReads {
       // A reader that answered too late to read moved nothing: as with no worker on the host, the
       // caller gets what the server holds, never a "(no new output)" that may not be true.
       if (result === undefined || result.kind === 'host-unavailable' || result.kind === 'late') {
-        if (shown !== undefined) return runningRead(shown, shownRanges);
+        if (shown !== undefined) return runningRead(description, shown, shownRanges);
         // No worker on the host answered: what the server last knew, the position unmoved.
-        if (isTerminalTask(description) && options.terminal !== 'raw') return screenUnavailable();
-        const position = result?.position ?? (await readPosition(this.client, taskId));
+        if (isTerminalTask(description) && options.terminal !== 'raw') return screenUnavailable(description);
         const snapshot = await this.snapshotOf(await this.describeAgain(description));
+        const position = result?.position ?? (await readPosition(this.client, taskId, snapshot.hostQueue));
         return unclaimedRead(snapshot, position, options.wholeLines === true);
       }
       const { read } = result;
@@ -155,7 +156,7 @@ export class TaskReads {
           options.wanted(read.terminal ? terminalText(read.terminal) : read.stdout.text) ||
           options.wanted(read.stderr.text));
       if (wantedNow || Date.now() >= deadline || options.waitMs === undefined)
-        return runningRead(shown, shownRanges);
+        return runningRead(description, shown, shownRanges);
     }
   }
 
@@ -219,7 +220,7 @@ export class TaskReads {
           ...(screen ? { terminal: screen } : {}),
         };
       }
-      if (Date.now() >= until) return runningRead(shown, shownRanges);
+      if (Date.now() >= until) return runningRead(description, shown, shownRanges);
       await sleep(CLOSING_READ_INTERVAL_MS);
     }
   }
@@ -272,10 +273,18 @@ export class TaskReads {
     options: Pick<WaitOptions, 'wholeLines' | 'wanted'> = {},
   ): Promise<void> {
     const taskId = described.workflowId;
+    // The position counts the bytes of the host the latest snapshot is of (see `positionOn`).
+    let hostQueue: string | undefined;
     const outcome = await waitForNewOutput(
-      () => this.describeAgain(described).then((description) => this.snapshotOf(description)),
       () =>
-        readPosition(this.client, taskId).catch((err: unknown) =>
+        this.describeAgain(described)
+          .then((description) => this.snapshotOf(description))
+          .then((snapshot) => {
+            hostQueue = snapshot.hostQueue;
+            return snapshot;
+          }),
+      () =>
+        readPosition(this.client, taskId, hostQueue).catch((err: unknown) =>
           Promise.reject(asClientError(this.client, err)),
         ),
       { ...options, timeoutMs, ...(signal !== undefined ? { signal } : {}) },
@@ -297,10 +306,10 @@ const TERMINAL_HOST_WAIT_MS = 10_000;
  * A running terminal task's read when no worker on its host answered: its screen is rendered
  * there alone (the server holds only the log's last bytes), so the read says so and moves nothing.
  */
-function screenUnavailable(): OutputRead {
+function screenUnavailable(description: WorkflowExecutionDescription): OutputRead {
   const nothing = { text: '', droppedBytes: 0 };
   return {
-    state: { status: 'running' },
+    state: { status: 'running', ...restartsOf(description) },
     stdout: nothing,
     stderr: nothing,
     host: undefined,
@@ -310,9 +319,13 @@ function screenUnavailable(): OutputRead {
 }
 
 /** A host read as a `bash_output` answer while the task runs. */
-function runningRead(read: HostRead, ranges: OutputRead['ranges']): OutputRead {
+function runningRead(
+  description: WorkflowExecutionDescription,
+  read: HostRead,
+  ranges: OutputRead['ranges'],
+): OutputRead {
   return {
-    state: { status: 'running' },
+    state: { status: 'running', ...restartsOf(description) },
     stdout: read.stdout,
     stderr: read.stderr,
     host: read.host,

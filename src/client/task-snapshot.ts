@@ -32,6 +32,8 @@ export interface TaskSnapshot {
   stderr: StreamTail;
   /** The host running (or that ran) the command, once one took it. */
   host: string | undefined;
+  /** That host's own queue, when known: whose spill files the byte counts are of. */
+  hostQueue?: string;
   /** The task's workflow closed: its output will not grow. */
   final: boolean;
   /** The limits a finished task ran into. */
@@ -111,12 +113,19 @@ async function runningSnapshot(
   }
   const progress = await progressOf(client, command);
   return {
-    state: { status: 'running' },
+    state: { status: 'running', ...restartsOf(description) },
     stdout: progress?.stdout ?? NO_OUTPUT,
     stderr: progress?.stderr ?? NO_OUTPUT,
     host: progress?.host,
+    ...(progress?.hostQueue !== undefined ? { hostQueue: progress.hostQueue } : {}),
     final: false,
   };
+}
+
+/** A running task's restarts after host loss, as its memo says (the workflow writes them there). */
+export function restartsOf(description: WorkflowExecutionDescription): { restarts?: number } {
+  const restarts = description.memo?.restarts;
+  return typeof restarts === 'number' && restarts > 0 ? { restarts } : {};
 }
 
 type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
@@ -218,10 +227,11 @@ async function closingSnapshot(
     // Not closed in time (or the wait failed): what the ended command's completion holds.
   }
   return {
-    state: { status: 'running' },
+    state: { status: 'running', ...restartsOf(description) },
     stdout: ended.stdout,
     stderr: ended.stderr,
     host: ended.host,
+    ...(ended.hostQueue !== undefined ? { hostQueue: ended.hostQueue } : {}),
     final: false,
     ...(ended.terminal ? { terminal: ended.terminal } : {}),
   };
@@ -248,6 +258,7 @@ async function closedSnapshot(
       stdout: named('stdout'),
       stderr: named('stderr'),
       host: result.host,
+      ...(result.hostQueue !== undefined ? { hostQueue: result.hostQueue } : {}),
       final: true,
       ...(result.limits ? { limits: result.limits } : {}),
       ...(result.terminal ? { terminal: result.terminal } : {}),
@@ -261,6 +272,7 @@ async function closedSnapshot(
       stdout: last?.stdout ?? NO_OUTPUT,
       stderr: last?.stderr ?? NO_OUTPUT,
       host: last?.host,
+      ...(last?.hostQueue !== undefined ? { hostQueue: last.hostQueue } : {}),
       final: true,
     };
   }

@@ -38,6 +38,8 @@ export interface StartRequest {
   shownOutputBytes?: number;
   /** Run on this host (a sandbox session's); absent for whichever worker of the queue answers. */
   host?: CommandHost;
+  /** A background run whose host is lost for good starts again on another (`on_host_loss: "restart"`). */
+  restartOnHostLoss?: boolean;
 }
 
 /** What a start needs of its client. */
@@ -84,6 +86,7 @@ export function taskStart(
     ...(request.owner !== undefined ? { session: sessionKey(request.owner) } : {}),
     ...(request.terminal ? { terminal: { cols: request.terminal.cols, rows: request.terminal.rows } } : {}),
     ...(request.host ? { host: { hostId: request.host.hostId, hostQueue: request.host.hostQueue } } : {}),
+    ...(request.restartOnHostLoss && request.background ? { restartOnHostLoss: true } : {}),
   };
   const owner = request.owner === undefined ? undefined : ownerToken(request.owner);
   return {

@@ -20,6 +20,7 @@ import { thisProcess } from './supervisor/process-identity.js';
 import { exitWatchOf, type SupervisorNursery } from './supervisor/supervisor-nursery.js';
 import { readRecord } from './supervisor/supervisor-records.js';
 import { rememberAttempt, taskFiles } from './supervisor/task-files.js';
+import { markWorkspaceUsed } from './workspace/workspace-use.js';
 
 /**
  * Runs one command to its end, exactly once per task on this host, whichever attempt this is. The
@@ -88,7 +89,9 @@ export class CommandRunner {
       hostQueue: config.hostQueue,
       taskToken: Buffer.from(info.taskToken).toString('base64'),
       worker: thisProcess(),
+      workdir: spec.workdir,
     });
+    markWorkspaceUsed(config.workspaceDir, spec.workdir);
     context.log.debug('command attempt remembered', { taskId: spec.taskId });
     let exited: Promise<void> | undefined;
     if (record === undefined) {

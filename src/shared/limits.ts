@@ -141,6 +141,12 @@ export const READER_PROBE_INTERVAL_MS = 6 * 60 * 60_000;
 export const DEFAULT_LOST_AFTER_MS = 10 * 60_000;
 
 /**
+ * How many times a task started with `on_host_loss: "restart"` runs its command again after its
+ * host was lost: a command that brings down every host it runs on stops at this.
+ */
+export const MAX_HOST_RESTARTS = 3;
+
+/**
  * How often a worker scans its host's supervisors for commands no attempt here follows: a task that
  * closed while the worker was away, an attempt lost on its way to this worker. At most a fifth of
  * the heartbeat timeout, so a lost attempt is found well before that timeout ends it.

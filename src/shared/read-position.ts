@@ -24,6 +24,21 @@ export interface ReadPosition {
 
 export const START_OF_OUTPUT: ReadPosition = { stdout: 0, stderr: 0 };
 
+/**
+ * Where a read or claim of the bytes of `hostQueue`'s spill files starts: the held position, or
+ * the start when the position counts another host's files (the task restarted after its host was
+ * lost, and its output goes on in a new file). One rule for the reader and the clients that fold
+ * its history.
+ */
+export function positionOn(
+  held: { position: ReadPosition; host?: string },
+  hostQueue: string | undefined,
+): ReadPosition {
+  return hostQueue !== undefined && held.host !== undefined && held.host !== hostQueue
+    ? START_OF_OUTPUT
+    : held.position;
+}
+
 /** A reader's claim on the bytes before `upTo`: it gets what lies between the old position and it. */
 export interface ClaimRequest {
   /** Unique per claim (also the update's id), so a reader that stopped waiting can learn whether it applied. */
@@ -36,6 +51,11 @@ export interface ClaimRequest {
   expiresAtMs: number;
   /** The task has ended: its output will not grow, and the reader may end once idle. */
   taskEnded: boolean;
+  /**
+   * The host queue whose spill files `upTo` counts bytes of, when the claimer knows it. A position
+   * held for another host's files (a task restarted after its host was lost) counts from 0 again.
+   */
+  hostQueue?: string;
 }
 
 export interface ClaimResult {
@@ -58,6 +78,11 @@ export interface ReaderMemo {
    * the end, so `bash_list` no longer marks a notice that did not reach it.
    */
   endShown?: true;
+  /**
+   * The host queue whose spill files `position` counts bytes of, once a read or claim named one. A
+   * read or claim naming another (the task restarted on another host) starts from 0.
+   */
+  host?: string;
 }
 
 /** What a reader workflow run starts from. */
@@ -68,6 +93,8 @@ export interface OutputReaderInput {
   recentClaims?: ReaderMemo['recentClaims'];
   /** Whether the task is known to have ended (a claim or the task's own signal said so). */
   taskEnded: boolean;
+  /** `ReaderMemo.host` of the previous run. */
+  host?: string;
   /** Claims one run takes before it continues as new, keeping history and update counts bounded. */
   claimsPerRun: number;
   /** Once the task has ended: time without claims after which the reader ends, its memo kept. */

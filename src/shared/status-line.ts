@@ -3,27 +3,36 @@
  * clock), so workflow code may use it; the workflow and the client read a run's failure the same way.
  */
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { restartsNote } from './host-restart.js';
 import { type BashTaskResult, RunFailureType } from './task.js';
 
-/** Where a task stands, as a reader reports it. */
-export type TaskState =
+/**
+ * Where a task stands, as a reader reports it; `restarts`, for a task whose command started again
+ * after its host was lost (`on_host_loss: "restart"`).
+ */
+export type TaskState = (
   | { status: 'running' }
   | { status: 'completed'; exitCode: number }
   | { status: 'killed'; signal: string }
   /** Ended without an outcome: the command could not run, or its worker was lost. */
-  | { status: 'failed' | 'lost'; reason: string };
+  | { status: 'failed' | 'lost'; reason: string }
+) & { restarts?: number };
 
 export function statusLine(state: TaskState): string {
+  return `[status: ${statusText(state)}${restartsNote(state.restarts)}]`;
+}
+
+function statusText(state: TaskState): string {
   switch (state.status) {
     case 'running':
-      return '[status: running]';
+      return 'running';
     case 'completed':
-      return `[status: completed, exit code: ${state.exitCode}]`;
+      return `completed, exit code: ${state.exitCode}`;
     case 'killed':
-      return `[status: killed by ${state.signal}]`;
+      return `killed by ${state.signal}`;
     case 'failed':
     case 'lost':
-      return `[status: ${state.status}: ${state.reason}]`;
+      return `${state.status}: ${state.reason}`;
     default: {
       const unreachable: never = state;
       return unreachable;
@@ -33,9 +42,10 @@ export function statusLine(state: TaskState): string {
 
 /** The state a finished run's result stands for: a signal death is a kill, anything else completed. */
 export function finishedState(result: BashTaskResult): TaskState {
+  const restarts = result.restarts !== undefined ? { restarts: result.restarts } : {};
   return result.signal !== null
-    ? { status: 'killed', signal: result.signal }
-    : { status: 'completed', exitCode: result.exitCode ?? 0 };
+    ? { status: 'killed', signal: result.signal, ...restarts }
+    : { status: 'completed', exitCode: result.exitCode ?? 0, ...restarts };
 }
 
 /** The reason a killed run that never started gives (its workflow ends cancelled). */

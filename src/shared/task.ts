@@ -103,6 +103,12 @@ export interface BashTaskInput {
    * whichever worker of the command queue answers. Absent: any worker's.
    */
   host?: CommandHost;
+  /**
+   * A background run whose host is declared lost (no worker there within the lost window) runs its
+   * command again from the start on another host, at most MAX_HOST_RESTARTS times
+   * (`on_host_loss: "restart"`). Absent: it ends lost.
+   */
+  restartOnHostLoss?: boolean;
 }
 
 /**
@@ -189,6 +195,19 @@ export interface CommandSpec {
   terminal?: TerminalSize;
   /** A background task with a notice target: its monitor's target, and `notify_on` when it started with one. */
   monitor?: CommandMonitor;
+  /**
+   * This run of the command is a restart after its host was lost (`restartOnHostLoss`): the new
+   * host writes `[restarted on <host> after <lost host> was lost]` to its stdout before the command.
+   */
+  restart?: HostRestart;
+}
+
+/** A command started again on another host after its host was lost. */
+export interface HostRestart {
+  /** How many times the task's command has been started again, this one included. */
+  count: number;
+  /** The host that was lost. */
+  lostHostId: string;
 }
 
 /** The host a command runs on, as its worker names it. */
@@ -245,6 +264,11 @@ export interface CommandOutcome {
   stderr: StreamTail;
   /** The worker's hostname, so a reader on another host knows a spill path is not for it. */
   host: string;
+  /**
+   * The host's own task queue: whose spill files the byte counts are of. A read position counted on
+   * another host's files (a restart's lost host) starts again at 0. Absent from hosts before it said.
+   */
+  hostQueue?: string;
   /** Set when the activity's own copy of the foreground timeout ended the command. */
   timedOut?: boolean;
   /**
@@ -311,6 +335,11 @@ export interface BashTaskResult extends Omit<CommandOutcome, 'timedOut' | 'stopp
    * no kill came, and in runs recorded before results said so.
    */
   killed?: boolean;
+  /**
+   * A run restarted after its host was lost (`restartOnHostLoss`): how many times. Absent for a run
+   * never restarted.
+   */
+  restarts?: number;
 }
 
 /**

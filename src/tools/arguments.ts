@@ -5,6 +5,7 @@ import {
   MAX_COMMAND_BYTES,
   MAX_DESCRIPTION_BYTES,
   MAX_FILTER_BYTES,
+  MAX_HOST_RESTARTS,
   MAX_INPUT_BYTES,
   MAX_MONITOR_PATTERN_CHARS,
   MAX_REMINDER_AFTER_MS,
@@ -149,6 +150,14 @@ export const bashArguments = z
     notify_on: monitorPattern
       .optional()
       .describe(`Background runs only: ${MONITOR_TEXT} bash_monitor changes or clears it.`),
+    on_host_loss: z
+      .enum(['lost', 'restart'], {
+        error: (issue) => `expected "lost" or "restart", got ${describeValue(issue.input)}`,
+      })
+      .optional()
+      .describe(
+        `Background runs only: what happens if the task's host is lost for good (no worker there within the lost window). "lost" (the default) ends the task lost; "restart" runs the command again from its start on another host, in the same workdir, at most ${MAX_HOST_RESTARTS} times, its output going on after a line [restarted on <host> after <old host> was lost].`,
+      ),
   })
   .superRefine((call, context) => {
     for (const field of ['cols', 'rows'] as const)
@@ -173,6 +182,13 @@ export const bashArguments = z
         path: ['notify_on'],
         message: 'a monitor watches a background run; set run_in_background: true',
         input: call.notify_on,
+      });
+    if (call.on_host_loss !== undefined && call.run_in_background !== true)
+      context.addIssue({
+        code: 'custom',
+        path: ['on_host_loss'],
+        message: 'on_host_loss is for a background run; set run_in_background: true',
+        input: call.on_host_loss,
       });
     if (call.keep_stdin_open === true && call.run_in_background !== true)
       context.addIssue({

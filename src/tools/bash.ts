@@ -245,6 +245,7 @@ export function startRequest(
     ...(owner !== undefined ? { owner } : {}),
     ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
     ...(call.notify_on !== undefined ? { notifyOn: call.notify_on } : {}),
+    ...(call.on_host_loss === 'restart' && background ? { restartOnHostLoss: true } : {}),
     ...(call.max_output_tokens !== undefined && !background
       ? { shownOutputBytes: call.max_output_tokens * BYTES_PER_TOKEN }
       : {}),

@@ -2,6 +2,7 @@ import Table from 'cli-table3';
 import type { PendingApproval } from '../client/approvals.js';
 import type { ReminderSummary } from '../client/reminders.js';
 import type { TaskSummary } from '../client/task-list.js';
+import { restartsNote } from '../shared/host-restart.js';
 
 /** Widest command a listing shows; a longer one is cut with `…`. */
 const COMMAND_WIDTH = 60;
@@ -18,7 +19,7 @@ export function taskTable(tasks: TaskSummary[], now: Date): string {
     ['ID', 'STATUS', 'AGE', 'COMMAND'],
     tasks.map((task) => [
       task.taskId,
-      task.noticeNotDelivered ? `${task.status} ${NOTICE_NOT_DELIVERED}` : task.status,
+      `${task.status}${restartsNote(task.restarts)}${task.noticeNotDelivered ? ` ${NOTICE_NOT_DELIVERED}` : ''}`,
       age(task.startedAt, now),
       commandCell(task.command),
     ]),

@@ -19,6 +19,7 @@ import { setUpExecutor } from '../command-host/executor-setup.js';
 import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
 import { assertSupervisorBinary, supervisorPath } from '../command-host/supervisor/supervisor.js';
 import { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
+import { WorkspaceSweeper } from '../command-host/workspace/workspace-sweep.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
@@ -76,6 +77,8 @@ export class CommandHost {
   /** Tasks whose attempt this worker's scan failed, by when: their retry has yet to attach. */
   private readonly awaitingRetry = new Map<string, number>();
   private readonly nursery: SupervisorNursery | undefined;
+  /** Removes the workspaces unused for the spill retention (docs/SANDBOXES.md, "Cleanup"). */
+  private readonly workspaceSweeper: WorkspaceSweeper;
   private workers: Worker[] = [];
   private stopping = false;
   private scanTimer: NodeJS.Timeout | undefined;
@@ -94,6 +97,7 @@ export class CommandHost {
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
     this.runs = taskRunsOf(this.client);
+    this.workspaceSweeper = new WorkspaceSweeper(this.config);
     this.nursery = SupervisorNursery.serves(this.config.containment.limits)
       ? new SupervisorNursery({
           binary: supervisorPath(),
@@ -159,6 +163,7 @@ export class CommandHost {
       if (!this.scanning) void this.scan(false).catch(() => undefined);
       // Sessions' networks with nothing of theirs running here any more end.
       void this.config.isolation?.sweep().catch(() => undefined);
+      void this.workspaceSweeper.sweepIfDue().catch(() => undefined);
     }, scanEveryMs);
     this.scanTimer.unref();
     let checking = false;

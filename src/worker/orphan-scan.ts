@@ -197,6 +197,16 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
     else killOrphanedGroup(record);
     return;
   }
+  // The task went on on another host, restarted after this one was declared lost: what still runs
+  // here is no longer its command, and must not run on beside the new one.
+  const movedTo = description.memo?.hostQueue;
+  if (typeof movedTo === 'string' && movedTo !== options.hostQueue) {
+    settle();
+    if (end || !commandAlive) return;
+    if (supervisorAlive) endGroup(record);
+    else killOrphanedGroup(record);
+    return;
+  }
   const pending = commandAttempt(description);
   if (pending === undefined) {
     // No attempt is pending: the run is past its command (its notice), or a stop settles it.

@@ -20,6 +20,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { CommandActivities } from '../activities/index.js';
+import { restartsNote } from '../shared/host-restart.js';
+import { MAX_HOST_RESTARTS } from '../shared/limits.js';
 import { KILLED_WHILE_RESOLVING_PATCH } from '../shared/patches.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { finishedState } from '../shared/status-line.js';
@@ -29,6 +31,7 @@ import type {
   CommandHost,
   CommandOutcome,
   CommandSpec,
+  HostRestart,
   NoticeTarget,
   StopResult,
 } from '../shared/task.js';
@@ -48,11 +51,19 @@ import { handleEndWatchers } from './end-watchers.js';
 import { noticeChannelStartedSignal } from './notice-channel-signals.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
-import { endedState, endWithoutOutcome, finish, neverStarted, resultOf, setStatus } from './run-outcome.js';
+import {
+  endedState,
+  endWithoutOutcome,
+  finish,
+  isHostLoss,
+  neverStarted,
+  resultOf,
+  setStatus,
+} from './run-outcome.js';
 import { deadlineOnHost, type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
 import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
-import { countEnded, countKill, countStarted } from './workflow-metrics.js';
+import { countEnded, countHostRestart, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
@@ -178,13 +189,116 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
       standing,
       input.notifyOn,
     );
-  const host =
+  let host =
     resolved.hostQueue !== undefined && resolved.hostId !== undefined
       ? { hostQueue: resolved.hostQueue, hostId: resolved.hostId }
       : await chooseHostFor(current(), resolved.lostAfterMs, standing);
   standing.host = host;
   showRunDetails(input.command, { status: 'running' }, host.hostId);
-  return runOnHost(current(), host, resolved.lostAfterMs, standing);
+  // Only a run that asked for restarts ever loops: every other run (and every run recorded before
+  // restarts existed) makes the one call to runOnHost it always made, so no patch.
+  let restart: HostRestart | undefined;
+  // Hosts this task was lost on before its current one: a restart never goes back to one (its files
+  // there, and a read position counted on them, are of an earlier run of the command).
+  const lostBefore: string[] = [];
+  for (;;) {
+    const restartable = input.restartOnHostLoss === true && (restart?.count ?? 0) < MAX_HOST_RESTARTS;
+    try {
+      const spec = restart === undefined ? current() : restartedOn(current(), host, restart);
+      return await runOnHost(spec, host, resolved.lostAfterMs, standing, restartable);
+    } catch (err) {
+      if (!(err instanceof HostLost))
+        throw restart === undefined ? err : endAfterRestarts(err, restart, host);
+    }
+    // The lost host, back just now, may pick itself: its attempt then re-attaches to the command,
+    // which was never lost.
+    const next = await chooseRestartHost(current(), resolved.lostAfterMs, host, lostBefore, restart);
+    if (next.hostQueue === host.hostQueue) continue;
+    lostBefore.push(host.hostQueue);
+    restart = { count: (restart?.count ?? 0) + 1, lostHostId: host.hostId };
+    host = next;
+    standing.host = host;
+    // Listings read it here while the task runs (the result says it at the end); the lost host,
+    // back after all, learns here that what still runs there is no longer the task's command.
+    upsertMemo({ restarts: restart.count, hostQueue: host.hostQueue });
+    countHostRestart();
+    showRunDetails(input.command, { status: 'running' }, host.hostId);
+  }
+}
+
+/**
+ * The host a run restarts on after `lost` was declared lost: whichever worker of the command queue
+ * answers, except those of hosts in `avoid`, which refuse (each refusal is retried, within the lost
+ * window as a whole). None within the lost window, or a kill meanwhile, ends the task lost with its
+ * restarts said.
+ */
+async function chooseRestartHost(
+  spec: CommandSpec,
+  lostAfterMs: number,
+  lost: CommandHost,
+  avoid: string[],
+  restart: HostRestart | undefined,
+): Promise<CommandHost> {
+  const { chooseHost } = proxyActivities<CommandActivities>({
+    taskQueue: spec.taskQueue,
+    scheduleToStartTimeout: lostAfterMs,
+    scheduleToCloseTimeout: lostAfterMs,
+    startToCloseTimeout: '10 seconds',
+    // A refusal is an avoided host's answer: retried soon, so another worker gets the choice.
+    retry: { initialInterval: '1 second', maximumInterval: '5 seconds' },
+  });
+  try {
+    return await chooseHost(avoid);
+  } catch (err) {
+    const why = isCancellation(err)
+      ? 'it was killed before it started again on another host'
+      : // No worker took it in time, or every one that did refused it until the window closed.
+        err instanceof ActivityFailure &&
+          (err.cause instanceof TimeoutFailure || err.retryState === 'TIMEOUT')
+        ? `no other worker of task queue ${spec.taskQueue} took the command within ${lostAfterMs}ms`
+        : undefined;
+    if (why === undefined) {
+      setStatus(TaskStatus.failed);
+      throw err;
+    }
+    setStatus(TaskStatus.lost);
+    throw ApplicationFailure.create({
+      type: RunFailureType.commandLost,
+      message: `its host ${lost.hostId} was lost, and ${why}${restartsNote(restart?.count)}`,
+      nonRetryable: true,
+    });
+  }
+}
+
+/** Thrown by runOnHost in place of the lost end, for a run that restarts on another host. */
+class HostLost extends Error {}
+
+/**
+ * How a restarted run that ends without an outcome says so: lost, with its restarts, when its
+ * host is lost again past the bound, or when its workdir is not on the new host (it never ran
+ * there). Anything else (a kill before the start, a command that could not run) as it is.
+ */
+function endAfterRestarts(err: unknown, restart: HostRestart, host: CommandHost): unknown {
+  const cause = err instanceof ActivityFailure ? err.cause : err;
+  if (!(cause instanceof ApplicationFailure)) return err;
+  let reason: string;
+  if (cause.type === RunFailureType.commandLost) reason = cause.message;
+  else if (cause.type === RunFailureType.workdirNotFound)
+    reason = `its host ${restart.lostHostId} was lost, and on ${host.hostId}: ${cause.message}`;
+  else return err;
+  setStatus(TaskStatus.lost);
+  return ApplicationFailure.create({
+    type: RunFailureType.commandLost,
+    message: `${reason}${restartsNote(restart.count)}`,
+    nonRetryable: true,
+    details: cause.details ?? [],
+  });
+}
+
+/** The spec of a command's restart on `host`: a first start there, never an eager attempt or a re-attach. */
+function restartedOn(spec: CommandSpec, host: CommandHost, restart: HostRestart): CommandSpec {
+  const { eagerFirstAttempt, commandStarted, ...rest } = spec;
+  return { ...rest, hostQueue: host.hostQueue, hostId: host.hostId, restart };
 }
 
 /**
@@ -256,6 +370,7 @@ async function runOnHost(
   host: CommandHost,
   lostAfterMs: number,
   standing: Standing,
+  restartable = false,
 ): Promise<BashTaskResult> {
   // The foreground timeout: the host's to enforce (the spec carries the deadline), or a timer here.
   const onHost =
@@ -331,7 +446,10 @@ async function runOnHost(
   });
   const ended = (outcome: CommandOutcome) => {
     if (outcome.noticeChannel === true) standing.noticeChannel = true;
-    const result = resultOf(spec, outcome, timeout.firedAfterMs());
+    const result = {
+      ...resultOf(spec, outcome, timeout.firedAfterMs()),
+      ...(spec.restart !== undefined ? { restarts: spec.restart.count } : {}),
+    };
     return finish(killed ? { ...result, killed: outcome.stoppedWhileRunning !== false } : result);
   };
   let released = false;
@@ -370,7 +488,10 @@ async function runOnHost(
     if (settled.ok) return ended(settled.ended);
     if (isPastDeadline(settled.error) && spec.timeoutMs !== undefined)
       throw neverStarted(spec, spec.timeoutMs);
-    if (stopping === undefined) throw endWithoutOutcome(settled.error, host, lostAfterMs, eagerProgress);
+    if (stopping === undefined) {
+      if (restartable && isHostLoss(settled.error)) throw new HostLost();
+      throw endWithoutOutcome(settled.error, host, lostAfterMs, eagerProgress);
+    }
     let stopped: StopResult;
     try {
       stopped = await stopping;

@@ -29,6 +29,7 @@ import {
   type HostReadClaim,
   type HostReadResult,
   type OutputReaderInput,
+  positionOn,
   RECENT_CLAIMS_KEPT,
   type ReaderMemo,
   type ReadPosition,
@@ -74,7 +75,11 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
   // Runs recorded before it wrote the memo on every move and re-armed their timers on every claim.
   const atRest = patched(READER_POSITION_IN_HISTORY_PATCH);
-  let memo: ReaderMemo = { position: input.position, recentClaims: input.recentClaims ?? [] };
+  let memo: ReaderMemo = {
+    position: input.position,
+    recentClaims: input.recentClaims ?? [],
+    ...(input.host !== undefined ? { host: input.host } : {}),
+  };
   // A run continued as new keeps knowing that a read showed the task's end (its memo says so).
   if (workflowInfo().memo?.endShown === true) memo = { ...memo, endShown: true };
   let taskEnded = input.taskEnded;
@@ -86,10 +91,14 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     quietSinceMs = Date.now();
   };
 
-  /** Moves the position up to `upTo` for claim `claimId` (one of the ended task: `ended`); returns where it stood. */
-  const advance = (claimId: string, upTo: ReadPosition, ended = false): ReadPosition => {
-    const before = memo.position;
+  /**
+   * Moves the position up to `upTo` (bytes of `hostQueue`'s files, when the claim names a host) for
+   * claim `claimId` (one of the ended task: `ended`); returns where it stood.
+   */
+  const advance = (claimId: string, upTo: ReadPosition, ended = false, hostQueue?: string): ReadPosition => {
+    const before = positionOn(memo, hostQueue);
     const endAlreadyShown = memo.endShown === true;
+    const host = hostQueue ?? memo.host;
     memo = {
       position: {
         stdout: Math.max(before.stdout, upTo.stdout),
@@ -97,6 +106,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       },
       recentClaims: [...memo.recentClaims, { claimId, before }].slice(-RECENT_CLAIMS_KEPT),
       ...(ended || memo.endShown ? { endShown: true } : {}),
+      ...(host !== undefined ? { host } : {}),
     };
     counted();
     if (!atRest || (memo.endShown === true && !endAlreadyShown)) upsertMemo({ ...memo });
@@ -121,7 +131,8 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   setHandler(taskEndedSignal, async (notice) => {
     taskEnded = true;
     if (notice === undefined) return;
-    const from = readsInFlight === 0 ? memo.position : await inTurn(() => memo.position);
+    const at = () => positionOn(memo, notice.hostQueue);
+    const from = readsInFlight === 0 ? at() : await inTurn(at);
     const output = renderNoticeOutput(notice, NOTICE_TAIL_CHARS, from);
     await sendNotice(
       input.taskId,
@@ -140,7 +151,11 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
 
   /** One host read, in its turn. */
   const readOnHost = async (claim: HostReadClaim): Promise<HostReadResult> => {
-    const late = (): HostReadResult => ({ kind: 'late', position: memo.position, serverTimeMs: Date.now() });
+    const late = (): HostReadResult => ({
+      kind: 'late',
+      position: positionOn(memo, claim.hostQueue),
+      serverTimeMs: Date.now(),
+    });
     if (abandoned.delete(claim.claimId)) return late();
     // The answer must reach the caller in time: the host's pick-up, the wait, the way back.
     const waitMs = Math.min(
@@ -148,7 +163,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       claim.answerByMs - Date.now() - HOST_READ_START_MS - READ_ANSWER_MARGIN_MS,
     );
     if (waitMs < 0) return late();
-    const from = claim.peekFrom ?? memo.position;
+    const from = claim.peekFrom ?? positionOn(memo, claim.hostQueue);
     const { readOutput } = proxyActivities<CommandActivities>({
       taskQueue: controlTaskQueue(claim.hostQueue),
       // A host whose worker is down never takes it: the caller then answers with what the server holds.
@@ -176,7 +191,11 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
         err.cause instanceof TimeoutFailure &&
         err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
       ) {
-        return { kind: 'host-unavailable', position: memo.position, serverTimeMs: Date.now() };
+        return {
+          kind: 'host-unavailable',
+          position: positionOn(memo, claim.hostQueue),
+          serverTimeMs: Date.now(),
+        };
       }
       throw ApplicationFailure.create({
         message: `the read on the task's host failed: ${rootMessage(err)}`,
@@ -192,7 +211,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       counted(); // A peek grows the history as a read does.
       return { kind: 'read', before: from, read, serverTimeMs: Date.now() };
     }
-    const before = advance(claim.claimId, read.upTo);
+    const before = advance(claim.claimId, read.upTo, false, claim.hostQueue);
     return { kind: 'read', before, read, serverTimeMs: Date.now() };
   };
 
@@ -216,9 +235,9 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
 
   setHandler(
     claimUpdate,
-    ({ claimId, upTo, taskEnded: ended }) => {
+    ({ claimId, upTo, taskEnded: ended, hostQueue }) => {
       const apply = (): ClaimResult => {
-        const before = advance(claimId, upTo, ended);
+        const before = advance(claimId, upTo, ended, hostQueue);
         taskEnded ||= ended;
         return { before, serverTimeMs: Date.now() };
       };
@@ -245,6 +264,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       position: memo.position,
       recentClaims: memo.recentClaims,
       taskEnded,
+      ...(memo.host !== undefined ? { host: memo.host } : {}),
     });
   };
   const probeMs = input.probeIntervalMs ?? READER_PROBE_INTERVAL_MS;

@@ -26,6 +26,8 @@ export interface ReaderNotice {
   ownerAttribute?: string;
   /** A monitor's notice workflow exists: the notice goes there, after the monitor's notices. */
   viaChannel?: boolean;
+  /** The host queue whose spill files the streams' byte counts are of (`CommandOutcome.hostQueue`). */
+  hostQueue?: string;
 }
 
 /** To a reader, from a `bash_output` call that stopped waiting: its host read (by claim id) must not move the position. */

@@ -42,6 +42,15 @@ export function neverStarted(spec: CommandSpec, firedAfterMs: number): Applicati
   });
 }
 
+/** No worker on the command's host took its attempt within the lost window: the host is lost. */
+export function isHostLoss(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+  );
+}
+
 /**
  * The failure a run ends with when its command gave no outcome, with its status set. A host whose
  * worker stayed away past the lost window is named; the output its worker last heartbeated rides

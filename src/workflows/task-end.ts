@@ -60,6 +60,7 @@ export async function leaveNoticeToReader(
     stderr: result.stderr,
     ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
     ...(viaChannel ? { viaChannel } : {}),
+    ...(result.hostQueue !== undefined ? { hostQueue: result.hostQueue } : {}),
   };
   if (!(await tellReader(taskId, notice))) await startNotice(taskId, target, state, result, viaChannel);
 }

@@ -26,6 +26,17 @@ export function countEnded(state: TaskState, result: BashTaskResult | undefined)
   bytes.add(result.stderr.bytes, { stream: 'stderr' });
 }
 
+/** A task's command started again on another host after its host was lost (`on_host_loss: "restart"`). */
+export function countHostRestart(): void {
+  metricMeter
+    .createCounter(
+      'durable_bash_host_restarts',
+      'restarts',
+      'Commands started again on another host after theirs was lost',
+    )
+    .add(1);
+}
+
 /** A kill (bash_kill) that came while the task's command ran. */
 export function countKill(): void {
   metricMeter.createCounter('durable_bash_kills', 'kills', 'Kills that reached a running command').add(1);

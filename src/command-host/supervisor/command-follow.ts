@@ -61,7 +61,10 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
     if (recorded) {
       // Lines printed while no worker ran are matched now, and sent before the end is reported.
       await monitor?.finish();
-      const outcome = await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals, spec);
+      const outcome = {
+        ...(await outcomeOf(recorded, files, readers, config.outputLimitBytes, terminals, spec)),
+        hostQueue: config.hostQueue,
+      };
       await markForegroundDone(spec, files, outcome);
       return monitor?.channel ? { ...outcome, noticeChannel: true } : outcome;
     }
@@ -198,6 +201,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
       await markForegroundDone(spec, files, outcome);
       return {
         ...outcome,
+        hostQueue: config.hostQueue,
         ...(timedOut ? { timedOut } : {}),
         ...(monitor?.channel ? { noticeChannel: true } : {}),
       };

@@ -5,6 +5,7 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/activity';
+import { restartLine } from '../../shared/host-restart.js';
 import { type CommandSpec, RunFailureType } from '../../shared/task.js';
 import { taskCgroups } from '../containment/cgroups.js';
 import { taskEnv } from '../containment/command-env.js';
@@ -32,8 +33,10 @@ export async function startSupervised(
   await assertWorkdir(spec.workdir);
   // The launcher and the inner supervisor the command runs under, if any.
   const launched = await commandLaunch(config, spec);
-  // The nursery's warm supervisors start no terminal: a terminal task's supervisor is spawned.
-  if (nursery && !spec.terminal) {
+  // The nursery's warm supervisors start no terminal: a terminal task's supervisor is spawned. Nor
+  // a restart: its first line goes into the spill file before the command's output, through the
+  // descriptor the spawned supervisor then writes on from (a warm one opens the file itself).
+  if (nursery && !spec.terminal && !spec.restart) {
     // The nursery's supervisor opens the spill files itself (and checks them as openSpillWriter does).
     const report = await nursery.launch({
       files,
@@ -49,6 +52,7 @@ export async function startSupervised(
   try {
     writers.push(await openSpillWriter(files.stdout), await openSpillWriter(files.stderr));
     const [stdoutFile, stderrFile] = writers as [FileHandle, FileHandle];
+    if (spec.restart) await stdoutFile.write(restartLine(config.hostId, spec.restart.lostHostId));
     const report = await spawnSupervisor({
       files,
       command: spec.command,

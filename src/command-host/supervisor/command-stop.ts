@@ -101,7 +101,10 @@ async function stopClaimed(
   await monitor?.finish();
   const readers = await openReaders(files);
   try {
-    const ended = await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec);
+    const ended = {
+      ...(await outcomeOf(end, files, readers, config.outputLimitBytes, attached.terminals, spec)),
+      hostQueue: config.hostQueue,
+    };
     const outcome = monitor?.channel ? { ...ended, noticeChannel: true as const } : ended;
     return (await followedHere(attached, spec.taskId, files))
       ? { kind: 'ended', outcome }

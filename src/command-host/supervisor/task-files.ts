@@ -94,6 +94,8 @@ export interface AttemptRecord {
   taskToken: string;
   /** The worker process that ran it (files written before it lack it). */
   worker?: ProcessIdentity;
+  /** The command's workdir: a workspace it lies in is not swept while the task may run (files written before it lack it). */
+  workdir?: string;
 }
 
 /**

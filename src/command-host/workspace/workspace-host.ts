@@ -39,6 +39,7 @@ import { readSpillRange } from '../spill/spill-files.js';
 import { taskFiles } from '../supervisor/task-files.js';
 import { StagedArchives } from './staged-archives.js';
 import { type ProgramMessage, type ProgramRequest, runWorkspaceOp } from './workspace-program.js';
+import { markWorkspaceUsed } from './workspace-use.js';
 
 /** A refusal on the host: the activity turns it into an ApplicationFailure of its type. */
 export class WorkspaceRefusal extends Error {
@@ -83,6 +84,7 @@ export async function runWorkspaceRequest(
       facts: { path: request.workspace.root },
     });
   }
+  markWorkspaceUsed(config.workspaceDir, request.workspace.root);
   const staged = stagedArchives(config);
   let input = data;
   if (request.op === 'extract' && request.staged !== undefined) {

@@ -1,3 +1,4 @@
+import type { Approvals } from '../client/approvals.js';
 import type { BashTasks } from '../client/bash-tasks.js';
 import type { Reminders } from '../client/reminders.js';
 import type { TaskFilter, TaskSummary } from '../client/task-list.js';
@@ -7,7 +8,7 @@ import { type Tool, type ToolExecContext, type ToolResult, textResult } from '..
 import { type BashListArguments, bashListArguments, parseArguments, toInputSchema } from './arguments.js';
 import { bashListDescription } from './descriptions.js';
 import { presentListCall, presentTaskResult } from './present.js';
-import { reminderTable, taskTable } from './task-table.js';
+import { approvalTable, reminderTable, taskTable } from './task-table.js';
 
 export const NO_BACKGROUND_TASKS = '(no background tasks)';
 
@@ -17,8 +18,14 @@ export const NO_BACKGROUND_TASKS = '(no background tasks)';
  * completion notice was not delivered and no `bash_output` read has shown their end (their status
  * says `(notice not delivered)`). The fence holds here too: a session sees only its own tasks, and
  * a caller with no agent session only the tasks no session owns (the ones it could read or kill).
+ * Under them, the session's requests still waiting for approval (where a policy can ask), then its
+ * pending reminders.
  */
-export function createBashListTool(tasks: BashTasks, reminders?: Reminders): Tool<BashListArguments> {
+export function createBashListTool(
+  tasks: BashTasks,
+  reminders?: Reminders,
+  approvals?: Approvals,
+): Tool<BashListArguments> {
   return {
     name: 'bash_list',
     description: bashListDescription,
@@ -34,13 +41,20 @@ export function createBashListTool(tasks: BashTasks, reminders?: Reminders): Too
           sessionId === undefined
             ? { unowned: true, running }
             : { owner: sessionId, running, undeliveredNotices: true };
-        const [scanned, pending] = await Promise.all([
+        const [scanned, waiting, pending] = await Promise.all([
           tasks.list(filter, LIST_SCAN_LIMIT),
+          sessionId !== undefined && approvals !== undefined ? approvals.list(sessionId, LIST_LIMIT) : [],
           sessionId !== undefined && reminders !== undefined ? reminders.list(sessionId, LIST_LIMIT) : [],
         ]);
-        const after = pending.length > 0 ? `\n\n${reminderTable(pending, new Date())}` : '';
+        const now = new Date();
+        const after = [
+          ...(waiting.length > 0 ? [approvalTable(waiting, now, false)] : []),
+          ...(pending.length > 0 ? [reminderTable(pending, now)] : []),
+        ]
+          .map((table) => `\n\n${table}`)
+          .join('');
         const background = scanned.filter((task) => task.background !== false);
-        const shown = renderTaskList(background.slice(0, LIST_LIMIT), new Date());
+        const shown = renderTaskList(background.slice(0, LIST_LIMIT), now);
         const more = background.length - LIST_LIMIT;
         // The scan stopped at its limit: older tasks exist that were not even looked at.
         const atLeast = scanned.length >= LIST_SCAN_LIMIT ? 'at least ' : '';

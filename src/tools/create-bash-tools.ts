@@ -171,7 +171,12 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
       ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     }) as Tool,
     createBashKillTool(tasks) as Tool,
-    createBashListTool(tasks, reminders) as Tool,
+    // A session's waiting requests are listed where a policy or an approver can make them.
+    createBashListTool(
+      tasks,
+      reminders,
+      options.policy !== undefined || options.approve !== undefined ? guards.approvals : undefined,
+    ) as Tool,
     createBashInputTool(tasks) as Tool,
     // Only where a reminder's notice can arrive: a host that takes notices.
     ...(reminders !== undefined ? [createBashRemindTool(reminders) as Tool] : []),

@@ -38,14 +38,17 @@ export function reminderTable(reminders: ReminderSummary[], now: Date): string {
   );
 }
 
-/** Pending approval requests (`durable-bash approvals`): the oldest first, with the session and the rule that asked. */
-export function approvalTable(approvals: PendingApproval[], now: Date): string {
+/**
+ * Pending approval requests, the oldest first, with the rule that asked: with their sessions
+ * (`durable-bash approvals`), or without for one session's own (`bash_list`).
+ */
+export function approvalTable(approvals: PendingApproval[], now: Date, withSession = true): string {
   return plainTable(
-    ['APPROVAL', 'AGE', 'SESSION', 'COMMAND', 'REASON'],
+    ['APPROVAL', 'AGE', ...(withSession ? ['SESSION'] : []), 'COMMAND', 'REASON'],
     approvals.map((approval) => [
       approval.approvalId,
       age(approval.requestedAt, now),
-      approval.sessionId,
+      ...(withSession ? [approval.sessionId] : []),
       commandCell(approval.command),
       commandCell(approval.reason),
     ]),

@@ -76,6 +76,12 @@ describe('durable approvals', () => {
       background: true,
       reason: 'echo needs a person',
     });
+    // The session's own listing shows what waits, under its tasks (none yet).
+    expect(text(await tool('bash_list').execute({}, exec))).toMatch(
+      new RegExp(
+        `^\\(no background tasks\\)\n\nAPPROVAL +AGE +COMMAND +REASON\n${approvalId} +\\d+s +echo shipped +echo needs a person$`,
+      ),
+    );
     expect(await approvals.decide(approvalId, alice)).toBe(`approved ${approvalId}`);
     await expect(approvals.decide(approvalId, { approved: false, by: 'bob' })).rejects.toThrow(
       `approval ${approvalId} was already approved by alice: nothing changed`,
@@ -98,6 +104,7 @@ describe('durable approvals', () => {
       `approval ${approvalId} was already approved by alice: nothing changed`,
     );
     expect(await approvals.list(sessionId, 10)).toEqual([]);
+    expect(text(await tool('bash_list').execute({}, exec))).not.toContain('APPROVAL');
   });
 
   it('a denial by signal (`temporal workflow signal`, as the Web UI sends it) is told with its reason; a second signal changes nothing', async () => {

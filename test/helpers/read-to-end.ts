@@ -1,9 +1,13 @@
 /** Reading a background task with the `bash_output` tool until its status line says it ended. */
+import { WORKER_UNAVAILABLE } from '../../src/shared/render.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
 import { text } from './tool-calls.js';
 
 export interface ReadToEnd {
-  /** What the reads showed before their status lines, in order (`(no new output)` left out). */
+  /**
+   * What the reads showed before their status lines, in order (`(no new output)` left out, and what
+   * a read no worker applied showed: it comes again).
+   */
   output: string;
   /** The last answer's status line: how the task ended. */
   status: string;
@@ -42,10 +46,12 @@ export async function readToEnd(
       return `[error: ${String(err)}]`;
     });
     answers.push(answer);
+    // No worker applied the read: what it showed comes again in the next read that one applies.
+    const unclaimed = answer.endsWith(`\n${WORKER_UNAVAILABLE}`);
     const { shown, status } = splitAnswer(answer);
-    output += shown;
-    if (status !== undefined && STATUS_LINE.test(status) && !status.startsWith('[status: running'))
-      return { output, status, answers };
+    if (!unclaimed) output += shown;
+    const ended = status !== undefined && STATUS_LINE.test(status) && !status.startsWith('[status: running');
+    if (ended && !unclaimed) return { output, status, answers };
     if (Date.now() > deadline)
       throw new Error(`task ${taskId} still running after ${timeoutMs}ms; last answer: ${answer}`);
     if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));

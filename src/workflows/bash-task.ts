@@ -275,10 +275,20 @@ class HostLost extends Error {}
 
 /**
  * How a restarted run that ends without an outcome says so: lost, with its restarts, when its
- * host is lost again past the bound, or when its workdir is not on the new host (it never ran
- * there). Anything else (a kill before the start, a command that could not run) as it is.
+ * host is lost again past the bound, when its workdir is not on the new host (it never ran
+ * there), or when a kill came before it started there. Anything else (a command that could not
+ * run) as it is.
  */
 function endAfterRestarts(err: unknown, restart: HostRestart, host: CommandHost): unknown {
+  // The command ran on the lost host, so "killed before the command started" would not be true.
+  if (isCancellation(err)) {
+    setStatus(TaskStatus.lost);
+    return ApplicationFailure.create({
+      type: RunFailureType.commandLost,
+      message: `its host ${restart.lostHostId} was lost, and it was killed before it started again on ${host.hostId}${restartsNote(restart.count)}`,
+      nonRetryable: true,
+    });
+  }
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (!(cause instanceof ApplicationFailure)) return err;
   let reason: string;

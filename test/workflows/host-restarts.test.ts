@@ -56,8 +56,13 @@ async function scriptedQueue(taskQueue: string) {
     },
   });
   const running = worker.run();
+  const tasks = new BashTasks({ client: env.client, taskQueue });
   return {
     avoided,
+    tasks,
+    /** A background task that restarts on host loss. */
+    start: (description: string) =>
+      tasks.start({ command: 'true', description, background: true, restartOnHostLoss: true }),
     async stop() {
       worker.shutdown();
       await running;
@@ -76,13 +81,8 @@ describe('the restart loop of on_host_loss "restart"', () => {
     const taskQueue = `restarts-${randomUUID()}`;
     const queue = await scriptedQueue(taskQueue);
     try {
-      const tasks = new BashTasks({ client: env.client, taskQueue });
-      const taskId = await tasks.start({
-        command: 'true',
-        description: 'Lost everywhere',
-        background: true,
-        restartOnHostLoss: true,
-      });
+      const { tasks } = queue;
+      const taskId = await queue.start('Lost everywhere');
       await expect(tasks.result(taskId)).rejects.toThrow();
       expect(statusLine((await tasks.snapshot(taskId, undefined)).state)).toBe(
         `[status: lost: no worker on its host h${MAX_HOST_RESTARTS} came back within ${LOST_AFTER_MS}ms; the exit status is unknown (restarted ${MAX_HOST_RESTARTS} times after its host was lost)]`,
@@ -127,13 +127,8 @@ describe('the restart loop of on_host_loss "restart"', () => {
     ]);
     const running = hostWorkers.map((worker) => worker.run());
     try {
-      const tasks = new BashTasks({ client: env.client, taskQueue });
-      const taskId = await tasks.start({
-        command: 'true',
-        description: 'Killed on its way',
-        background: true,
-        restartOnHostLoss: true,
-      });
+      const { tasks } = queue;
+      const taskId = await queue.start('Killed on its way');
       const until = Date.now() + 30_000;
       while (attempts.length === 0) {
         expect(Date.now()).toBeLessThan(until);

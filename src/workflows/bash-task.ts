@@ -261,13 +261,23 @@ async function chooseRestartHost(
       setStatus(TaskStatus.failed);
       throw err;
     }
-    setStatus(TaskStatus.lost);
-    throw ApplicationFailure.create({
-      type: RunFailureType.commandLost,
-      message: `its host ${lost.hostId} was lost, and ${why}${restartsNote(restart?.count)}`,
-      nonRetryable: true,
-    });
+    throw lostAfterRestarts(`its host ${lost.hostId} was lost, and ${why}`, restart?.count);
   }
+}
+
+/** A restarting run ended lost: its status set, the reason followed by how often it restarted. */
+function lostAfterRestarts(
+  reason: string,
+  restarts: number | undefined,
+  details?: unknown[],
+): ApplicationFailure {
+  setStatus(TaskStatus.lost);
+  return ApplicationFailure.create({
+    type: RunFailureType.commandLost,
+    message: `${reason}${restartsNote(restarts)}`,
+    nonRetryable: true,
+    ...(details !== undefined ? { details } : {}),
+  });
 }
 
 /** Thrown by runOnHost in place of the lost end, for a run that restarts on another host. */
@@ -282,12 +292,10 @@ class HostLost extends Error {}
 function endAfterRestarts(err: unknown, restart: HostRestart, host: CommandHost): unknown {
   // The command ran on the lost host, so "killed before the command started" would not be true.
   if (isCancellation(err)) {
-    setStatus(TaskStatus.lost);
-    return ApplicationFailure.create({
-      type: RunFailureType.commandLost,
-      message: `its host ${restart.lostHostId} was lost, and it was killed before it started again on ${host.hostId}${restartsNote(restart.count)}`,
-      nonRetryable: true,
-    });
+    return lostAfterRestarts(
+      `its host ${restart.lostHostId} was lost, and it was killed before it started again on ${host.hostId}`,
+      restart.count,
+    );
   }
   const cause = err instanceof ActivityFailure ? err.cause : err;
   if (!(cause instanceof ApplicationFailure)) return err;
@@ -296,13 +304,7 @@ function endAfterRestarts(err: unknown, restart: HostRestart, host: CommandHost)
   else if (cause.type === RunFailureType.workdirNotFound)
     reason = `its host ${restart.lostHostId} was lost, and on ${host.hostId}: ${cause.message}`;
   else return err;
-  setStatus(TaskStatus.lost);
-  return ApplicationFailure.create({
-    type: RunFailureType.commandLost,
-    message: `${reason}${restartsNote(restart.count)}`,
-    nonRetryable: true,
-    details: cause.details ?? [],
-  });
+  return lostAfterRestarts(reason, restart.count, cause.details ?? []);
 }
 
 /** The spec of a command's restart on `host`: a first start there, never an eager attempt or a re-attach. */

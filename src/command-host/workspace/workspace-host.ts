@@ -56,7 +56,7 @@ export class WorkspaceRefusal extends Error {
 const PROGRAM_TIMEOUT_MS = 20_000;
 
 /** A session key, as `sessionKey()` makes it: it names a directory, so nothing else passes. */
-const SESSION_KEY = /^[0-9a-f]{32}$/;
+export const SESSION_KEY = /^[0-9a-f]{32}$/;
 
 /** What the host needs of the executor: its containment and where workspaces live. */
 export type WorkspaceHostConfig = Pick<

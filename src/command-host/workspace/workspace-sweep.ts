@@ -10,7 +10,7 @@ import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import type { AttemptRecord } from '../supervisor/task-files.js';
-import { runWorkspaceRequest, type WorkspaceHostConfig } from './workspace-host.js';
+import { runWorkspaceRequest, SESSION_KEY, type WorkspaceHostConfig } from './workspace-host.js';
 import { workspaceRootOf } from './workspace-use.js';
 
 export type WorkspaceSweepConfig = WorkspaceHostConfig & Pick<CompiledExecutorOptions, 'spillRetentionMs'>;
@@ -89,6 +89,3 @@ async function workspacesInUse(config: WorkspaceSweepConfig): Promise<Set<string
 async function names(dir: string): Promise<string[]> {
   return fs.readdir(dir).catch(() => []);
 }
-
-/** A session key's shape (`sessionKey()`): the only names the workspace directory holds. */
-const SESSION_KEY = /^[0-9a-f]{32}$/;

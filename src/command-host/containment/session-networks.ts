@@ -317,11 +317,11 @@ export class SessionNetworks {
     const recorded = new Set(this.sessions().map((key) => this.recordOf(key)?.holder?.pid));
     const processes = listProcesses();
     const orphans = processes.filter(
-      ({ pid, argv, startedAtMs }) =>
+      ({ pid, argv }) =>
         argv[0] === supervisor &&
         argv[1] === '--session-holder' &&
         !recorded.has(pid) &&
-        Date.now() - startedAtMs >= minAgeMs,
+        Date.now() - startedAtMs(pid) >= minAgeMs,
     );
     for (const holder of orphans) {
       const joined = `/proc/${holder.pid}/ns/`;
@@ -347,19 +347,31 @@ export class SessionNetworks {
   }
 }
 
-/** The processes of this machine with their argv and when they started (by their /proc entry). */
-function listProcesses(): { pid: number; argv: string[]; startedAtMs: number }[] {
-  const found: { pid: number; argv: string[]; startedAtMs: number }[] = [];
+/**
+ * The processes of this machine with their argv. A sweep reads it each minute, and a host of a
+ * thousand tasks runs thousands of processes: one read each, nothing more.
+ */
+function listProcesses(): { pid: number; argv: string[] }[] {
+  const found: { pid: number; argv: string[] }[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      found.push({ pid: Number(entry), argv, startedAtMs: statSync(`/proc/${entry}`).ctimeMs });
+      found.push({ pid: Number(entry), argv });
     } catch {
       // Gone meanwhile.
     }
   }
   return found;
+}
+
+/** When a process started, by its /proc entry; now for one gone meanwhile (too young to end). */
+function startedAtMs(pid: number): number {
+  try {
+    return statSync(`/proc/${pid}`).ctimeMs;
+  } catch {
+    return Date.now();
+  }
 }
 
 /** SIGTERM to a process (and its group, when it leads one: a relay's) that may be gone already. */

@@ -4,7 +4,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { constants, type Stats } from 'node:fs';
+import { chmodSync, constants, lstatSync, mkdirSync, type Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import { ApplicationFailure } from '@temporalio/activity';
 import { RunFailureType, type StreamTail } from '../../shared/task.js';
@@ -15,11 +15,15 @@ import { RunFailureType, type StreamTail } from '../../shared/task.js';
  * is refused in one line, and not retried: another user could plant or read a task's files there.
  */
 export async function ensurePrivateDir(dir: string): Promise<void> {
-  const mkdirFailure = await fs.mkdir(dir, { recursive: true, mode: 0o700 }).then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  const stat = await fs.lstat(dir).catch(() => undefined);
+  // Synchronous: every attempt checks it, and each call takes microseconds, where an asynchronous
+  // one waits for libuv's thread pool (see task-files.ts).
+  let mkdirFailure: unknown;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    mkdirFailure = err;
+  }
+  const stat = lstatSync(dir, { throwIfNoEntry: false });
   // A dangling link fails mkdir (ENOENT), and lstat shows what is there; otherwise mkdir's error stands.
   if (stat === undefined) throw mkdirFailure;
   const problem = unsafeDirProblem(stat);
@@ -30,7 +34,7 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
       nonRetryable: true,
     });
   }
-  if ((stat.mode & 0o777) !== 0o700) await fs.chmod(dir, 0o700);
+  if ((stat.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
 }
 
 /** What makes a directory (as lstat saw it) unsafe for spill files, or undefined. */

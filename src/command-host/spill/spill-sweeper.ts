@@ -4,11 +4,13 @@ import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import { isNewerTaskFiles, isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
+import { isMarkedDone } from '../supervisor/task-files.js';
 
 /**
  * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
  * `.attempt` / `.stdin`, a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
- * left half-written), the `.foreground-done` mark of a foreground run whose result holds all, and
+ * left half-written), the `.foreground-done` mark of a foreground run whose result holds all (from
+ * workers of 0.2.0; now its `.exit` made read-only), and
  * a monitored task's `.monitor` record.
  */
 const TASK_FILE =
@@ -86,7 +88,12 @@ export async function sweepSpillDir(
     }
     if (record !== undefined && !record.tombstone && isSameProcess(record, 'supervisor')) continue;
     const lastWriteMs = Math.max(...stats.map((stat) => stat?.mtimeMs ?? 0));
-    const keepMs = files.some((file) => file.endsWith('.foreground-done')) ? foregroundKeepMs : retentionMs;
+    const done = files.some(
+      (file, i) =>
+        file.endsWith('.foreground-done') ||
+        (file.endsWith('.exit') && isMarkedDone(stats[i] ?? { mode: 0 })),
+    );
+    const keepMs = done ? foregroundKeepMs : retentionMs;
     if (nowMs - lastWriteMs > keepMs) {
       await removeTask(files);
       totalBytes -= bytes;

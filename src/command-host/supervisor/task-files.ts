@@ -2,8 +2,13 @@
  * A task's files on its host, beside its spill files: the supervisor's state record (its claim and
  * the command's identity), its end record, the stdin FIFO, and the attempt now attached. They are
  * the truth a restarted worker goes by (docs/DURABILITY.md).
+ *
+ * The records are read and written with synchronous calls: each is a few hundred bytes in the local
+ * spill directory, which a synchronous call handles in tens of microseconds, while an asynchronous
+ * one waits its turn in libuv's pool of four threads behind every other task's file work (0.2 to 0.7
+ * ms a call in a foreground run, more in a burst: docs/PERFORMANCE.md).
  */
-import fs from 'node:fs/promises';
+import { chmodSync, readFileSync, renameSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { RunFailureType } from '../../shared/task.js';
@@ -32,7 +37,8 @@ export interface TaskFiles {
   /** How many lines had scrolled off a terminal task's screen at the end of each recent read. */
   screenMarks: string;
   /**
-   * Written when a foreground run ended and its result holds all of its output: the task's files
+   * Written by workers of 0.2.0 when a foreground run ended and its result holds all of its
+   * output; now the end record is made read-only instead (`markedDone`). Either way the task's files
    * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
    */
   foregroundDone: string;
@@ -71,10 +77,27 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
 }
 
 /** A record file's JSON, or undefined when there is no such file. */
+/** The end record's mode once its foreground run's result holds all of its output. */
+const DONE_MODE = 0o400;
+
+/** Marks a foreground run done (see `TaskFiles.foregroundDone`); its files gone already is no matter. */
+export function markedDone(files: TaskFiles): void {
+  try {
+    chmodSync(files.exit, DONE_MODE);
+  } catch {
+    // Swept or removed meanwhile: nothing left to mark.
+  }
+}
+
+/** Whether a task's end record (its lstat) marks its foreground run done. */
+export function isMarkedDone(exitStat: Pick<Stats, 'mode'>): boolean {
+  return (exitStat.mode & 0o777) === DONE_MODE;
+}
+
 export async function readJson<T>(file: string): Promise<T | undefined> {
   let text: string;
   try {
-    text = await fs.readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -105,6 +128,6 @@ export interface AttemptRecord {
  */
 export async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
   const tmp = `${files.attempt}.tmp.${process.pid}`;
-  await fs.writeFile(tmp, JSON.stringify(attempt), { mode: 0o600 });
-  await fs.rename(tmp, files.attempt);
+  writeFileSync(tmp, JSON.stringify(attempt), { mode: 0o600 });
+  renameSync(tmp, files.attempt);
 }

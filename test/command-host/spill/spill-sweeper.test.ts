@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SpillSweeper, sweepSpillDir } from '../../../src/command-host/spill/spill-sweeper.js';
 import { currentBootId, processStart } from '../../../src/command-host/supervisor/process-identity.js';
 import { TASK_FILES_FORMAT } from '../../../src/command-host/supervisor/supervisor-records.js';
+import { markedDone, taskFiles } from '../../../src/command-host/supervisor/task-files.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../../src/shared/limits.js';
 
 const MINUTE_MS = 60_000;
@@ -89,17 +90,23 @@ describe('the spill sweeper', () => {
     const done = 'bash-00000000-0000-4000-8000-000000000006';
     const recent = 'bash-00000000-0000-4000-8000-000000000007';
     const background = 'bash-00000000-0000-4000-8000-000000000008';
+    // Marked the way 0.2.0's workers did: a `.foreground-done` file.
+    const doneBefore = 'bash-00000000-0000-4000-8000-000000000009';
     const dir = spillDir({
       [`${done}.stdout`]: 20 * MINUTE_MS,
       [`${done}.exit`]: 20 * MINUTE_MS,
-      [`${done}.foreground-done`]: 20 * MINUTE_MS,
       [`${recent}.stdout`]: 5 * MINUTE_MS,
-      [`${recent}.foreground-done`]: 5 * MINUTE_MS,
+      [`${recent}.exit`]: 5 * MINUTE_MS,
       [`${background}.stdout`]: 20 * MINUTE_MS,
+      [`${background}.exit`]: 20 * MINUTE_MS,
+      [`${doneBefore}.stdout`]: 20 * MINUTE_MS,
+      [`${doneBefore}.foreground-done`]: 20 * MINUTE_MS,
     });
+    markedDone(taskFiles(dir, done));
+    markedDone(taskFiles(dir, recent));
     await sweepSpillDir(dir, 7 * DAY_MS, new Set(), Date.now(), Number.POSITIVE_INFINITY, 15 * MINUTE_MS);
     expect(readdirSync(dir).sort()).toEqual(
-      [`${recent}.stdout`, `${recent}.foreground-done`, `${background}.stdout`].sort(),
+      [`${recent}.stdout`, `${recent}.exit`, `${background}.stdout`, `${background}.exit`].sort(),
     );
   });
 

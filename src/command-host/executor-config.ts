@@ -260,6 +260,16 @@ export interface ExecutorConfig extends CompiledExecutorOptions {
   isolation: SessionIsolation | undefined;
   /** What the worker says at start about isolation: in force, or what is not isolated and why. */
   isolationSummary: string;
+  /** The environments its commands get, read when the worker was set up (`commandEnvs`). */
+  commandEnvs: CommandEnvs;
+}
+
+/** The two environments a worker's commands get. */
+export interface CommandEnvs {
+  /** A command without a terminal's. */
+  plain: NodeJS.ProcessEnv;
+  /** A terminal task's. */
+  terminal: NodeJS.ProcessEnv;
 }
 
 /**

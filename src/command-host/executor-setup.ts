@@ -5,6 +5,7 @@
  * in the spill directory). `compileExecutorOptions` touches none of this.
  */
 import { detectContainment } from './containment/cgroups.js';
+import { commandEnvs } from './containment/command-env.js';
 import { createSandbox } from './containment/sandbox.js';
 import { createSessionIsolation, type SessionIsolation } from './containment/session-isolation.js';
 import type { CompiledExecutorOptions, ExecutorConfig, IsolationRequest } from './executor-config.js';
@@ -22,6 +23,7 @@ export function setUpExecutor(options: CompiledExecutorOptions): ExecutorConfig 
       ? createSandbox(options.sandboxOptions, supervisorPath(), options.spillDir)
       : undefined,
     ...isolationOf(options.isolationRequest, options.spillDir),
+    commandEnvs: commandEnvs(options),
   };
 }
 

@@ -1,9 +1,25 @@
 /** The environment a command gets: the worker's, less Temporal's credentials and configured secrets, plus the task's. */
-import type { CompiledExecutorOptions } from '../executor-config.js';
+import type { CommandEnvs, CompiledExecutorOptions } from '../executor-config.js';
 import { withNonInteractiveDefaults } from './non-interactive-env.js';
 
 /** What a terminal task's programs are told they run on: the emulator its screen is rendered by speaks xterm's language. */
 export const TERMINAL_TYPE = 'xterm-256color';
+
+/**
+ * The worker's environment as its commands get it, read once: a command starts with the
+ * environment the worker had when it was set up, as a service's children do. Read again for each
+ * command it cost 0.6 ms of the worker's main thread a task in a burst (most of it enumerating
+ * `process.env`), and its copy sent to the nursery 0.4 ms more (docs/PERFORMANCE.md).
+ */
+export function commandEnvs(
+  config: Pick<CompiledExecutorOptions, 'secretEnv' | 'envAllowlist' | 'nonInteractiveDefaults'>,
+  env: NodeJS.ProcessEnv = process.env,
+): CommandEnvs {
+  return {
+    plain: Object.freeze(taskEnv(config, env)),
+    terminal: Object.freeze(taskEnv(config, env, { terminal: true })),
+  };
+}
 
 /**
  * A task's environment as this worker's config makes it (see `commandEnv` and NON_INTERACTIVE_ENV).

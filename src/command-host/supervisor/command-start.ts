@@ -8,7 +8,6 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { restartLine } from '../../shared/host-restart.js';
 import { type CommandSpec, RunFailureType } from '../../shared/task.js';
 import { taskCgroups } from '../containment/cgroups.js';
-import { taskEnv } from '../containment/command-env.js';
 import { commandLaunch } from '../containment/command-launch.js';
 import { assertCommandAllowed } from '../containment/deny-commands.js';
 import type { ExecutorConfig } from '../executor-config.js';
@@ -42,7 +41,7 @@ export async function startSupervised(
       files,
       command: spec.command,
       cwd: spec.workdir,
-      env: taskEnv(config),
+      env: config.commandEnvs.plain,
       ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
       ...launched,
     });
@@ -57,7 +56,7 @@ export async function startSupervised(
       files,
       command: spec.command,
       cwd: spec.workdir,
-      env: taskEnv(config, process.env, { terminal: spec.terminal !== undefined }),
+      env: spec.terminal !== undefined ? config.commandEnvs.terminal : config.commandEnvs.plain,
       cgroups: taskCgroups(config.containment, spec.taskId),
       limits: config.containment.limits,
       ...(launched.launcher ? { ...launched, binary: launched.innerBinary } : {}),

@@ -18,6 +18,33 @@ import type { ExitWatch } from './command-end.js';
 import { launcherProgram, limitFlags, reportOf, type SpawnReport } from './supervisor.js';
 import type { TaskFiles } from './task-files.js';
 
+/** An environment as the nursery's protocol carries it: `KEY=VALUE` fields, each NUL-terminated. */
+interface EncodedEnv {
+  bytes: Buffer;
+  count: number;
+  hasNul: boolean;
+}
+
+/** Each environment encoded once: a worker's commands share one (`ExecutorConfig.commandEnvs`). */
+const encodedEnvs = new WeakMap<NodeJS.ProcessEnv, EncodedEnv>();
+
+function encodedEnv(env: NodeJS.ProcessEnv): EncodedEnv {
+  let encoded = encodedEnvs.get(env);
+  if (encoded === undefined) {
+    const fields = Object.entries(env)
+      .filter((entry): entry is [string, string] => entry[1] !== undefined)
+      .map(([key, value]) => `${key}=${value}`);
+    encoded = {
+      bytes: Buffer.from(fields.map((field) => `${field}\0`).join('')),
+      count: fields.length,
+      hasNul: fields.some((field) => field.includes('\0')),
+    };
+    // Only a frozen one (the worker's own) is known not to change.
+    if (Object.isFrozen(env)) encodedEnvs.set(env, encoded);
+  }
+  return encoded;
+}
+
 /** How long a closing nursery may take to let its warm supervisors go before it is killed: they only exit. */
 const CLOSE_TIMEOUT_MS = 5_000;
 
@@ -86,9 +113,7 @@ export class SupervisorNursery {
     const child = this.running();
     const id = this.nextId++;
     const { files } = launch;
-    const env = Object.entries(launch.env)
-      .filter((entry): entry is [string, string] => entry[1] !== undefined)
-      .map(([key, value]) => `${key}=${value}`);
+    const env = encodedEnv(launch.env);
     const argv = [...launcherProgram(launch), 'bash', '-c', launch.command];
     const task = [
       files.state,
@@ -100,17 +125,16 @@ export class SupervisorNursery {
       launch.cwd,
       String(argv.length),
       ...argv,
-      ...env,
     ];
     // The count first: a task cut short (its nursery killed while passing it on) is refused whole.
-    const fields = [String(task.length + 1), ...task];
+    const fields = [String(task.length + env.count + 1), ...task];
     // A NUL inside a field would split it: bash would never see such a command anyway.
-    if (fields.some((field) => field.includes('\0')))
+    if (env.hasNul || fields.some((field) => field.includes('\0')))
       return Promise.resolve({
         kind: 'error',
         message: 'spawn: a NUL byte in the command or its environment',
       });
-    const payload = Buffer.from(`${fields.join('\0')}\0`);
+    const head = Buffer.from(`${fields.join('\0')}\0`);
     let exited = () => {};
     const exitedPromise = new Promise<void>((resolve) => {
       exited = resolve;
@@ -127,8 +151,9 @@ export class SupervisorNursery {
       });
       this.holdWhileAwaited(1);
       const stdin = child.stdin as Socket;
-      stdin.write(`${id} ${payload.length}\n`);
-      stdin.write(payload);
+      // One write: the nursery wakes once for the whole task.
+      const length = head.length + env.bytes.length;
+      stdin.write(Buffer.concat([Buffer.from(`${id} ${length}\n`), head, env.bytes]));
     });
   }
 

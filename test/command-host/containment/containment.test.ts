@@ -214,12 +214,21 @@ for (const kind of ['cgroup', 'process-tree'] as const) {
 
 describe('environment allowlist', () => {
   const name = `DURABLE_BASH_TEST_${randomUUID().slice(0, 8).toUpperCase()}`;
-  const suite = useWorker('cgroup', { envAllowlist: ['PATH', 'DURABLE_ALLOW_*'] });
-
-  it('passes only the listed variables (and never TEMPORAL_*)', async () => {
+  // Set before the worker: its commands get the environment it was set up with.
+  beforeAll(() => {
     process.env[name] = 'secret';
     process.env.DURABLE_ALLOW_TEST = 'kept';
     process.env.TEMPORAL_API_KEY_DURABLE_TEST = 'never';
+  });
+  const suite = useWorker('cgroup', { envAllowlist: ['PATH', 'DURABLE_ALLOW_*'] });
+  afterAll(() => {
+    delete process.env[name];
+    delete process.env.DURABLE_ALLOW_TEST;
+    delete process.env.TEMPORAL_API_KEY_DURABLE_TEST;
+  });
+
+  it('passes only the listed variables (and never TEMPORAL_*)', async () => {
+    process.env.DURABLE_ALLOW_LATER = 'set after the worker';
     try {
       const result = await suite.bash.execute({
         command: 'env | cut -d= -f1 | grep -v "^\\(PWD\\|SHLVL\\|_\\)$" | sort',
@@ -227,11 +236,10 @@ describe('environment allowlist', () => {
       });
       // The listed ones, and durable-bash's own defaults for a command with no person to ask.
       const names = ['DURABLE_ALLOW_TEST', 'PATH', ...Object.keys(NON_INTERACTIVE_ENV)].sort();
+      // DURABLE_ALLOW_LATER is not among them: it came after the worker was set up.
       expect(text(result)).toBe(`${names.join('\n')}\n`);
     } finally {
-      delete process.env[name];
-      delete process.env.DURABLE_ALLOW_TEST;
-      delete process.env.TEMPORAL_API_KEY_DURABLE_TEST;
+      delete process.env.DURABLE_ALLOW_LATER;
     }
   });
 });

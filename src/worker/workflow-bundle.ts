@@ -19,12 +19,19 @@ export function prebuiltBundlePath(): string {
   return fileURLToPath(new URL('../workflows/bundle.js', import.meta.url));
 }
 
-/** Lets the bundler follow the `.js` specifiers that ESM TypeScript writes for `.ts` files. */
-export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook'> = {
+/**
+ * Lets the bundler follow the `.js` specifiers that ESM TypeScript writes for `.ts` files, and
+ * loads our workflow modules once per workflow thread (`preloadModules`) rather than once per
+ * workflow: with the SDK's reused V8 context each run otherwise evaluates every module again.
+ * Preloaded modules are shared and deep-frozen, so none may keep state at module scope (a Map or
+ * Set there, a global RegExp, a counter): every workflow's state lives in its function's scope.
+ */
+export const bundlerOptions: Pick<BundleOptions, 'webpackConfigHook' | 'preloadModules'> = {
   webpackConfigHook: (config) => {
     config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
     return config;
   },
+  preloadModules: [workflowsPath()],
 };
 
 /**

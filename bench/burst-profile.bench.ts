@@ -4,7 +4,7 @@
 // PROFILE_N (default 300) background `sleep` tasks from 8 callers, and waits until every command
 // runs. Then it stops the worker gracefully (which writes the profiles), waits for the sleeps to
 // end and prints each thread's self time per task within the burst, by package and by function,
-// with the callers of the natives that take most (bench/lib/cpu-profile.mjs). PROFILE_OFF=1 runs
+// with the callers of the natives that take most (bench/lib/cpu-profile.ts). PROFILE_OFF=1 runs
 // the same burst without the profiler and prints only the CPU and memory figures.
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';

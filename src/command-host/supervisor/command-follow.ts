@@ -17,7 +17,7 @@ import { answerCursorQueries } from '../terminal/terminal-queries.js';
 import { type ExitWatch, outcomeOf, startedRecord, waitForEnd } from './command-end.js';
 import { endGroup, signalSupervisor, warnForcedEnd } from './process-groups.js';
 import type { SupervisorRecord } from './supervisor-records.js';
-import { markedDone, type TaskFiles } from './task-files.js';
+import { markDone, type TaskFiles } from './task-files.js';
 
 /** What following a command needs of its host. */
 export interface FollowHost {
@@ -228,7 +228,7 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
  */
 function markForegroundDone(spec: CommandSpec, files: TaskFiles, outcome: CommandOutcome): void {
   if (!spec.background && !outcome.stdout.spillPath && !outcome.stderr.spillPath && !outcome.spillFiles)
-    markedDone(files);
+    markDone(files);
 }
 
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days). */

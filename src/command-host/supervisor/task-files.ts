@@ -38,7 +38,7 @@ export interface TaskFiles {
   screenMarks: string;
   /**
    * Written by workers of 0.2.0 when a foreground run ended and its result holds all of its
-   * output; now the end record is made read-only instead (`markedDone`). Either way the task's files
+   * output; now the end record is made read-only instead (`markDone`). Either way the task's files
    * are then the sweeper's after a short while, not kept for the retention (spill-sweeper.ts).
    */
   foregroundDone: string;
@@ -76,12 +76,11 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
   };
 }
 
-/** A record file's JSON, or undefined when there is no such file. */
 /** The end record's mode once its foreground run's result holds all of its output. */
 const DONE_MODE = 0o400;
 
 /** Marks a foreground run done (see `TaskFiles.foregroundDone`); its files gone already is no matter. */
-export function markedDone(files: TaskFiles): void {
+export function markDone(files: TaskFiles): void {
   try {
     chmodSync(files.exit, DONE_MODE);
   } catch {
@@ -94,6 +93,7 @@ export function isMarkedDone(exitStat: Pick<Stats, 'mode'>): boolean {
   return (exitStat.mode & 0o777) === DONE_MODE;
 }
 
+/** A record file's JSON, or undefined when there is no such file. */
 export async function readJson<T>(file: string): Promise<T | undefined> {
   let text: string;
   try {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SpillSweeper, sweepSpillDir } from '../../../src/command-host/spill/spill-sweeper.js';
 import { currentBootId, processStart } from '../../../src/command-host/supervisor/process-identity.js';
 import { TASK_FILES_FORMAT } from '../../../src/command-host/supervisor/supervisor-records.js';
-import { markedDone, taskFiles } from '../../../src/command-host/supervisor/task-files.js';
+import { markDone, taskFiles } from '../../../src/command-host/supervisor/task-files.js';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../../src/shared/limits.js';
 
 const MINUTE_MS = 60_000;
@@ -102,8 +102,8 @@ describe('the spill sweeper', () => {
       [`${doneBefore}.stdout`]: 20 * MINUTE_MS,
       [`${doneBefore}.foreground-done`]: 20 * MINUTE_MS,
     });
-    markedDone(taskFiles(dir, done));
-    markedDone(taskFiles(dir, recent));
+    markDone(taskFiles(dir, done));
+    markDone(taskFiles(dir, recent));
     await sweepSpillDir(dir, 7 * DAY_MS, new Set(), Date.now(), Number.POSITIVE_INFINITY, 15 * MINUTE_MS);
     expect(readdirSync(dir).sort()).toEqual(
       [`${recent}.stdout`, `${recent}.exit`, `${background}.stdout`, `${background}.exit`].sort(),

@@ -38,12 +38,14 @@ import { bundleFloorWorkflows, type FloorBundle, startFloorWorker } from './lib/
 import {
   alive,
   attemptsSince,
+  CpuByProgram,
   CpuSpan,
   cancelAll,
   directSpawn,
   endLeftovers,
   groupAlive,
   inLanes,
+  programsPerTask,
   StartedRecords,
   settledRss,
   sleep,
@@ -507,6 +509,7 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
     const ids: string[] = [];
     const start = performance.now();
     const cpuSpan = new CpuSpan(scaleWorker.child.pid);
+    const programs = new CpuByProgram();
     let returnedMs = Number.NaN;
     let runningMs = Number.NaN;
     const callers = inLanes(
@@ -525,6 +528,7 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
       () => notes.push(`durable-bash burst: ${records.count()} of ${SIZES.burst} running at the deadline`),
     );
     const cpu = cpuSpan.end();
+    const byProgram = programs.end();
     await callers;
     log(
       `durable-bash burst: ids in ${seconds(returnedMs)}, all running in ${seconds(runningMs)} (floor ${seconds(floorBurst.runningMs)})`,
@@ -552,7 +556,7 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
     figures.push({
       id: 'burst.cpu',
       measure: `burst of ${SIZES.burst}: CPU from the first start until all run, per task (the machine's, over every process)`,
-      raw: `${perTask(cpu.machine)} a task: machine ${busy(cpu)}; the worker process ${cpu.other.toFixed(1)} s, the callers' process ${cpu.self.toFixed(1)} s, the rest (server, nursery, supervisors, bash) ${(cpu.machine - cpu.other - cpu.self).toFixed(1)} s. Floor: ${perTask(floorCpu.machine)} a task: machine ${busy(floorCpu)}; the callers' and its worker's process ${floorCpu.self.toFixed(1)} s, the rest (server) ${(floorCpu.machine - floorCpu.self).toFixed(1)} s`,
+      raw: `${perTask(cpu.machine)} a task: machine ${busy(cpu)}; the worker process ${cpu.other.toFixed(1)} s, the callers' process ${cpu.self.toFixed(1)} s, the rest (server, nursery, supervisors, bash) ${(cpu.machine - cpu.other - cpu.self).toFixed(1)} s; by program, ms a task: ${programsPerTask(byProgram, SIZES.burst)}. Floor: ${perTask(floorCpu.machine)} a task: machine ${busy(floorCpu)}; the callers' and its worker's process ${floorCpu.self.toFixed(1)} s, the rest (server) ${(floorCpu.machine - floorCpu.self).toFixed(1)} s; by program, ms a task: ${programsPerTask(floorBurst.programs, SIZES.burst)}`,
       value: (1000 * cpu.machine) / SIZES.burst,
       unit: 'ms',
       ratio: ratioOr(cpu.machine, floorCpu.machine),
@@ -759,6 +763,7 @@ interface BurstFloor {
   returnedMs: number;
   cost: PerTaskCost | undefined;
   cpu: ReturnType<CpuSpan['end']>;
+  programs: ReturnType<CpuByProgram['end']>;
 }
 
 /**
@@ -780,6 +785,7 @@ async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
   try {
     const start = performance.now();
     const cpuSpan = new CpuSpan();
+    const programs = new CpuByProgram();
     let returnedMs = Number.NaN;
     const callers = inLanes(ids, CALLERS, async (workflowId) => {
       await server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId });
@@ -794,6 +800,7 @@ async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
       () => notes.push(`burst floor: ${started} of ${SIZES.burst} running at the deadline`),
     );
     const cpu = cpuSpan.end();
+    const byProgram = programs.end();
     await callers;
     log(`burst floor: starts returned in ${seconds(returnedMs)}, all running in ${seconds(runningMs)}`);
     extra.burstFloor = { runningMs, returnedMs };
@@ -804,7 +811,7 @@ async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
         `floor cost per task per minute: ${fixed(cost.heartbeats)} heartbeats, ${fixed(cost.updateWrites)} writes, ${fixed(cost.frontendCalls)} calls`,
       );
     }
-    return { runningMs, returnedMs, cost, cpu };
+    return { runningMs, returnedMs, cost, cpu, programs: byProgram };
   } finally {
     await inLanes(ids, CALLERS, async (workflowId) => {
       await server.client.workflow

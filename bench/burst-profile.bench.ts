@@ -5,7 +5,9 @@
 // runs. Then it stops the worker gracefully (which writes the profiles), waits for the sleeps to
 // end and prints each thread's self time per task within the burst, by package and by function,
 // with the callers of the natives that take most (bench/lib/cpu-profile.ts). PROFILE_OFF=1 runs
-// the same burst without the profiler and prints only the CPU and memory figures.
+// the same burst without the profiler and prints only the CPU and memory figures, after Temporal's
+// own burst floor on the same server (N workflows each running one heartbeating activity, the
+// worker in this process), each with its CPU by program (the server's apart).
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,9 +17,20 @@ import { it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { waitFor } from '../test/helpers/processes.js';
 import { startWorkerProcess } from '../test/helpers/worker-process.js';
+import { onHeartbeatingStarted } from './floor/activities.js';
 import { summarizeProfiles } from './lib/cpu-profile.js';
-import { CpuSpan, endLeftovers, inLanes, StartedRecords, startBackground, type Tools } from './lib/host.js';
-import { startBenchServer } from './lib/server.js';
+import { bundleFloorWorkflows, startFloorWorker } from './lib/floor-worker.js';
+import {
+  CpuByProgram,
+  CpuSpan,
+  endLeftovers,
+  inLanes,
+  programsPerTask,
+  StartedRecords,
+  startBackground,
+  type Tools,
+} from './lib/host.js';
+import { type BenchServer, startBenchServer } from './lib/server.js';
 
 const TASKS = Number(process.env.PROFILE_N ?? 300);
 const PROFILING = process.env.PROFILE_OFF !== '1';
@@ -27,6 +40,7 @@ const CALLERS = 8;
 
 it(`a burst of ${TASKS} background starts, the worker under the profiler`, async () => {
   const server = await startBenchServer('memory');
+  if (!PROFILING) await burstFloor(server);
   const queue = `profile-${randomUUID()}`;
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-profile-'));
   const profileDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-cpu-profiles-'));
@@ -56,6 +70,7 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
     const windowStartUs = Number(process.hrtime.bigint() / 1000n);
     const startMs = performance.now();
     const cpu = new CpuSpan(worker.child.pid as number);
+    const programs = new CpuByProgram();
     const callers = inLanes(
       Array.from({ length: TASKS }, (_, i) => i),
       CALLERS,
@@ -67,6 +82,7 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
     const runningMs = performance.now() - startMs;
     const windowEndUs = Number(process.hrtime.bigint() / 1000n);
     const spent = cpu.end();
+    const byProgram = programs.end();
     await callers;
     const growthMiB = (worker.rssBytes() - idleRss) / 1024 / 1024;
     console.log(
@@ -74,6 +90,7 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
         `the callers ${spent.self.toFixed(2)} s, the machine ${spent.machine.toFixed(2)} s; ` +
         `worker RSS growth ${growthMiB.toFixed(1)} MiB`,
     );
+    console.log(`CPU by program, ms a task: ${programsPerTask(byProgram, TASKS)}`);
     worker.child.kill('SIGTERM');
     await once(worker.child, 'exit');
     if (PROFILING)
@@ -88,3 +105,43 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
     rmSync(profileDir, { recursive: true, force: true });
   }
 }, 600_000);
+
+/** Temporal's burst floor (as bench/budgets.bench.ts runs it): its time and CPU, printed. */
+async function burstFloor(server: BenchServer): Promise<void> {
+  const queue = `profile-floor-${randomUUID()}`;
+  const { worker, running } = await startFloorWorker(server, queue, await bundleFloorWorkflows(), {
+    maxConcurrentActivityTaskExecutions: TASKS + 50,
+    maxHeartbeatThrottleInterval: 60_000,
+  });
+  let started = 0;
+  onHeartbeatingStarted(() => {
+    started++;
+  });
+  const ids = Array.from({ length: TASKS }, () => `profile-floor-${randomUUID()}`);
+  try {
+    const startMs = performance.now();
+    const cpu = new CpuSpan();
+    const programs = new CpuByProgram();
+    await inLanes(ids, CALLERS, async (workflowId) => {
+      await server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId });
+    });
+    await waitFor(() => started >= TASKS, 300_000, 20);
+    const runningMs = performance.now() - startMs;
+    const spent = cpu.end();
+    const byProgram = programs.end();
+    console.log(
+      `floor: ${TASKS} workflows' activities all running in ${(runningMs / 1000).toFixed(2)} s; CPU: the callers and worker ${spent.self.toFixed(2)} s, the machine ${spent.machine.toFixed(2)} s`,
+    );
+    console.log(`floor: CPU by program, ms a task: ${programsPerTask(byProgram, TASKS)}`);
+  } finally {
+    await inLanes(ids, CALLERS, async (workflowId) => {
+      await server.client.workflow
+        .getHandle(workflowId)
+        .terminate('profile done')
+        .catch(() => undefined);
+    });
+    onHeartbeatingStarted(() => {});
+    worker.shutdown();
+    await running;
+  }
+}

@@ -432,6 +432,64 @@ export class CpuSpan {
 }
 
 /**
+ * Every process's CPU seconds so far, by pid and start time: its threads' own time in ns
+ * (/proc/<pid>/task/<tid>/schedstat, so a process that ran for under a clock tick still counts)
+ * and its reaped children's (cutime and cstime, in clock ticks).
+ */
+function everyProcessSeconds(): Map<string, { name: string; seconds: number }> {
+  const all = new Map<string, { name: string; seconds: number }>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const stat = procStat(Number(entry));
+    if (stat === undefined) continue;
+    let ns = 0;
+    try {
+      for (const tid of readdirSync(`/proc/${entry}/task`))
+        ns += Number(readFileSync(`/proc/${entry}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    const children = (Number(stat.fields[13]) + Number(stat.fields[14])) / CLOCK_TICKS;
+    all.set(`${entry}@${stat.fields[19]}`, { name: stat.name, seconds: ns / 1e9 + children });
+  }
+  return all;
+}
+
+/**
+ * Where the machine's CPU went over a stretch of time, by program name (/proc's `comm`). A
+ * process's reaped children count for their parent, so a short-lived `bash` shows under the
+ * supervisor that waited for it; a process that ended unreaped in the stretch is missed.
+ */
+export class CpuByProgram {
+  private readonly before = everyProcessSeconds();
+
+  /** CPU seconds by program name, largest first. */
+  end(): Array<{ name: string; seconds: number; processes: number }> {
+    const byName = new Map<string, { seconds: number; processes: number }>();
+    for (const [key, now] of everyProcessSeconds()) {
+      const spent = now.seconds - (this.before.get(key)?.seconds ?? 0);
+      if (spent <= 0) continue;
+      const entry = byName.get(now.name) ?? { seconds: 0, processes: 0 };
+      entry.seconds += spent;
+      entry.processes++;
+      byName.set(now.name, entry);
+    }
+    return [...byName].map(([name, e]) => ({ name, ...e })).sort((a, b) => b.seconds - a.seconds);
+  }
+}
+
+/** The largest programs of a `CpuByProgram` span, in ms a task: "temporal 12.9, sleep 2.9 (300 processes)". */
+export function programsPerTask(byProgram: ReturnType<CpuByProgram['end']>, tasks: number, top = 6): string {
+  return byProgram
+    .slice(0, top)
+    .map(
+      (p) =>
+        `${p.name} ${((1000 * p.seconds) / tasks).toFixed(1)}${p.processes > 1 ? ` (${p.processes} processes)` : ''}`,
+    )
+    .join(', ');
+}
+
+/**
  * When each command attempt started since `sinceWallMs` (ms after it, sorted), from the host alone:
  * an attempt writes its `<task id>.attempt` file before anything else (docs/DURABILITY.md).
  */

@@ -4,7 +4,16 @@
 // own tasks must keep doing together. Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -267,6 +276,43 @@ describe("a session's network on a host", () => {
     expect(networks()).toEqual([]);
     // Their holders and slirp4netns processes end too (SIGTERM, a moment after).
     await expect.poll(() => processes.filter(({ pid, start }) => processStart(pid) === start)).toEqual([]);
+  });
+  it("marks a task with a link to its attempt's record, and forgets a mark never claimed", async () => {
+    const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
+    const isolation = createSessionIsolation({}, supervisorPath(), spill);
+    const session = sessionKey('never-claimed');
+    const taskId = `bash-${randomUUID()}`;
+    const files = taskFiles(spill, taskId);
+    const launch = () =>
+      isolation.launch({
+        taskId: taskId as TaskId,
+        command: 'true',
+        workdir,
+        background: true,
+        taskQueue: 'q',
+        lostAfterMs: 1,
+        session,
+      });
+    const mark = path.join(spill, '.sessions', session, 'tasks', taskId);
+    // The command runner writes the attempt's record before the launch (a rename, as here).
+    const rememberAttempt = () => {
+      writeFileSync(`${files.attempt}.tmp`, '{}');
+      renameSync(`${files.attempt}.tmp`, files.attempt);
+    };
+    rememberAttempt();
+    await launch();
+    expect(statSync(mark).ino).toBe(statSync(files.attempt).ino);
+    // Launched again (the first start failed before its claim): the mark follows the new attempt.
+    rememberAttempt();
+    await launch();
+    expect(statSync(mark).ino).toBe(statSync(files.attempt).ino);
+    expect(await isolation.sweep()).toBe(0);
+    // Unclaimed for longer than a launch may take: the mark goes, and the session's network with it.
+    const longAgo = new Date(Date.now() - 120_000);
+    utimesSync(files.attempt, longAgo, longAgo);
+    expect(await isolation.sweep()).toBe(1);
+    expect(() => statSync(mark)).toThrow('ENOENT');
+    expect(statSync(files.attempt).isFile()).toBe(true);
   });
   it("gives a session's directories and uid back once it has been idle for the retention", async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));

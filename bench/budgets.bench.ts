@@ -493,6 +493,9 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
     await worker.crash();
     // Temporal's burst floor, which also stands idle for its server-cost window.
     const floorBurst = await burstFloor(metricsOk);
+    // The same with the command run by the floor's activity: what running it costs plain Temporal code.
+    const spawnFloor = await burstFloor(false, 'sleep 600');
+    log(`burst floor with a spawn: all running in ${seconds(spawnFloor.runningMs)}`);
 
     // durable-bash's burst on a worker of its own (a heap never shrinks: memory is measured fresh).
     const queue = `bench-scale-${randomUUID()}`;
@@ -561,6 +564,17 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
       unit: 'ms',
       ratio: ratioOr(cpu.machine, floorCpu.machine),
       ratioText: `${fixed(ratioOr(cpu.machine, floorCpu.machine))} x the floor's CPU`,
+      target: '',
+      holds: null,
+    });
+    figures.push({
+      id: 'burst.running.spawnFloor',
+      measure: `burst of ${SIZES.burst}: all running, against Temporal's burst floor with the command run (each activity spawns \`bash -c 'sleep 600'\` with Node.js)`,
+      raw: `${seconds(runningMs)} and ${perTask(cpu.machine)} of CPU a task; that floor ${seconds(spawnFloor.runningMs)} and ${perTask(spawnFloor.cpu.machine)} a task (by program, ms a task: ${programsPerTask(spawnFloor.programs, SIZES.burst)}): its CPU ${fixed(ratioOr(spawnFloor.cpu.machine, floorCpu.machine))} x the plain floor's`,
+      value: runningMs,
+      unit: 'ms',
+      ratio: ratioOr(runningMs, spawnFloor.runningMs),
+      ratioText: `${fixed(ratioOr(runningMs, spawnFloor.runningMs))} x that floor; CPU ${fixed(ratioOr(cpu.machine, spawnFloor.cpu.machine))} x`,
       target: '',
       holds: null,
     });
@@ -769,9 +783,10 @@ interface BurstFloor {
 /**
  * Temporal's burst floor: N workflows started by 8 callers, each running one activity that
  * heartbeats once a minute until ended; the time until every activity runs. They then stand idle
- * for the floor's server-cost window, and are terminated.
+ * for the floor's server-cost window, and are terminated. With `command`, each activity first
+ * spawns `bash -c command` with Node.js and keeps it (the floor with the command run; no window).
  */
-async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
+async function burstFloor(withMetrics: boolean, command?: string): Promise<BurstFloor> {
   const queue = `bench-burst-floor-${randomUUID()}`;
   const { worker: burstWorker, running } = await startFloorWorker(server, queue, workflowBundle, {
     maxConcurrentActivityTaskExecutions: SIZES.burst + 50,
@@ -788,7 +803,9 @@ async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
     const programs = new CpuByProgram();
     let returnedMs = Number.NaN;
     const callers = inLanes(ids, CALLERS, async (workflowId) => {
-      await server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId });
+      await (command === undefined
+        ? server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId })
+        : server.client.workflow.start('burstSpawnFloor', { taskQueue: queue, workflowId, args: [command] }));
     }).then(() => {
       returnedMs = performance.now() - start;
     });
@@ -803,6 +820,7 @@ async function burstFloor(withMetrics: boolean): Promise<BurstFloor> {
     const byProgram = programs.end();
     await callers;
     log(`burst floor: starts returned in ${seconds(returnedMs)}, all running in ${seconds(runningMs)}`);
+    if (command !== undefined) return { runningMs, returnedMs, cost: undefined, cpu, programs: byProgram };
     extra.burstFloor = { runningMs, returnedMs };
     await sleep(SIZES.steadyMs); // As durable-bash's tasks get before their window.
     const cost = withMetrics ? await costWindow(SIZES.burst) : undefined;

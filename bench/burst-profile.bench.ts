@@ -7,7 +7,8 @@
 // with the callers of the natives that take most (bench/lib/cpu-profile.ts). PROFILE_OFF=1 runs
 // the same burst without the profiler and prints only the CPU and memory figures, after Temporal's
 // own burst floor on the same server (N workflows each running one heartbeating activity, the
-// worker in this process), each with its CPU by program (the server's apart).
+// worker in this process) and that floor with each activity spawning the same command, each with
+// its CPU by program (the server's apart).
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,7 +41,10 @@ const CALLERS = 8;
 
 it(`a burst of ${TASKS} background starts, the worker under the profiler`, async () => {
   const server = await startBenchServer('memory');
-  if (!PROFILING) await burstFloor(server);
+  if (!PROFILING) {
+    await burstFloor(server);
+    await burstFloor(server, `sleep ${SLEEP_S}`);
+  }
   const queue = `profile-${randomUUID()}`;
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-profile-'));
   const profileDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-cpu-profiles-'));
@@ -106,8 +110,12 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
   }
 }, 600_000);
 
-/** Temporal's burst floor (as bench/budgets.bench.ts runs it): its time and CPU, printed. */
-async function burstFloor(server: BenchServer): Promise<void> {
+/**
+ * Temporal's burst floor (as bench/budgets.bench.ts runs it), or with `command`, the same with each
+ * activity spawning `bash -c command` and keeping it: its time and CPU, printed.
+ */
+async function burstFloor(server: BenchServer, command?: string): Promise<void> {
+  const name = command === undefined ? 'floor' : 'floor with a spawn';
   const queue = `profile-floor-${randomUUID()}`;
   const { worker, running } = await startFloorWorker(server, queue, await bundleFloorWorkflows(), {
     maxConcurrentActivityTaskExecutions: TASKS + 50,
@@ -123,16 +131,18 @@ async function burstFloor(server: BenchServer): Promise<void> {
     const cpu = new CpuSpan();
     const programs = new CpuByProgram();
     await inLanes(ids, CALLERS, async (workflowId) => {
-      await server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId });
+      await (command === undefined
+        ? server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId })
+        : server.client.workflow.start('burstSpawnFloor', { taskQueue: queue, workflowId, args: [command] }));
     });
     await waitFor(() => started >= TASKS, 300_000, 20);
     const runningMs = performance.now() - startMs;
     const spent = cpu.end();
     const byProgram = programs.end();
     console.log(
-      `floor: ${TASKS} workflows' activities all running in ${(runningMs / 1000).toFixed(2)} s; CPU: the callers and worker ${spent.self.toFixed(2)} s, the machine ${spent.machine.toFixed(2)} s`,
+      `${name}: ${TASKS} workflows' activities all running in ${(runningMs / 1000).toFixed(2)} s; CPU: the callers and worker ${spent.self.toFixed(2)} s, the machine ${spent.machine.toFixed(2)} s`,
     );
-    console.log(`floor: CPU by program, ms a task: ${programsPerTask(byProgram, TASKS)}`);
+    console.log(`${name}: CPU by program, ms a task: ${programsPerTask(byProgram, TASKS)}`);
   } finally {
     await inLanes(ids, CALLERS, async (workflowId) => {
       await server.client.workflow

@@ -1,7 +1,8 @@
 /**
  * Temporal's own floors, as plain Temporal code with nothing of durable-bash in it: the minimum
  * round trip (a workflow running one trivial activity) and the burst floor's unit (a workflow
- * running one activity that heartbeats once a minute until it is ended), and the units of a
+ * running one activity that heartbeats once a minute until it is ended; with a spawn, the same
+ * activity running a command), and the units of a
  * notice, a reminder and a read. Bundled by the bench
  * (bundleWorkflowCode) for a worker in the bench process.
  */
@@ -20,7 +21,7 @@ const { trivial } = proxyActivities<typeof activities>({
   retry: { maximumAttempts: 1 },
 });
 
-const { heartbeatUntilCancelled } = proxyActivities<typeof activities>({
+const { heartbeatUntilCancelled, spawnUntilCancelled } = proxyActivities<typeof activities>({
   startToCloseTimeout: '1 day',
   // A few minutes, as a durable-bash task's command activity has.
   heartbeatTimeout: '150 seconds',
@@ -33,6 +34,11 @@ export async function roundTripFloor(): Promise<void> {
 
 export async function burstFloor(): Promise<void> {
   await heartbeatUntilCancelled();
+}
+
+/** The burst floor's unit with the command run: its activity spawns `bash -c command` and keeps it. */
+export async function burstSpawnFloor(command: string): Promise<void> {
+  await spawnUntilCancelled(command);
 }
 
 /** A message Temporal delivers to a worker elsewhere: each signal, one activity (a notice's floor). */

@@ -2,7 +2,7 @@
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
 import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
-import { heartbeatUntilCancelled, trivial } from '../floor/activities.js';
+import { heartbeatUntilCancelled, spawnUntilCancelled, trivial } from '../floor/activities.js';
 import type { BenchServer } from './server.js';
 
 export type FloorBundle = { code: string };
@@ -28,7 +28,7 @@ export async function startFloorWorker(
     namespace: server.namespace,
     taskQueue,
     workflowBundle,
-    activities: { trivial, heartbeatUntilCancelled },
+    activities: { trivial, heartbeatUntilCancelled, spawnUntilCancelled },
     ...extra,
   });
   return { worker, running: worker.run() };

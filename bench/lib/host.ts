@@ -434,7 +434,7 @@ export class CpuSpan {
 /**
  * Every process's CPU seconds so far, by pid and start time: its threads' own time in ns
  * (/proc/<pid>/task/<tid>/schedstat, so a process that ran for under a clock tick still counts)
- * and its reaped children's (cutime and cstime, in clock ticks).
+ * and its reaped children's (cutime and cstime, in clock ticks), but for PID 1's.
  */
 function everyProcessSeconds(): Map<string, { name: string; seconds: number }> {
   const all = new Map<string, { name: string; seconds: number }>();
@@ -449,7 +449,8 @@ function everyProcessSeconds(): Map<string, { name: string; seconds: number }> {
     } catch {
       continue; // Gone meanwhile.
     }
-    const children = (Number(stat.fields[13]) + Number(stat.fields[14])) / CLOCK_TICKS;
+    // PID 1 reaps the orphans of every process tree, each with its whole life's CPU: left out.
+    const children = entry === '1' ? 0 : (Number(stat.fields[13]) + Number(stat.fields[14])) / CLOCK_TICKS;
     all.set(`${entry}@${stat.fields[19]}`, { name: stat.name, seconds: ns / 1e9 + children });
   }
   return all;

@@ -19,7 +19,6 @@ import { HEARTBEAT_INTERVAL_MS } from '../src/shared/limits.js';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { waitFor } from '../test/helpers/processes.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
-import { FLOOR_HEARTBEAT_MS, onHeartbeatingStarted } from './floor/activities.js';
 import {
   dist,
   type Figure,
@@ -34,6 +33,7 @@ import {
   seconds,
   writeRunJson,
 } from './lib/figures.js';
+import { runFloorBurst } from './lib/floor-burst.js';
 import { bundleFloorWorkflows, type FloorBundle, startFloorWorker } from './lib/floor-worker.js';
 import {
   alive,
@@ -781,46 +781,24 @@ interface BurstFloor {
 }
 
 /**
- * Temporal's burst floor: N workflows started by 8 callers, each running one activity that
- * heartbeats once a minute until ended; the time until every activity runs. They then stand idle
- * for the floor's server-cost window, and are terminated. With `command`, each activity first
- * spawns `bash -c command` with Node.js and keeps it (the floor with the command run; no window).
+ * Temporal's burst floor (bench/lib/floor-burst.ts): N workflows started by 8 callers, each running
+ * one activity that heartbeats once a minute until ended. They then stand idle for the floor's
+ * server-cost window, and are terminated. With `command`, each activity first spawns `bash -c
+ * command` with Node.js and keeps it (the floor with the command run; no window).
  */
 async function burstFloor(withMetrics: boolean, command?: string): Promise<BurstFloor> {
-  const queue = `bench-burst-floor-${randomUUID()}`;
-  const { worker: burstWorker, running } = await startFloorWorker(server, queue, workflowBundle, {
-    maxConcurrentActivityTaskExecutions: SIZES.burst + 50,
-    maxHeartbeatThrottleInterval: FLOOR_HEARTBEAT_MS,
+  const burst = await runFloorBurst(server, workflowBundle, {
+    tasks: SIZES.burst,
+    callers: CALLERS,
+    deadlineMs: BURST_DEADLINE_MS,
+    ...(command !== undefined ? { command } : {}),
   });
-  let started = 0;
-  onHeartbeatingStarted(() => {
-    started++;
-  });
-  const ids = Array.from({ length: SIZES.burst }, () => `burst-floor-${randomUUID()}`);
   try {
-    const start = performance.now();
-    const cpuSpan = new CpuSpan();
-    const programs = new CpuByProgram();
-    let returnedMs = Number.NaN;
-    const callers = inLanes(ids, CALLERS, async (workflowId) => {
-      await (command === undefined
-        ? server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId })
-        : server.client.workflow.start('burstSpawnFloor', { taskQueue: queue, workflowId, args: [command] }));
-    }).then(() => {
-      returnedMs = performance.now() - start;
-    });
-    let runningMs = Number.NaN;
-    await waitFor(() => started >= SIZES.burst, BURST_DEADLINE_MS, 20).then(
-      () => {
-        runningMs = performance.now() - start;
-      },
-      () => notes.push(`burst floor: ${started} of ${SIZES.burst} running at the deadline`),
-    );
-    const cpu = cpuSpan.end();
-    const byProgram = programs.end();
-    await callers;
+    const { runningMs, returnedMs, cpu, programs } = burst;
+    if (!Number.isFinite(runningMs))
+      notes.push(`burst floor: ${burst.running} of ${SIZES.burst} running at the deadline`);
     log(`burst floor: starts returned in ${seconds(returnedMs)}, all running in ${seconds(runningMs)}`);
-    if (command !== undefined) return { runningMs, returnedMs, cost: undefined, cpu, programs: byProgram };
+    if (command !== undefined) return { runningMs, returnedMs, cost: undefined, cpu, programs };
     extra.burstFloor = { runningMs, returnedMs };
     await sleep(SIZES.steadyMs); // As durable-bash's tasks get before their window.
     const cost = withMetrics ? await costWindow(SIZES.burst) : undefined;
@@ -829,17 +807,9 @@ async function burstFloor(withMetrics: boolean, command?: string): Promise<Burst
         `floor cost per task per minute: ${fixed(cost.heartbeats)} heartbeats, ${fixed(cost.updateWrites)} writes, ${fixed(cost.frontendCalls)} calls`,
       );
     }
-    return { runningMs, returnedMs, cost, cpu, programs: byProgram };
+    return { runningMs, returnedMs, cost, cpu, programs };
   } finally {
-    await inLanes(ids, CALLERS, async (workflowId) => {
-      await server.client.workflow
-        .getHandle(workflowId)
-        .terminate('benchmark done')
-        .catch(() => undefined);
-    });
-    onHeartbeatingStarted(() => {});
-    burstWorker.shutdown();
-    await running;
+    await burst.end();
   }
 }
 

@@ -18,9 +18,9 @@ import { it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { waitFor } from '../test/helpers/processes.js';
 import { startWorkerProcess } from '../test/helpers/worker-process.js';
-import { onHeartbeatingStarted } from './floor/activities.js';
 import { summarizeProfiles } from './lib/cpu-profile.js';
-import { bundleFloorWorkflows, startFloorWorker } from './lib/floor-worker.js';
+import { runFloorBurst } from './lib/floor-burst.js';
+import { bundleFloorWorkflows } from './lib/floor-worker.js';
 import {
   CpuByProgram,
   CpuSpan,
@@ -111,47 +111,24 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
 }, 600_000);
 
 /**
- * Temporal's burst floor (as bench/budgets.bench.ts runs it), or with `command`, the same with each
- * activity spawning `bash -c command` and keeping it: its time and CPU, printed.
+ * Temporal's burst floor (bench/lib/floor-burst.ts, as bench/budgets.bench.ts runs it), or with
+ * `command`, the same with each activity spawning `bash -c command` and keeping it: its time and
+ * CPU, printed.
  */
 async function burstFloor(server: BenchServer, command?: string): Promise<void> {
   const name = command === undefined ? 'floor' : 'floor with a spawn';
-  const queue = `profile-floor-${randomUUID()}`;
-  const { worker, running } = await startFloorWorker(server, queue, await bundleFloorWorkflows(), {
-    maxConcurrentActivityTaskExecutions: TASKS + 50,
-    maxHeartbeatThrottleInterval: 60_000,
+  const burst = await runFloorBurst(server, await bundleFloorWorkflows(), {
+    tasks: TASKS,
+    callers: CALLERS,
+    deadlineMs: 300_000,
+    ...(command !== undefined ? { command } : {}),
   });
-  let started = 0;
-  onHeartbeatingStarted(() => {
-    started++;
-  });
-  const ids = Array.from({ length: TASKS }, () => `profile-floor-${randomUUID()}`);
   try {
-    const startMs = performance.now();
-    const cpu = new CpuSpan();
-    const programs = new CpuByProgram();
-    await inLanes(ids, CALLERS, async (workflowId) => {
-      await (command === undefined
-        ? server.client.workflow.start('burstFloor', { taskQueue: queue, workflowId })
-        : server.client.workflow.start('burstSpawnFloor', { taskQueue: queue, workflowId, args: [command] }));
-    });
-    await waitFor(() => started >= TASKS, 300_000, 20);
-    const runningMs = performance.now() - startMs;
-    const spent = cpu.end();
-    const byProgram = programs.end();
     console.log(
-      `${name}: ${TASKS} workflows' activities all running in ${(runningMs / 1000).toFixed(2)} s; CPU: the callers and worker ${spent.self.toFixed(2)} s, the machine ${spent.machine.toFixed(2)} s`,
+      `${name}: ${burst.running} of ${TASKS} workflows' activities running in ${(burst.runningMs / 1000).toFixed(2)} s; CPU: the callers and worker ${burst.cpu.self.toFixed(2)} s, the machine ${burst.cpu.machine.toFixed(2)} s`,
     );
-    console.log(`${name}: CPU by program, ms a task: ${programsPerTask(byProgram, TASKS)}`);
+    console.log(`${name}: CPU by program, ms a task: ${programsPerTask(burst.programs, TASKS)}`);
   } finally {
-    await inLanes(ids, CALLERS, async (workflowId) => {
-      await server.client.workflow
-        .getHandle(workflowId)
-        .terminate('profile done')
-        .catch(() => undefined);
-    });
-    onHeartbeatingStarted(() => {});
-    worker.shutdown();
-    await running;
+    await burst.end();
   }
 }

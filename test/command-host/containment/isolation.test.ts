@@ -235,18 +235,19 @@ describe("what the operator chooses for sessions' networks", () => {
 });
 
 describe("a session's network on a host", () => {
+  /** A background run of `true` in `session`, as these launch it (no worker, no supervisor). */
+  const spec = (taskId: string, session: string): CommandSpec => ({
+    taskId: taskId as TaskId,
+    command: 'true',
+    workdir,
+    background: true,
+    taskQueue: 'q',
+    lostAfterMs: 1,
+    session,
+  });
   it('ends once nothing of the session runs there, and not before', async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
     const isolation = createSessionIsolation({}, supervisorPath(), spill);
-    const spec = (taskId: string, session: string): CommandSpec => ({
-      taskId: taskId as TaskId,
-      command: 'true',
-      workdir,
-      background: true,
-      taskQueue: 'q',
-      lostAfterMs: 1,
-      session,
-    });
     const running = `bash-${randomUUID()}`;
     const ended = `bash-${randomUUID()}`;
     await isolation.launch(spec(running, sessionKey('still-running')));
@@ -283,16 +284,7 @@ describe("a session's network on a host", () => {
     const session = sessionKey('never-claimed');
     const taskId = `bash-${randomUUID()}`;
     const files = taskFiles(spill, taskId);
-    const launch = () =>
-      isolation.launch({
-        taskId: taskId as TaskId,
-        command: 'true',
-        workdir,
-        background: true,
-        taskQueue: 'q',
-        lostAfterMs: 1,
-        session,
-      });
+    const launch = () => isolation.launch(spec(taskId, session));
     const mark = path.join(spill, '.sessions', session, 'tasks', taskId);
     // The command runner writes the attempt's record before the launch (a rename, as here).
     const rememberAttempt = () => {
@@ -318,16 +310,7 @@ describe("a session's network on a host", () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
     const isolation = createSessionIsolation({ retentionMs: 0 }, supervisorPath(), spill);
     const session = sessionKey('short-lived');
-    const launch = (taskId: string) =>
-      isolation.launch({
-        taskId: taskId as TaskId,
-        command: 'true',
-        workdir,
-        background: true,
-        taskQueue: 'q',
-        lostAfterMs: 1,
-        session,
-      });
+    const launch = (taskId: string) => isolation.launch(spec(taskId, session));
     const taskId = `bash-${randomUUID()}`;
     const { inner } = await launch(taskId);
     const uid = inner[inner.indexOf('--as') + 1];

@@ -5,7 +5,7 @@
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll } from 'vitest';
 import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
-import { type DevServer, startDevServer } from '../../src/dev-server/dev-server.js';
+import { type DevServer, DevServerStartError, startDevServer } from '../../src/dev-server/dev-server.js';
 import { createDevServerEnv, createTimeSkippingEnv } from '../../src/testing/index.js';
 
 export { createDevServerEnv, createTimeSkippingEnv, type DevServerPlace } from '../../src/testing/index.js';
@@ -40,12 +40,24 @@ function useServer(create: () => Promise<TestWorkflowEnvironment>): TestServer {
  * The dev server `durable-bash dev` runs, on a database file: killed (`process.kill('SIGKILL')`),
  * it starts again on the same file and ports (`place`) with everything it held. The caller stops it.
  */
-export function startDevServerOnFile(place: {
+export async function startDevServerOnFile(place: {
   port?: number;
   uiPort?: number;
   dbFile: string;
 }): Promise<DevServer> {
   const binary = findTemporalBinary(TemporalBinary.cli);
   if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
-  return startDevServer(binary.path, { port: 0, ...place });
+  for (let tries = 1; ; tries++) {
+    try {
+      return await startDevServer(binary.path, { port: 0, ...place });
+    } catch (err) {
+      // Besides the two ports of `place`, the server picks free ports for its own services (history,
+      // matching, membership, metrics) as it starts, and another test's process can take one between
+      // its pick and its bind: it then exits during start-up. Started again, it picks again.
+      if (!(err instanceof DevServerStartError) || err.exit === undefined || tries === START_TRIES) throw err;
+    }
+  }
 }
+
+/** How often a server that exited during start-up is started again. */
+const START_TRIES = 3;

@@ -374,6 +374,8 @@ function markTask(marks: string, taskId: string, attemptRecord: string): void {
       // The marks' directory is made on a session's first task, or again after a sweep.
       else if (code === 'ENOENT' && tries === 0) mkdirSync(marks, { recursive: true, mode: 0o700 });
       else if (code === 'ENOENT' || code === 'EEXIST' || code === 'EXDEV' || code === 'EPERM') {
+        // Unlinked first: a write through an older mark would empty the attempt record it links.
+        rmSync(mark, { force: true });
         writeFileSync(mark, '');
         return;
       } else throw err;

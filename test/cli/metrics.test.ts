@@ -159,8 +159,9 @@ describe('durable-bash worker --metrics-port', () => {
     const record = await readRecord(taskFiles(spillDir, doomed).state);
     await worker.crash();
     if (record === undefined) throw new Error('no state record');
-    process.kill(-record.pid, 'SIGKILL');
+    // The supervisor first: alive, it could reap the command killed before it and record the end.
     process.kill(record.supervisorPid, 'SIGKILL');
+    process.kill(-record.pid, 'SIGKILL');
     worker = await startWorkerProcess(env, taskQueue, args);
     await tasks.result(doomed).catch(() => undefined);
     await expect

@@ -495,7 +495,6 @@ describe(`DESIGN.md §4 on ${SERVER}`, () => {
     const floorBurst = await burstFloor(metricsOk);
     // The same with the command run by the floor's activity: what running it costs plain Temporal code.
     const spawnFloor = await burstFloor(false, 'sleep 600');
-    log(`burst floor with a spawn: all running in ${seconds(spawnFloor.runningMs)}`);
 
     // durable-bash's burst on a worker of its own (a heap never shrinks: memory is measured fresh).
     const queue = `bench-scale-${randomUUID()}`;
@@ -787,6 +786,7 @@ interface BurstFloor {
  * command` with Node.js and keeps it (the floor with the command run; no window).
  */
 async function burstFloor(withMetrics: boolean, command?: string): Promise<BurstFloor> {
+  const name = command === undefined ? 'burst floor' : 'burst floor with a spawn';
   const burst = await runFloorBurst(server, workflowBundle, {
     tasks: SIZES.burst,
     callers: CALLERS,
@@ -796,8 +796,8 @@ async function burstFloor(withMetrics: boolean, command?: string): Promise<Burst
   try {
     const { runningMs, returnedMs, cpu, programs } = burst;
     if (!Number.isFinite(runningMs))
-      notes.push(`burst floor: ${burst.running} of ${SIZES.burst} running at the deadline`);
-    log(`burst floor: starts returned in ${seconds(returnedMs)}, all running in ${seconds(runningMs)}`);
+      notes.push(`${name}: ${burst.running} of ${SIZES.burst} running at the deadline`);
+    log(`${name}: starts returned in ${seconds(returnedMs)}, all running in ${seconds(runningMs)}`);
     if (command !== undefined) return { runningMs, returnedMs, cost: undefined, cpu, programs };
     extra.burstFloor = { runningMs, returnedMs };
     await sleep(SIZES.steadyMs); // As durable-bash's tasks get before their window.

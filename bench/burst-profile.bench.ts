@@ -20,7 +20,7 @@ import { waitFor } from '../test/helpers/processes.js';
 import { startWorkerProcess } from '../test/helpers/worker-process.js';
 import { summarizeProfiles } from './lib/cpu-profile.js';
 import { runFloorBurst } from './lib/floor-burst.js';
-import { bundleFloorWorkflows } from './lib/floor-worker.js';
+import { bundleFloorWorkflows, type FloorBundle } from './lib/floor-worker.js';
 import {
   CpuByProgram,
   CpuSpan,
@@ -42,8 +42,9 @@ const CALLERS = 8;
 it(`a burst of ${TASKS} background starts, the worker under the profiler`, async () => {
   const server = await startBenchServer('memory');
   if (!PROFILING) {
-    await burstFloor(server);
-    await burstFloor(server, `sleep ${SLEEP_S}`);
+    const bundle = await bundleFloorWorkflows();
+    await burstFloor(server, bundle);
+    await burstFloor(server, bundle, `sleep ${SLEEP_S}`);
   }
   const queue = `profile-${randomUUID()}`;
   const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-profile-'));
@@ -115,9 +116,9 @@ it(`a burst of ${TASKS} background starts, the worker under the profiler`, async
  * `command`, the same with each activity spawning `bash -c command` and keeping it: its time and
  * CPU, printed.
  */
-async function burstFloor(server: BenchServer, command?: string): Promise<void> {
+async function burstFloor(server: BenchServer, bundle: FloorBundle, command?: string): Promise<void> {
   const name = command === undefined ? 'floor' : 'floor with a spawn';
-  const burst = await runFloorBurst(server, await bundleFloorWorkflows(), {
+  const burst = await runFloorBurst(server, bundle, {
     tasks: TASKS,
     callers: CALLERS,
     deadlineMs: 300_000,

@@ -148,6 +148,11 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   close(input[0]);
   close(status[1]);
   if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
+  /* Read while warm, so the task's record costs no read of /proc. */
+  char pid_text[16];
+  unsigned long long child_start;
+  snprintf(pid_text, sizeof pid_text, "%d", (int)child);
+  if (start_time(pid_text, &child_start) < 0) die("cannot read /proc/%s/stat", pid_text);
 
   /* Warm. Now the task, or EOF: the nursery let us go. */
   size_t len;
@@ -165,8 +170,12 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
     die("a malformed task from the nursery");
   }
   const char *state_file = f[0], *exit_file = f[1];
+  int keep_stdin = f[4][0] != '\0';
   id.started_ms = now_ms();
-  if (write_state(state_file, &id, 0, 0, 1) < 0) {
+  /* The claim names the command at once, as its process exists and waits for the go: one record
+   * written, not two. With a stdin FIFO the command is named only once the FIFO exists (a writer
+   * that finds a named command and no FIFO takes its stdin as closed), so the claim comes first. */
+  if (write_state(state_file, &id, keep_stdin ? 0 : (int)child, keep_stdin ? 0 : child_start, 1) < 0) {
     int e = errno;
     end_waiting_command(child);
     if (e != EEXIST) die("cannot claim %s: %s", state_file, strerror(e));
@@ -178,7 +187,6 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   open_spill(f[3], 2);
   struct relay relays[2] = {{.name = "stdout", .from = out[0], .to = 1}, {.name = "stderr", .from = err[0], .to = 2}};
   for (int i = 0; i < 2; i++) fcntl(relays[i].from, F_SETFL, O_NONBLOCK);
-  int keep_stdin = f[4][0] != '\0';
   if (keep_stdin) {
     opt.stdin_fifo = f[4];
     if (mkfifo(opt.stdin_fifo, 0600) < 0) die("cannot make %s: %s", opt.stdin_fifo, strerror(errno));
@@ -198,10 +206,7 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
     close(status[0]);
   }
 
-  char pid_text[16];
-  unsigned long long child_start;
-  snprintf(pid_text, sizeof pid_text, "%d", (int)child);
-  if (start_time(pid_text, &child_start) < 0 || write_state(state_file, &id, (int)child, child_start, 0) < 0) {
+  if (keep_stdin && write_state(state_file, &id, (int)child, child_start, 0) < 0) {
     int e = errno;
     end_waiting_command(child);
     die("cannot record the command (%s): %s", state_file, strerror(e));

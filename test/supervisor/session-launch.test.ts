@@ -159,7 +159,7 @@ describe('--session-launch', () => {
       'the work',
       '711',
       // The way down to the bound directory, made in the session's /tmp (as bubblewrap makes it).
-      `a ${path.basename(scratch)} `,
+      `a ${path.relative('/tmp', scratch).split(path.sep)[0]} `,
       '0',
       'hidden read-only',
       'nameserver 10.0.2.3',

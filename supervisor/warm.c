@@ -99,12 +99,17 @@ static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int er
 
 /* A spill file for the command's output, on fd `target`: created 0600, or one an attempt that
  * started nothing left; never through a link, and only a private regular file of this user. */
-static void open_spill(const char *file, int target) {
+static int open_spill(const char *file) {
   int fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) die("cannot open spill file %s: %s", file, strerror(errno));
   struct stat st;
   if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0)
     die("spill file %s is not a private regular file of this user", file);
+  return fd;
+}
+
+/* Makes a spill file's descriptor the supervisor's own fd `target` (1 or 2), where it relays to. */
+static void relay_into(int fd, int target) {
   if (dup2(fd, target) < 0) die("dup2: %s", strerror(errno));
   close(fd);
 }
@@ -172,6 +177,10 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   const char *state_file = f[0], *exit_file = f[1];
   int keep_stdin = f[4][0] != '\0';
   id.started_ms = now_ms();
+  /* The spill files exist before any record names the command: an attempt that attaches to it
+   * then opens its readers on them (a missing one reads as empty). Opening them changes nothing
+   * when the claim is lost; whoever holds it writes them. */
+  int spill_out = open_spill(f[2]), spill_err = open_spill(f[3]);
   /* The claim names the command at once, as its process exists and waits for the go: one record
    * written, not two. With a stdin FIFO the command is named only once the FIFO exists (a writer
    * that finds a named command and no FIFO takes its stdin as closed), so the claim comes first. */
@@ -183,8 +192,8 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
     report("claimed\n");
     _exit(EXIT_CLAIMED);
   }
-  open_spill(f[2], 1);
-  open_spill(f[3], 2);
+  relay_into(spill_out, 1);
+  relay_into(spill_err, 2);
   struct relay relays[2] = {{.name = "stdout", .from = out[0], .to = 1}, {.name = "stderr", .from = err[0], .to = 2}};
   for (int i = 0; i < 2; i++) fcntl(relays[i].from, F_SETFL, O_NONBLOCK);
   if (keep_stdin) {

@@ -14,10 +14,10 @@
  * where <flags> is empty, or `s` for a program that is a sandbox launcher (as --sandboxed: its inner
  * supervisor reports the command's wait status on the fd 3 it gets).
  *
- * and goes on as a supervisor started with them would: the claim, the spill files (opened here,
- * private regular files of this user only), the state record naming the command, then the go
- * message (mode, workdir, argv, environment) on which the waiting process enters the workdir and
- * execs. An EOF before any task (the nursery or its worker is gone) ends it, and its cgroups with
+ * and goes on as a supervisor started with them would: the spill files (opened here, private
+ * regular files of this user only), the claim, the state record naming the command (the claim
+ * itself without a stdin FIFO), then the go message (mode, workdir, argv, environment) on which the
+ * waiting process enters the workdir and execs. An EOF before any task (the nursery or its worker is gone) ends it, and its cgroups with
  * it. Output always goes through the relay: the nursery takes only an --output-max above 0. */
 
 static char *warm_cgroup_names[MAX_CGROUPS];

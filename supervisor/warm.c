@@ -17,8 +17,9 @@
  * and goes on as a supervisor started with them would: the spill files (opened here, private
  * regular files of this user only), the claim, the state record naming the command (the claim
  * itself without a stdin FIFO), then the go message (mode, workdir, argv, environment) on which the
- * waiting process enters the workdir and execs. An EOF before any task (the nursery or its worker is gone) ends it, and its cgroups with
- * it. Output always goes through the relay: the nursery takes only an --output-max above 0. */
+ * waiting process enters the workdir and execs. An EOF before any task (the nursery or its worker
+ * is gone) ends it, and its cgroups with it. Output always goes through the relay: the nursery
+ * takes only an --output-max above 0. */
 
 static char *warm_cgroup_names[MAX_CGROUPS];
 
@@ -97,7 +98,7 @@ static _Noreturn void run_warm_command(int go_fd, int err_fd, int out_fd, int er
   _exit(127);
 }
 
-/* A spill file for the command's output, on fd `target`: created 0600, or one an attempt that
+/* A spill file for the command's output, opened for writing: created 0600, or one an attempt that
  * started nothing left; never through a link, and only a private regular file of this user. */
 static int open_spill(const char *file) {
   int fd = open(file, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -178,8 +179,8 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   int keep_stdin = f[4][0] != '\0';
   id.started_ms = now_ms();
   /* The spill files exist before any record names the command: an attempt that attaches to it
-   * then opens its readers on them (a missing one reads as empty). Opening them changes nothing
-   * when the claim is lost; whoever holds it writes them. */
+   * then opens its readers on them (a missing one reads as empty). A lost claim writes nothing to
+   * them: whoever holds it does (after a kill's tombstone they stay empty until swept). */
   int spill_out = open_spill(f[2]), spill_err = open_spill(f[3]);
   /* The claim names the command at once, as its process exists and waits for the go: one record
    * written, not two. With a stdin FIFO the command is named only once the FIFO exists (a writer

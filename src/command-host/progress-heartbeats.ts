@@ -25,13 +25,11 @@ export interface ProgressSource {
 }
 
 /** A command's progress as it stands now: its byte counts and bounded tails, read from its spill files. */
-export async function readProgress(
+export function readProgress(
   source: Pick<ProgressSource, 'pid' | 'startedAtMs' | 'host' | 'hostQueue' | 'files' | 'readers'>,
-): Promise<CommandProgress> {
-  const [stdout, stderr] = await Promise.all([
-    streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true),
-    streamTail(source.readers.stderr, source.files.stderr, HEARTBEAT_TAIL_BYTES, true),
-  ]);
+): CommandProgress {
+  const stdout = streamTail(source.readers.stdout, source.files.stdout, HEARTBEAT_TAIL_BYTES, true);
+  const stderr = streamTail(source.readers.stderr, source.files.stderr, HEARTBEAT_TAIL_BYTES, true);
   return {
     pid: source.pid,
     startedAtMs: source.startedAtMs,
@@ -58,7 +56,7 @@ export async function startProgressHeartbeats(
   intervalMs: number = HEARTBEAT_INTERVAL_MS,
 ): Promise<ProgressHeartbeats> {
   const read = () => readProgress(source);
-  let last = await read();
+  let last = read();
   context.heartbeat(last);
   let sentAtMs = Date.now();
   const touchIntervalMs = Math.min(SPILL_SWEEP_INTERVAL_MS, source.spillRetentionMs / 4);
@@ -67,7 +65,7 @@ export async function startProgressHeartbeats(
   /** The details again, read afresh only when a stream's size changed (two fstats otherwise). */
   const refresh = async (): Promise<void> => {
     const [stdout, stderr] = await Promise.all([source.readers.stdout.stat(), source.readers.stderr.stat()]);
-    if (stdout.size !== last.stdout.bytes || stderr.size !== last.stderr.bytes) last = await read();
+    if (stdout.size !== last.stdout.bytes || stderr.size !== last.stderr.bytes) last = read();
   };
   const touch = async () => {
     const now = new Date();

@@ -56,7 +56,7 @@ export async function readHostOutput(
       if (grew || ended || Date.now() >= deadline) {
         const mode = request.terminal ?? 'screen';
         const read =
-          mode !== 'raw' && (await TerminalLogs.isTerminal(files))
+          mode !== 'raw' && TerminalLogs.isTerminal(files)
             ? await terminalRead(files, request, mode, ended, attached.terminals, config.outputLimitBytes)
             : await bytesRead(readers, files, request.from, upTo, ended, config);
         hostMetrics.readServed();

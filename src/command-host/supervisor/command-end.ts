@@ -9,6 +9,7 @@ import { SUPERVISOR_CHECK_INTERVAL_MS, SUPERVISOR_CHECKS_PER_SECOND } from '../.
 import { KILLED_BEFORE_START } from '../../shared/status-line.js';
 import {
   type CommandOutcome,
+  type CommandProgress,
   type CommandSpec,
   type LimitsReached,
   RunFailureType,
@@ -65,16 +66,21 @@ export async function withLastOutput(
     throw err;
   const readers = await openReaders(files).catch(() => undefined);
   if (readers === undefined) throw err;
-  const progress = await readProgress({
-    pid: record.pid,
-    startedAtMs: record.startedAtMs,
-    host: os.hostname(),
-    hostQueue,
-    files,
-    readers,
-  })
-    .catch(() => undefined)
-    .finally(() => closeReaders(readers));
+  let progress: CommandProgress | undefined;
+  try {
+    progress = readProgress({
+      pid: record.pid,
+      startedAtMs: record.startedAtMs,
+      host: os.hostname(),
+      hostQueue,
+      files,
+      readers,
+    });
+  } catch {
+    // Unreadable: the loss is reported without its output.
+  } finally {
+    await closeReaders(readers);
+  }
   throw progress === undefined ? err : commandLost(err.message, progress);
 }
 
@@ -202,11 +208,9 @@ export async function outcomeOf(
   terminals?: TerminalLogs,
   spec: Pick<CommandSpec, 'background' | 'shownOutputBytes'> = { background: false },
 ): Promise<CommandOutcome> {
-  const [stdout, stderr, terminal] = await Promise.all([
-    streamTail(readers.stdout, files.stdout, outputLimitBytes),
-    streamTail(readers.stderr, files.stderr, outputLimitBytes),
-    terminalEnd(files, outputLimitBytes, terminals),
-  ]);
+  const stdout = streamTail(readers.stdout, files.stdout, outputLimitBytes);
+  const stderr = streamTail(readers.stderr, files.stderr, outputLimitBytes);
+  const terminal = await terminalEnd(files, outputLimitBytes, terminals);
   const { shownOutputBytes } = spec;
   const keepFiles =
     spec.background ||
@@ -233,7 +237,7 @@ async function terminalEnd(
   limitChars: number,
   terminals = new TerminalLogs(),
 ): Promise<TerminalEnd | undefined> {
-  if (!(await TerminalLogs.isTerminal(files))) return undefined;
+  if (!TerminalLogs.isTerminal(files)) return undefined;
   try {
     return await terminals.end(files, limitChars);
   } catch {

@@ -214,7 +214,9 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
   } finally {
     monitor?.stop();
     if (attempt.monitor === monitor) attempt.monitor = undefined;
-    await closeReaders(readers);
+    // Not awaited: the outcome is read, and the result need not wait for the thread pool's closes
+    // (0.3 ms at a foreground run's end). closeReaders never rejects.
+    void closeReaders(readers);
   }
 }
 

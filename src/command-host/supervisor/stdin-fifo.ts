@@ -33,7 +33,7 @@ export async function writeToStdin(
 ): Promise<StdinWriteResult> {
   const files = taskFiles(spillDir, request.taskId);
   const deadline = Date.now() + STDIN_WAIT_MS;
-  const terminal = await TerminalLogs.isTerminal(files);
+  const terminal = TerminalLogs.isTerminal(files);
   if (request.size && !terminal) return { kind: 'no-terminal' };
   const fifo = await openFifo(files, deadline);
   if (typeof fifo === 'string') return { kind: fifo };

@@ -1,8 +1,9 @@
 /**
  * Where a foreground run's time goes (`npm run bench:phases`): foreground `bash` of `true` through
  * the tools over a plain `Connection` client, with a command worker in the same process (what a
- * user's agent host has), interleaved with Temporal's round-trip floor on the same server, then
- * each run's history cut into phases by its events' server times. Prints one table of medians; the
+ * user's agent host has), interleaved with Temporal's round-trip floor on the same server and with
+ * that floor paying a run's three guarantees (`guardedRoundTripFloor`), then each run's history cut
+ * into phases by its events' server times. Prints one table of medians; the
  * figures docs/PERFORMANCE.md quotes for each step taken come from it.
  *
  * BENCH_SERVER (memory | file), PHASES_SAMPLES (default 200), PHASES_EAGER_START=1 (the tools'
@@ -21,7 +22,7 @@ import { afterAll, beforeAll, inject, it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { type BashWorker, createBashWorker } from '../src/worker/bash-worker.js';
 import { bundlerOptions } from '../src/worker/workflow-bundle.js';
-import { trivial } from './floor/activities.js';
+import { heartbeatOnce, resolveTrivially, trivial } from './floor/activities.js';
 import { dist, ms } from './lib/figures.js';
 import { directSpawn, type Tools, timed } from './lib/host.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
@@ -61,7 +62,7 @@ beforeAll(async () => {
       ...bundlerOptions,
       logger: new DefaultLogger('WARN'),
     }),
-    activities: { trivial },
+    activities: { trivial, resolveTrivially, heartbeatOnce },
   });
   running = [bashWorker.run(), floorWorker.run()];
   const client = EAGER_START
@@ -113,14 +114,21 @@ async function phasesOf(workflowId: string): Promise<Record<string, number>> {
 
 it('foreground bash of true: where the time goes', async () => {
   const floorIds: string[] = [];
+  const guardedIds: string[] = [];
   const toolIds: string[] = [];
   const spawnMs: number[] = [];
   const floorMs: number[] = [];
+  const guardedMs: number[] = [];
   const toolMs: number[] = [];
   const roundTrip = async () => {
     const workflowId = `floor-${randomUUID()}`;
     floorIds.push(workflowId);
     await server.client.workflow.execute('roundTripFloor', { taskQueue: floorQueue, workflowId });
+  };
+  const guardedRoundTrip = async () => {
+    const workflowId = `guarded-${randomUUID()}`;
+    guardedIds.push(workflowId);
+    await server.client.workflow.execute('guardedRoundTripFloor', { taskQueue: floorQueue, workflowId });
   };
   const bash = async () => {
     const result = await tools.bash.execute({ command: 'true', description: 'Trivial' });
@@ -129,12 +137,15 @@ it('foreground bash of true: where the time goes', async () => {
   for (let i = 0; i < 10; i++) {
     await directSpawn('true');
     await roundTrip();
+    await guardedRoundTrip();
     await bash();
   }
   floorIds.length = 0;
+  guardedIds.length = 0;
   const steps = [
     async () => spawnMs.push(await timed(() => directSpawn('true'))),
     async () => floorMs.push(await timed(roundTrip)),
+    async () => guardedMs.push(await timed(guardedRoundTrip)),
     async () => toolMs.push(await timed(bash)),
   ];
   for (let i = 0; i < SAMPLES; i++)
@@ -147,14 +158,17 @@ it('foreground bash of true: where the time goes', async () => {
     toolIds.push(info.workflowId);
   const spawn = dist(spawnMs).p50;
   const floor = dist(floorMs).p50;
+  const guarded = dist(guardedMs).p50;
   const tool = dist(toolMs).p50;
   const lines = [
     `server ${SERVER}${EAGER_START ? ', eagerStart' : ''}; ${SAMPLES} samples each; p50s`,
     `spawn ${ms(spawn)}, floor ${ms(floor)}, bash ${ms(tool)}: spawn + ${((tool - spawn) / floor).toFixed(2)} x floor`,
+    `the floor with the guarantees ${ms(guarded)} (${(guarded / floor).toFixed(2)} x floor): bash is spawn + ${((tool - spawn) / guarded).toFixed(2)} x it`,
     `p99: floor ${ms(dist(floorMs).p99)}, bash ${ms(dist(toolMs).p99)}: spawn + ${((dist(toolMs).p99 - dist(spawnMs).p99) / dist(floorMs).p99).toFixed(2)} x floor`,
   ];
   for (const [name, ids] of [
     ['floor', floorIds.slice(-100)],
+    ['floor with the guarantees', guardedIds.slice(-100)],
     ['bash', toolIds.slice(0, 100)],
   ] as const) {
     const all = await Promise.all(ids.map(phasesOf));

@@ -14,6 +14,16 @@ export function onHeartbeatingStarted(listener: (atMs: number) => void): void {
 
 export async function trivial(): Promise<void> {}
 
+/** The guarded floor's local activity: a small spec, as a run's resolution returns. */
+export async function resolveTrivially(): Promise<{ hostQueue: string; timeoutMs: number }> {
+  return { hostQueue: 'floor-host', timeoutMs: 120_000 };
+}
+
+/** The guarded floor's activity: one heartbeat with the spec, then done. */
+export async function heartbeatOnce(spec: { hostQueue: string }): Promise<void> {
+  Context.current().heartbeat(spec);
+}
+
 /** Heartbeats at once, then once a minute, until cancelled (or its worker shuts down). */
 export async function heartbeatUntilCancelled(): Promise<void> {
   const context = Context.current();

@@ -2,17 +2,22 @@
  * Temporal's own floors, as plain Temporal code with nothing of durable-bash in it: the minimum
  * round trip (a workflow running one trivial activity) and the burst floor's unit (a workflow
  * running one activity that heartbeats once a minute until it is ended; with a spawn, the same
- * activity running a command), and the units of a
- * notice, a reminder and a read. Bundled by the bench
- * (bundleWorkflowCode) for a worker in the bench process.
+ * activity running a command), the round trip with the guarantees a durable-bash run keeps (a
+ * local activity before the activity, one heartbeat in it, a search attribute upserted at the end),
+ * and the units of a notice, a reminder and a read. Bundled by the bench (bundleWorkflowCode) for a
+ * worker in the bench process.
  */
+
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
   condition,
   defineSignal,
   defineUpdate,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   sleep,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type * as activities from './activities.js';
 
@@ -30,6 +35,28 @@ const { heartbeatUntilCancelled, spawnUntilCancelled } = proxyActivities<typeof 
 
 export async function roundTripFloor(): Promise<void> {
   await trivial();
+}
+
+const { resolveTrivially } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '10 seconds' });
+const { heartbeatOnce } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '10 seconds',
+  heartbeatTimeout: '150 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+/** A keyword attribute the bench's server has registered (durable-bash's status attribute). */
+const statusAttribute = defineSearchAttributeKey('BashTaskStatus', SearchAttributeType.KEYWORD);
+
+/**
+ * The round trip with a durable-bash run's three guarantees, as plain Temporal code pays for them: a
+ * local activity's marker before the activity (the host and config a run records), one heartbeat
+ * in the activity (the attach heartbeat), a search attribute upserted at the end (the status). Five
+ * actions, as a foreground run's.
+ */
+export async function guardedRoundTripFloor(): Promise<void> {
+  const resolved = await resolveTrivially();
+  await heartbeatOnce(resolved);
+  upsertSearchAttributes([{ key: statusAttribute, value: 'completed' }]);
 }
 
 export async function burstFloor(): Promise<void> {

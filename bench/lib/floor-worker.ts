@@ -2,7 +2,13 @@
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
 import { bundlerOptions } from '../../src/worker/workflow-bundle.js';
-import { heartbeatUntilCancelled, spawnUntilCancelled, trivial } from '../floor/activities.js';
+import {
+  heartbeatOnce,
+  heartbeatUntilCancelled,
+  resolveTrivially,
+  spawnUntilCancelled,
+  trivial,
+} from '../floor/activities.js';
 import type { BenchServer } from './server.js';
 
 export type FloorBundle = { code: string };
@@ -28,7 +34,7 @@ export async function startFloorWorker(
     namespace: server.namespace,
     taskQueue,
     workflowBundle,
-    activities: { trivial, heartbeatUntilCancelled, spawnUntilCancelled },
+    activities: { trivial, heartbeatUntilCancelled, spawnUntilCancelled, resolveTrivially, heartbeatOnce },
     ...extra,
   });
   return { worker, running: worker.run() };

@@ -23,7 +23,7 @@
 // A full run writes BENCHMARKS.md and bench/results/latest.json; a quick run writes neither (only
 // --json, and a copy in the temp directory), so running it leaves the tree as it was.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,10 +34,18 @@ const KINDS = ['memory', 'file', 'cluster'];
 const LATEST = path.join(root, 'bench/results/latest.json');
 const SOAK = path.join(root, 'bench/results/soak.json');
 const BASELINE = path.join(root, 'bench/baseline.json');
+// Where the quick run leaves its JSON for the reader: the machine's temporary directory, not the run's.
+const systemTmp = os.tmpdir();
 // The sessions' networks of every worker the benchmarks start (with sessions kept apart, the
 // default), in one directory of this run's, ended when it ends: they outlive a worker by design.
-const sessionsRunDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-bench-run-'));
+// TMPDIR points into it too, as for the tests (test/helpers/run-dir.ts, whose modes these are), so
+// the spill directories, workspaces and servers' files the benchmarks make go with it.
+const sessionsRunDir = mkdtempSync(path.join(systemTmp, 'durable-bash-bench-run-'));
+chmodSync(sessionsRunDir, 0o711);
+mkdirSync(path.join(sessionsRunDir, 'tmp'));
+chmodSync(path.join(sessionsRunDir, 'tmp'), 0o1777);
 process.env.DURABLE_BASH_RUN_DIR = sessionsRunDir;
+process.env.TMPDIR = path.join(sessionsRunDir, 'tmp');
 process.on('exit', () => endSessionNetworks(sessionsRunDir));
 
 /** Ends every session network under the run directory (in a child: this process is exiting). */
@@ -310,7 +318,7 @@ if (options.json) write(options.json, text);
 if (options.soak) {
   if (!options.minutes || options.minutes >= 10) write(SOAK, text);
 } else if (options.quick) {
-  write(path.join(os.tmpdir(), 'durable-bash-bench-quick.json'), text);
+  write(path.join(systemTmp, 'durable-bash-bench-quick.json'), text);
 } else {
   write(LATEST, text);
 }

@@ -18,6 +18,7 @@ import type { OutputRead } from './output-reader-client.js';
 import { serverNow } from './server-clock.js';
 import type { TaskReads } from './task-reads.js';
 import { asClientError } from './temporal-unreachable.js';
+import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
 /** How long a foreground call waits for the workflow to take (or refuse) its move to the background. */
 const MOVE_TIMEOUT_MS = CONNECT_TIMEOUT_MS;
@@ -130,7 +131,8 @@ export async function moveToBackground(
   const { client } = context;
   const handle = client.workflow.getHandle<typeof bashTask>(taskId);
   // The workflow refuses a move it takes after this, well before this call stops waiting; a
-  // workflow task that took it in time but answered late is found in the memo the move writes.
+  // workflow task that took it in time but answered late is waited out, and its move found in the
+  // memo the move writes.
   const expiresAtMs = serverNow(client) + MOVE_TIMEOUT_MS - MOVE_ANSWER_MARGIN_MS;
   const gaveUp = AbortSignal.timeout(MOVE_TIMEOUT_MS);
   try {
@@ -141,6 +143,8 @@ export async function moveToBackground(
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return false;
     if (gaveUp.aborted) {
+      // A workflow task that started before the expiry takes the move whenever it completes.
+      await waitOutWorkflowTaskStartedBy(client, taskId, expiresAtMs).catch(() => undefined);
       const description = await client
         .withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => handle.describe())
         .catch(() => undefined);

@@ -37,6 +37,7 @@ import { readerHistory, readerState } from './reader-history.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
 import { untilDeadline } from './until-deadline.js';
+import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
 /** How long a read waits for a worker to take its claim before it answers with what the server holds. */
 const CLAIM_WAIT_MS = 4_000;
@@ -104,7 +105,9 @@ export function rangesOf(before: ReadPosition, upTo: ReadPosition): NonNullable<
  * Claims the bytes before `upTo` in the task's reader workflow, starting it if needed (from where
  * a closed reader left the position). When no worker answers within CLAIM_WAIT_MS, the reader's
  * history says whether the claim applied after all; if not, the read is unclaimed and shows what
- * lies past the position without moving it. Expiries keep a claim from applying after that check.
+ * lies past the position without moving it. Expiries keep a claim from applying after that check:
+ * the reader refuses one its workflow task took after the expiry, and a task that took one before
+ * is waited out (completed, failed or timed out) before the history is read.
  */
 async function claim(
   client: Client,
@@ -114,18 +117,22 @@ async function claim(
 ): Promise<{ from: ReadPosition; claimed: boolean }> {
   const { taskId, final: taskEnded, hostQueue } = snapshot;
   const deadline = Date.now() + CLAIM_WAIT_MS;
+  let latestExpiryMs: number | undefined;
   const sent = await sendToReader(client, taskId, options, {
     deadline,
     margin: CLAIM_MARGIN_MS,
     taskEnded,
     send: (claimId, startWorkflowOperation) => {
+      // On the server's clock, and before this reader gives up: a claim must never apply unseen.
+      const expiresAtMs =
+        serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS);
+      latestExpiryMs = Math.max(latestExpiryMs ?? expiresAtMs, expiresAtMs);
       const request: ClaimRequest = {
         claimId,
         upTo,
         taskEnded,
         ...(hostQueue !== undefined ? { hostQueue } : {}),
-        // On the server's clock, and before this reader gives up: a claim must never apply unseen.
-        expiresAtMs: serverNow(client) + Math.min(CLAIM_EXPIRY_MS, deadline - Date.now() - CLAIM_MARGIN_MS),
+        expiresAtMs,
       };
       return untilDeadline(deadline, undefined, (stop) =>
         client.withAbortSignal(stop, () =>
@@ -143,6 +150,9 @@ async function claim(
     const answer = sent.answer as ClaimResult | ReadPosition;
     return { from: 'before' in answer ? answer.before : answer, claimed: true };
   }
+  // A workflow task that took a claim before its expiry applies it whenever it completes: wait it out.
+  if (latestExpiryMs !== undefined)
+    await waitOutWorkflowTaskStartedBy(client, outputReaderId(taskId), latestExpiryMs);
   const state = await readerState(client, taskId);
   const applied = state.recentClaims.find((recent) => sent.claimIds.includes(recent.claimId));
   return applied ? { from: applied.before, claimed: true } : { from: state.position, claimed: false };

@@ -12,6 +12,7 @@ import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
+import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
 /** Time kept past the host's own bounds for the answer to travel back. */
 const ANSWER_MARGIN_MS = 2_000;
@@ -21,8 +22,8 @@ const ANSWER_WAIT_MS = STDIN_HOST_WAIT_MS + STDIN_WRITE_MS + ANSWER_MARGIN_MS;
 
 /**
  * Sends a write to a task's stdin through its workflow and returns what the host did. The request
- * expires on the server's clock: once the workflow has not taken it by then, it never will, so
- * "nothing was written" is certain. A refusal for a clock that is off teaches this host the
+ * expires on the server's clock: once the workflow has not taken it by then, it never will (a
+ * workflow task that took it before is waited out), so "nothing was written" is certain. A refusal for a clock that is off teaches this host the
  * server's time, and the write is sent once more. Other refusals throw `StdinWriteError` with the
  * line the model sees.
  */
@@ -35,23 +36,27 @@ export async function writeTaskStdin(
   for (let attempt = 0; ; attempt++) {
     const request = { ...write, expiresAtMs: serverNow(client) + STDIN_HOST_WAIT_MS };
     const notTaken = AbortSignal.timeout(STDIN_HOST_WAIT_MS + ANSWER_MARGIN_MS);
+    const updateId = randomUUID();
     let update: WorkflowUpdateHandle<StdinWriteResult>;
     try {
       update = await client.withAbortSignal(notTaken, () =>
         handle.startUpdate(writeStdinUpdate, {
           args: [request],
-          updateId: randomUUID(),
+          updateId,
           waitForStage: WorkflowUpdateStage.ACCEPTED,
         }),
       );
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
-      if (notTaken.aborted)
+      if (!notTaken.aborted) throw err;
+      // A workflow task that started before the expiry takes the write whenever it completes.
+      await waitOutWorkflowTaskStartedBy(client, taskId, request.expiresAtMs);
+      if (!(await updateAccepted(client, taskId, updateId)))
         throw new StdinWriteError(
           `task ${taskId} did not take the write within ${STDIN_HOST_WAIT_MS}ms (no worker runs its workflow); nothing was written`,
         );
-      throw err;
+      update = handle.getUpdateHandle<StdinWriteResult>(updateId);
     }
     const noAnswer = AbortSignal.timeout(ANSWER_WAIT_MS);
     try {
@@ -85,4 +90,13 @@ const clockRefusal = (taskId: string) =>
 /** The refusal's own line (the workflow's validator, or the write's failure). */
 function refusal(err: WorkflowUpdateFailedError): string {
   return firstLine(err.cause instanceof Error ? err.cause : err);
+}
+
+/** Whether the task's workflow accepted the update: its history records each one it took. */
+async function updateAccepted(client: Client, taskId: string, updateId: string): Promise<boolean> {
+  const { events } = await client.workflow.getHandle(taskId).fetchHistory();
+  return (events ?? []).some(
+    (event) =>
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === updateId,
+  );
 }

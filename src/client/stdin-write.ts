@@ -23,9 +23,9 @@ const ANSWER_WAIT_MS = STDIN_HOST_WAIT_MS + STDIN_WRITE_MS + ANSWER_MARGIN_MS;
 /**
  * Sends a write to a task's stdin through its workflow and returns what the host did. The request
  * expires on the server's clock: once the workflow has not taken it by then, it never will (a
- * workflow task that took it before is waited out), so "nothing was written" is certain. A refusal for a clock that is off teaches this host the
- * server's time, and the write is sent once more. Other refusals throw `StdinWriteError` with the
- * line the model sees.
+ * workflow task that took it before is waited out), so "nothing was written" is certain. A refusal
+ * for a clock that is off teaches this host the server's time, and the write is sent once more.
+ * Other refusals throw `StdinWriteError` with the line the model sees.
  */
 export async function writeTaskStdin(
   client: Client,
@@ -51,7 +51,11 @@ export async function writeTaskStdin(
         throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
       if (!notTaken.aborted) throw err;
       // A workflow task that started before the expiry takes the write whenever it completes.
-      await waitOutWorkflowTaskStartedBy(client, taskId, request.expiresAtMs);
+      await waitOutWorkflowTaskStartedBy(client, taskId, request.expiresAtMs).catch(() => {
+        throw new StdinWriteError(
+          `the write to task ${taskId} got no answer, and a workflow task that may have taken it has not finished; it may have been written`,
+        );
+      });
       if (!(await updateAccepted(client, taskId, updateId)))
         throw new StdinWriteError(
           `task ${taskId} did not take the write within ${STDIN_HOST_WAIT_MS}ms (no worker runs its workflow); nothing was written`,

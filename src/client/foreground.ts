@@ -143,11 +143,11 @@ export async function moveToBackground(
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) return false;
     if (gaveUp.aborted) {
-      // A workflow task that started before the expiry takes the move whenever it completes.
-      await waitOutWorkflowTaskStartedBy(client, taskId, expiresAtMs).catch(() => undefined);
-      const description = await client
-        .withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => handle.describe())
-        .catch(() => undefined);
+      // A workflow task that started before the expiry takes the move whenever it completes: once
+      // none is in flight, the memo says whether the move applied.
+      const description = await waitOutWorkflowTaskStartedBy(client, taskId, expiresAtMs).catch(
+        () => undefined,
+      );
       return description?.memo?.background === true;
     }
     throw asClientError(client, err);

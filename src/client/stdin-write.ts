@@ -8,7 +8,7 @@ import {
 } from '@temporalio/client';
 import { firstLine } from '../shared/checks.js';
 import { StdinWriteError } from '../shared/errors.js';
-import { STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
+import { CONNECT_TIMEOUT_MS, STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
@@ -51,12 +51,14 @@ export async function writeTaskStdin(
         throw new StdinWriteError(`task ${taskId} has ended; nothing was written`);
       if (!notTaken.aborted) throw err;
       // A workflow task that started before the expiry takes the write whenever it completes.
-      await waitOutWorkflowTaskStartedBy(client, taskId, request.expiresAtMs).catch(() => {
-        throw new StdinWriteError(
-          `the write to task ${taskId} got no answer, and a workflow task that may have taken it has not finished; it may have been written`,
-        );
-      });
-      if (!(await updateAccepted(client, taskId, updateId)))
+      const taken = await waitOutWorkflowTaskStartedBy(client, taskId, request.expiresAtMs)
+        .then(() => updateAccepted(client, taskId, updateId))
+        .catch(() => {
+          throw new StdinWriteError(
+            `the write to task ${taskId} got no answer, and whether its workflow took it could not be learned; it may have been written`,
+          );
+        });
+      if (!taken)
         throw new StdinWriteError(
           `task ${taskId} did not take the write within ${STDIN_HOST_WAIT_MS}ms (no worker runs its workflow); nothing was written`,
         );
@@ -98,7 +100,9 @@ function refusal(err: WorkflowUpdateFailedError): string {
 
 /** Whether the task's workflow accepted the update: its history records each one it took. */
 async function updateAccepted(client: Client, taskId: string, updateId: string): Promise<boolean> {
-  const { events } = await client.workflow.getHandle(taskId).fetchHistory();
+  const { events } = await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+    client.workflow.getHandle(taskId).fetchHistory(),
+  );
   return (events ?? []).some(
     (event) =>
       event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === updateId,

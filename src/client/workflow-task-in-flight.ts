@@ -6,9 +6,10 @@
  * to complete, fail or time out before it may say the update did not apply.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
+import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 
 const STARTED = proto.temporal.api.enums.v1.PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED;
 
@@ -22,23 +23,25 @@ const TIMEOUT_MARGIN_MS = 2_000;
 const DEFAULT_WORKFLOW_TASK_TIMEOUT_MS = 10_000;
 
 /**
- * Returns once no workflow task of `workflowId`'s latest run that started at or before
- * `startedByMs` (epoch ms on the server's clock) is in flight: at once when none is, else when it
- * completed, failed or timed out. Throws when one is still in flight past its run's workflow task
- * timeout, which the server enforces (so it is not reachable, or not keeping time).
+ * Resolves once no workflow task of `workflowId`'s latest run that started at or before
+ * `startedByMs` (epoch ms on the server's clock) is in flight (at once when none is, else when it
+ * completed, failed or timed out), with the run's description at that moment. Throws when one is
+ * still in flight past its run's workflow task timeout, which the server enforces (so it is not
+ * reachable, or not keeping time), or when a describe gets no answer within CONNECT_TIMEOUT_MS.
  */
 export async function waitOutWorkflowTaskStartedBy(
   client: Client,
   workflowId: string,
   startedByMs: number,
-): Promise<void> {
+): Promise<WorkflowExecutionDescription> {
   const handle = client.workflow.getHandle(workflowId);
   let giveUpAt: number | undefined;
   for (;;) {
-    const { raw } = await handle.describe();
+    const description = await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () => handle.describe());
+    const { raw } = description;
     const pending = raw.pendingWorkflowTask;
     const startedMs = pending?.state === STARTED ? optionalTsToMs(pending.startedTime) : undefined;
-    if (startedMs === undefined || startedMs > startedByMs) return;
+    if (startedMs === undefined || startedMs > startedByMs) return description;
     const timeoutMs =
       optionalTsToMs(raw.executionConfig?.defaultWorkflowTaskTimeout) || DEFAULT_WORKFLOW_TASK_TIMEOUT_MS;
     giveUpAt ??= Date.now() + timeoutMs + TIMEOUT_MARGIN_MS;

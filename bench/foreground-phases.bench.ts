@@ -7,9 +7,11 @@
  * figures docs/PERFORMANCE.md quotes for each step taken come from it.
  *
  * BENCH_SERVER (memory | file), PHASES_SAMPLES (default 200), PHASES_EAGER_START=1 (the tools'
- * `eagerStart` over the worker's NativeConnection).
+ * `eagerStart` over the worker's NativeConnection), PHASES_WORKER=cli (the command worker a
+ * `durable-bash worker` process, as the full bench runs it, not in this process).
  */
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,17 +24,20 @@ import { afterAll, beforeAll, inject, it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { type BashWorker, createBashWorker } from '../src/worker/bash-worker.js';
 import { bundlerOptions } from '../src/worker/workflow-bundle.js';
+import type { WorkerProcess } from '../test/helpers/worker-process.js';
 import { heartbeatOnce, resolveTrivially, trivial } from './floor/activities.js';
 import { dist, ms } from './lib/figures.js';
-import { directSpawn, type Tools, timed } from './lib/host.js';
+import { directSpawn, startWorker, type Tools, timed } from './lib/host.js';
 import { type BenchServer, type ServerKind, startBenchServer } from './lib/server.js';
 
 const SERVER = (process.env.BENCH_SERVER ?? 'memory') as ServerKind;
 const SAMPLES = Number(process.env.PHASES_SAMPLES ?? 200);
 const EAGER_START = process.env.PHASES_EAGER_START === '1';
+const CLI_WORKER = process.env.PHASES_WORKER === 'cli';
 
 let server: BenchServer;
-let bashWorker: BashWorker;
+let bashWorker: BashWorker | undefined;
+let cliWorker: WorkerProcess | undefined;
 let floorWorker: Worker;
 let running: Promise<unknown>[] = [];
 let tools: Tools;
@@ -43,16 +48,20 @@ const floorQueue = `phases-floor-${randomUUID()}`;
 beforeAll(async () => {
   server = await startBenchServer(SERVER);
   spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-phases-'));
-  bashWorker = await createBashWorker({
-    connection: server.nativeConnection,
-    namespace: server.namespace,
-    taskQueue,
-    executor: {
-      spillDir,
-      ...(process.env.PHASES_CONTAINMENT === 'process-tree' ? { containment: 'process-tree' as const } : {}),
-    },
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-  });
+  if (CLI_WORKER) cliWorker = await startWorker(server, taskQueue, spillDir);
+  else
+    bashWorker = await createBashWorker({
+      connection: server.nativeConnection,
+      namespace: server.namespace,
+      taskQueue,
+      executor: {
+        spillDir,
+        ...(process.env.PHASES_CONTAINMENT === 'process-tree'
+          ? { containment: 'process-tree' as const }
+          : {}),
+      },
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
   floorWorker = await Worker.create({
     connection: server.nativeConnection,
     namespace: server.namespace,
@@ -64,7 +73,7 @@ beforeAll(async () => {
     }),
     activities: { trivial, resolveTrivially, heartbeatOnce },
   });
-  running = [bashWorker.run(), floorWorker.run()];
+  running = [floorWorker.run(), ...(bashWorker ? [bashWorker.run()] : [])];
   const client = EAGER_START
     ? new Client({ connection: server.nativeConnection, namespace: server.namespace })
     : server.client;
@@ -79,6 +88,10 @@ beforeAll(async () => {
 afterAll(async () => {
   bashWorker?.shutdown();
   floorWorker?.shutdown();
+  if (cliWorker) {
+    cliWorker.child.kill('SIGTERM');
+    await once(cliWorker.child, 'exit');
+  }
   await Promise.all(running);
   await server?.stop();
   rmSync(spillDir, { recursive: true, force: true });
@@ -161,7 +174,7 @@ it('foreground bash of true: where the time goes', async () => {
   const guarded = dist(guardedMs).p50;
   const tool = dist(toolMs).p50;
   const lines = [
-    `server ${SERVER}${EAGER_START ? ', eagerStart' : ''}; ${SAMPLES} samples each; p50s`,
+    `server ${SERVER}${EAGER_START ? ', eagerStart' : ''}${CLI_WORKER ? ', a durable-bash worker process' : ''}; ${SAMPLES} samples each; p50s`,
     `spawn ${ms(spawn)}, floor ${ms(floor)}, bash ${ms(tool)}: spawn + ${((tool - spawn) / floor).toFixed(2)} x floor`,
     `the floor with the guarantees ${ms(guarded)} (${(guarded / floor).toFixed(2)} x floor): bash is spawn + ${((tool - spawn) / guarded).toFixed(2)} x it`,
     `p99: floor ${ms(dist(floorMs).p99)}, bash ${ms(dist(toolMs).p99)}: spawn + ${((dist(toolMs).p99 - dist(spawnMs).p99) / dist(floorMs).p99).toFixed(2)} x floor`,

@@ -105,7 +105,8 @@ int write_state(const char *state_file, const struct identity *id, int pid,
            "{\"v\":1,\"supervisorPid\":%d,\"supervisorStart\":%llu,\"bootId\":\"%s\","
            "\"pid\":%d,\"pidStart\":%llu,\"startedAtMs\":%lld%s}\n",
            id->pid, id->start, id->boot_id, pid, pid_start, id->started_ms, cgroups_json);
-  return publish(state_file, record, exclusive, 0);
+  /* The claim through the file a warm supervisor made for it; a later record replaces it (publish). */
+  return publish_through(exclusive ? take_unnamed(&unnamed.state) : -1, state_file, record, exclusive, 0);
 }
 
 /* execvp's errno from the exec-error pipe (and closes it), 0 when it succeeded: EOF then, as the

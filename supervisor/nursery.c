@@ -173,6 +173,7 @@ int nursery_main(int argc, char **argv) {
     else if (strcmp(name, "--memory-max") == 0) opt.memory_max = number_arg(name, value);
     else if (strcmp(name, "--output-max") == 0) opt.output_max = number_arg(name, value);
     else if (strcmp(name, "--grace-ms") == 0) opt.grace_ms = (int)number_arg(name, value);
+    else if (strcmp(name, "--spill-dir") == 0 && value) opt.spill_dir = value;
     else die("unknown nursery option %s", name);
   }
   if (opt.output_max <= 0) die("the nursery needs --output-max above 0 (its supervisors relay output)");

@@ -170,7 +170,7 @@ static int write_end(const char *exit_file, int status, int exec_errno, const st
   snprintf(record, sizeof record, "{\"v\":1,\"%s\":%d,\"endedAtMs\":%lld,\"stopped\":%s%s}\n",
            exited ? "exitCode" : "signal", exited ? WEXITSTATUS(status) : WTERMSIG(status), now_ms(),
            stopped_running ? "true" : "false", extra);
-  return publish(exit_file, record, 0, 1);
+  return publish_through(take_unnamed(&unnamed.exit), exit_file, record, 0, 1);
 }
 
 /* What a supervisor is before its claim: its signals blocked but in ppoll, its own session (it

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,10 +71,21 @@ ssize_t read_small(const char *path, char *buf, size_t size);
 int start_time(const char *pid, unsigned long long *out);
 void json_escape(const char *s, char *out, size_t size);
 int publish(const char *path, const char *text, int exclusive, int durable);
+int sync_dir_of(const char *path);
 void on_signal(int sig);
 void hold_low_fds(void);
 void close_from(int first, int cloexec_only);
 int write_file(const char *path, const char *text);
+
+/* unnamed-files.c: a task's files made before their names are known (O_TMPFILE), named by a link */
+struct unnamed_files {
+  int out, err, state, exit; /* -1: none made (the file is then made when it is named) */
+};
+extern struct unnamed_files unnamed;
+int unnamed_file(const char *dir);
+int name_file(int fd, const char *path);
+int take_unnamed(int *slot);
+int publish_through(int fd, const char *path, const char *text, int exclusive, int durable);
 
 /* options.c: the command line */
 /* What the worker asked for on the command line. 0 = no limit. */
@@ -87,6 +99,7 @@ struct options {
   int tty_cols, tty_rows; /* --tty: the command's terminal size; 0 without one */
   const char *tty_events; /* --tty-events: where each size is recorded with its output offset */
   const char *tty_resize; /* --tty-resize: the size a worker asks for, read on SIGWINCH */
+  const char *spill_dir;  /* the nursery's --spill-dir: where warm supervisors make their task's files */
 };
 extern struct options opt;
 long long number_arg(const char *name, const char *value);
@@ -106,6 +119,7 @@ int cgroup_file(char *out, size_t size, const char *dir, const char *name);
 void make_cgroups(void);
 int join_cgroups(pid_t child);
 void remove_made_cgroups(void);
+void open_cgroup_stats(void);
 void read_cgroup_stats(void);
 void remove_cgroups_after_end(void);
 

@@ -120,6 +120,16 @@ static int write_tmp(const char *tmp, const char *text, int durable) {
   return close(fd);
 }
 
+/* sync_dir() of a path the caller keeps. */
+int sync_dir_of(const char *path) {
+  static char scratch[PATH_MAX];
+  if (snprintf(scratch, sizeof scratch, "%s", path) >= (int)sizeof scratch) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  return sync_dir(scratch);
+}
+
 /* exclusive: link() fails with EEXIST when the file exists (the claim); else rename() replaces.
  * durable: fsync the file and its directory, so the record survives a host crash. Only the end
  * needs that: the claim and the start name processes that a crash ends anyway (the boot id then

@@ -109,10 +109,35 @@ static int open_spill(const char *file) {
   return fd;
 }
 
+/* The spill file through the unnamed file in *slot, named now; else (none made, or the file exists
+ * as an attempt that started nothing left it) opened as open_spill() does. */
+static int name_spill(int *slot, const char *file) {
+  int fd = take_unnamed(slot);
+  if (fd >= 0 && name_file(fd, file) == 0) return fd;
+  if (fd >= 0) close(fd);
+  return open_spill(file);
+}
+
 /* Makes a spill file's descriptor the supervisor's own fd `target` (1 or 2), where it relays to. */
 static void relay_into(int fd, int target) {
   if (dup2(fd, target) < 0) die("dup2: %s", strerror(errno));
   close(fd);
+}
+
+/* Writes the go message, mode then the rest, in one writev: the waiting process wakes once, where a
+ * write per field woke it for each (a hundred and more with an environment). */
+static int write_go(int fd, const char *mode, const char *rest, size_t rest_len) {
+  size_t mode_len = strlen(mode) + 1;
+  struct iovec iov[2] = {{.iov_base = (void *)mode, .iov_len = mode_len},
+                         {.iov_base = (void *)rest, .iov_len = rest_len}};
+  ssize_t n;
+  do n = writev(fd, iov, 2);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) return -1;
+  size_t done = (size_t)n; /* a pipe may take less than all: the rest by write_all */
+  if (done < mode_len && write_all(fd, mode + done, mode_len - done) < 0) return -1;
+  done = done < mode_len ? 0 : done - mode_len;
+  return write_all(fd, rest + done, rest_len - done);
 }
 
 /* Ends a command process that never got its go message (it runs nothing), and reaps it. */
@@ -154,11 +179,17 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   close(input[0]);
   close(status[1]);
   if (join_cgroups(child) < 0) die("cannot move the command into its cgroup: %s", strerror(errno));
+  open_cgroup_stats();
   /* Read while warm, so the task's record costs no read of /proc. */
   char pid_text[16];
   unsigned long long child_start;
   snprintf(pid_text, sizeof pid_text, "%d", (int)child);
   if (start_time(pid_text, &child_start) < 0) die("cannot read /proc/%s/stat", pid_text);
+  /* The task's files, but for their names (a task outside this directory names none of them). */
+  if (opt.spill_dir) {
+    int *slots[] = {&unnamed.out, &unnamed.err, &unnamed.state, &unnamed.exit};
+    for (size_t i = 0; i < sizeof slots / sizeof *slots; i++) *slots[i] = unnamed_file(opt.spill_dir);
+  }
 
   /* Warm. Now the task, or EOF: the nursery let us go. */
   size_t len;
@@ -181,7 +212,7 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
   /* The spill files exist before any record names the command: an attempt that attaches to it
    * then opens its readers on them (a missing one reads as empty). A lost claim writes nothing to
    * them: whoever holds it does (after a kill's tombstone they stay empty until swept). */
-  int spill_out = open_spill(f[2]), spill_err = open_spill(f[3]);
+  int spill_out = name_spill(&unnamed.out, f[2]), spill_err = name_spill(&unnamed.err, f[3]);
   /* The claim names the command at once, as its process exists and waits for the go: one record
    * written, not two. With a stdin FIFO the command is named only once the FIFO exists (a writer
    * that finds a named command and no FIFO takes its stdin as closed), so the claim comes first. */
@@ -221,10 +252,11 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq) {
     end_waiting_command(child);
     die("cannot record the command (%s): %s", state_file, strerror(e));
   }
-  /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. */
+  /* The go message: mode, workdir, argc, argv, environment, each NUL-terminated. The task's fields
+   * from the workdir on lie one after another in its buffer: they go in one write with the mode. */
   const char *mode = keep_stdin ? (sandboxed ? "ps" : "p") : (sandboxed ? "ns" : "n");
-  int ok = write_all(go[1], mode, strlen(mode) + 1) == 0 && write_all(go[1], f[6], strlen(f[6]) + 1) == 0;
-  for (int i = 7; ok && i < n; i++) ok = write_all(go[1], f[i], strlen(f[i]) + 1) == 0;
+  const char *last = f[n - 1];
+  int ok = write_go(go[1], mode, f[6], (size_t)(last + strlen(last) + 1 - f[6])) == 0;
   close(go[1]);
   if (!ok) die("cannot start the command (%s): %s", state_file, strerror(errno));
 

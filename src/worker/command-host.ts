@@ -104,6 +104,7 @@ export class CommandHost {
           cgroupParents: this.config.containment.cgroupParents,
           limits: this.config.containment.limits,
           warm: this.config.warmSupervisors,
+          spillDir: this.config.spillDir,
         })
       : undefined;
     this.activities = createCommandActivities(

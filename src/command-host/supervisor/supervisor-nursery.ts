@@ -70,6 +70,8 @@ export interface NurseryOptions {
   limits: TaskLimits;
   /** Supervisors kept warm. */
   warm: number;
+  /** Where tasks' files are: a warm supervisor makes them there, unnamed, before its task names them. */
+  spillDir?: string;
 }
 
 interface Pending {
@@ -200,6 +202,7 @@ export class SupervisorNursery {
       '--warm',
       String(options.warm),
       ...limitFlags(options.limits),
+      ...(options.spillDir !== undefined ? ['--spill-dir', options.spillDir] : []),
     ];
     const child = spawn(options.binary, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     this.child = child;

@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -21,20 +29,33 @@ const ours = () =>
 const nurseries: SupervisorNursery[] = [];
 let serial = 0;
 
-function nursery(warm = 2, cgroupParents: string[] = []) {
+function nursery(warm = 2, cgroupParents: string[] = [], spillDir?: string) {
   const made = new SupervisorNursery({
     binary: supervisorPath(),
     cgroupParents,
     limits,
     warm,
+    ...(spillDir !== undefined ? { spillDir } : {}),
   });
   nurseries.push(made);
   return made;
 }
 
-function task() {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-nursery-'));
+function task(dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-nursery-'))) {
   return taskFiles(dir, `bash-00000000-0000-4000-8000-${String(++serial).padStart(12, '0')}`);
+}
+
+/** The unnamed files (O_TMPFILE) in `dir` that processes of this file hold open: `<dir>/#<inode> (deleted)`. */
+function unnamedIn(dir: string): string[] {
+  return ours().flatMap((pid) => {
+    try {
+      return readdirSync(`/proc/${pid}/fd`)
+        .map((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`))
+        .filter((target) => target.startsWith(`${dir}/#`));
+    } catch {
+      return []; // It exited meanwhile.
+    }
+  });
 }
 
 afterEach(async () => {
@@ -182,5 +203,82 @@ describe('the supervisor nursery', () => {
     for (let i = 0; i < 100 && (await readEnd(files.exit)) === undefined; i++)
       await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await readEnd(files.exit)).toMatchObject({ signal: 15 });
+  });
+
+  describe('with the spill directory (a warm supervisor makes the files of its task before the task)', () => {
+    it('holds them unnamed while warm and names them for the task: the same files and records', async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-nursery-'));
+      const made = nursery(1, [], dir);
+      const files = task(dir);
+      const report = await made.launch({
+        files,
+        command: 'echo out; echo err >&2; exit 3',
+        cwd: '/',
+        env: process.env,
+      });
+      expect(report.kind).toBe('started');
+      await (report as { exited: Promise<void> }).exited;
+      expect(await readEnd(files.exit)).toMatchObject({ exitCode: 3 });
+      expect(readFileSync(files.stdout, 'utf8')).toBe('out\n');
+      expect(readFileSync(files.stderr, 'utf8')).toBe('err\n');
+      expect((await readRecord(files.state))?.pid).toBeGreaterThan(0);
+      for (const file of [files.stdout, files.stderr, files.state, files.exit]) {
+        const stat = statSync(file);
+        expect([stat.isFile(), stat.mode & 0o777, stat.nlink]).toEqual([true, 0o600, 1]);
+      }
+      // Nothing but the task's files, no temporary names left behind.
+      expect(readdirSync(dir).sort()).toEqual(
+        [files.exit, files.state, files.stderr, files.stdout].map((file) => path.basename(file)).sort(),
+      );
+      // The next warm supervisor holds its four already (stdout, stderr, the claim, the end).
+      await waitFor(() => unnamedIn(dir).length === 4, 5_000);
+    });
+
+    it('loses a taken claim as before, and writes nothing to the files of the task that holds it', async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-nursery-'));
+      const made = nursery(2, [], dir);
+      const files = task(dir);
+      const first = await made.launch({ files, command: 'echo once', cwd: '/', env: process.env });
+      expect(first.kind).toBe('started');
+      expect(await made.launch({ files, command: 'echo twice', cwd: '/', env: process.env })).toEqual({
+        kind: 'claimed',
+      });
+      await (first as { exited: Promise<void> }).exited;
+      expect(readFileSync(files.stdout, 'utf8')).toBe('once\n');
+      expect(await readEnd(files.exit)).toMatchObject({ exitCode: 0 });
+    });
+
+    it('opens a spill file an attempt that started nothing left, as before', async () => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-nursery-'));
+      const files = task(dir);
+      writeFileSync(files.stdout, '', { mode: 0o600 });
+      const report = await nursery(1, [], dir).launch({
+        files,
+        command: 'echo here',
+        cwd: '/',
+        env: process.env,
+      });
+      expect(report.kind).toBe('started');
+      await (report as { exited: Promise<void> }).exited;
+      expect(readFileSync(files.stdout, 'utf8')).toBe('here\n');
+    });
+
+    it('runs tasks as before where it cannot make them (its directory gone)', async () => {
+      const files = task();
+      const report = await nursery(
+        1,
+        [],
+        path.join(os.tmpdir(), 'durable-bash-nursery-gone', 'spill'),
+      ).launch({
+        files,
+        command: 'echo fine',
+        cwd: '/',
+        env: process.env,
+      });
+      expect(report.kind).toBe('started');
+      await (report as { exited: Promise<void> }).exited;
+      expect(await readEnd(files.exit)).toMatchObject({ exitCode: 0 });
+      expect(readFileSync(files.stdout, 'utf8')).toBe('fine\n');
+    });
   });
 });

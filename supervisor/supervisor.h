@@ -71,7 +71,7 @@ ssize_t read_small(const char *path, char *buf, size_t size);
 int start_time(const char *pid, unsigned long long *out);
 void json_escape(const char *s, char *out, size_t size);
 int publish(const char *path, const char *text, int exclusive, int durable);
-int sync_dir_of(const char *path);
+int sync_dir(const char *path);
 void on_signal(int sig);
 void hold_low_fds(void);
 void close_from(int first, int cloexec_only);

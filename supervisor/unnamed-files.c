@@ -1,7 +1,7 @@
 /* Files made before their names are known: a warm supervisor makes its task's spill files and
  * records as unnamed files (O_TMPFILE) in the spill directory while it waits, and names each with a
  * link once the task comes. A link is a directory entry, where a new inode on the task's path cost
- * 0.3-1 ms a file on this project's ext4 hosts (docs/PERFORMANCE.md, "New inodes off the launch's
+ * 0.3-1 ms a file on this project's ext4 hosts (docs/PERFORMANCE.md, "New files off the command's
  * path"). Each is used once; where one cannot be made or named, the caller goes on as before. */
 #include "supervisor.h"
 
@@ -35,7 +35,7 @@ int publish_through(int fd, const char *path, const char *text, int exclusive, i
   int rc = written ? name_file(fd, path) : -1;
   int e = errno;
   close(fd);
-  if (rc == 0) return durable ? sync_dir_of(path) : 0;
+  if (rc == 0) return durable ? sync_dir(path) : 0;
   if (written && exclusive && e == EEXIST) {
     errno = EEXIST;
     return -1;

@@ -92,14 +92,19 @@ void json_escape(const char *s, char *out, size_t size) {
   out[o] = '\0';
 }
 
-/* fsync the directory holding path, so a link or rename survives a host crash. Cuts path at its
- * last '/' in place (the caller's scratch copy). */
-static int sync_dir(char *path) {
-  char *slash = strrchr(path, '/');
-  if (!slash) strcpy(path, ".");
-  else if (slash == path) path[1] = '\0'; /* "/name" lives in "/" */
+/* fsync the directory holding path, so a link or rename survives a host crash. The path is cut at
+ * its last '/' in a static copy (a PATH_MAX frame would cost a page or two in each supervisor). */
+int sync_dir(const char *path) {
+  static char dir[PATH_MAX];
+  if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  char *slash = strrchr(dir, '/');
+  if (!slash) strcpy(dir, ".");
+  else if (slash == dir) dir[1] = '\0'; /* "/name" lives in "/" */
   else *slash = '\0';
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return -1;
   int rc = fsync(fd);
   close(fd);
@@ -120,16 +125,6 @@ static int write_tmp(const char *tmp, const char *text, int durable) {
   return close(fd);
 }
 
-/* sync_dir() of a path the caller keeps. */
-int sync_dir_of(const char *path) {
-  static char scratch[PATH_MAX];
-  if (snprintf(scratch, sizeof scratch, "%s", path) >= (int)sizeof scratch) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  return sync_dir(scratch);
-}
-
 /* exclusive: link() fails with EEXIST when the file exists (the claim); else rename() replaces.
  * durable: fsync the file and its directory, so the record survives a host crash. Only the end
  * needs that: the claim and the start name processes that a crash ends anyway (the boot id then
@@ -148,9 +143,8 @@ int publish(const char *path, const char *text, int exclusive, int durable) {
   if (exclusive || rc < 0) unlink(tmp);
   errno = e;
   if (rc < 0) return -1;
-  return durable ? sync_dir(tmp) : 0; /* tmp sits in path's directory */
+  return durable ? sync_dir(path) : 0;
 }
-
 
 /* Signals only set flags; the main loop acts on them (it may read files and scan /proc). */
 void on_signal(int sig) {

@@ -139,12 +139,14 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
   // killed counts even when the task ended otherwise (that is a wrong status, reported above).
   // One killed before its command started (a pending kill, say: its worker was down) printed nothing.
   const killed = task.finalStatus?.startsWith('killed') || task.kill?.answer === 'killed';
-  const fits = (text) =>
-    killedUnstarted
-      ? text === ''
-      : killed
-        ? task.expected.startsWith(text) && (text === '' || text.endsWith('\n'))
-        : text === task.expected;
+  const { fits, shape } = killedUnstarted
+    ? { fits: (text) => text === '', shape: 'no output (killed before it started)' }
+    : killed
+      ? {
+          fits: (text) => task.expected.startsWith(text) && (text === '' || text.endsWith('\n')),
+          shape: `a prefix of ${task.expected.length} bytes ending a line`,
+        }
+      : { fits: (text) => text === task.expected, shape: `${task.expected.length} bytes` };
   const readAnswersMissing = task.lostReads > 0 || task.errorReads.length > 0;
   let via = 'bash_output';
   let shown = task.transcript;
@@ -164,11 +166,7 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
     // More bytes than the command printed means some came twice; fewer (or other) means some were lost.
     defect(
       shown.length > task.expected.length ? DUPLICATED : LOST,
-      killedUnstarted
-        ? 'no output (killed before it started)'
-        : killed
-          ? `a prefix of ${task.expected.length} bytes ending a line`
-          : `${task.expected.length} bytes`,
+      shape,
       `${shown.length} bytes via ${via}, first difference at byte ${firstDifference(shown, task.expected)}: ${excerpt(shown, task.expected)}`,
     );
   }

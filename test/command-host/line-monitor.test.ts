@@ -1,8 +1,8 @@
 /**
  * The host side of a monitor on real files, with a sink that records (and can refuse) what it is
- * given: lines are never split at a read's edge, a long line is matched once by its start, and a
- * batch the server did not take is sent again exactly as it was, and a batch's lines come in one
- * order, stdout's then stderr's.
+ * given: lines are never split at a read's edge, a long line is matched once by its start, a
+ * batch the server did not take is sent again exactly as it was and nothing gathered meanwhile is
+ * left behind at the end, and a batch's lines come in one order, stdout's then stderr's.
  */
 import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -27,7 +27,7 @@ function task(notifyOn: string) {
   };
 }
 
-/** A sink that records each batch it took, and refuses the next `refusals` sends. */
+/** A sink that records each batch it took, and refuses the next `refusals` sends (or all, until `reach`). */
 function sink(refusals = 0) {
   const taken: MonitorBatch[] = [];
   const tried: MonitorBatch[] = [];
@@ -39,7 +39,7 @@ function sink(refusals = 0) {
       taken.push(structuredClone(batch));
     },
   };
-  return { monitors, taken, tried };
+  return { monitors, taken, tried, reach: () => (left = 0) };
 }
 
 const count = (batches: MonitorBatch[]) =>
@@ -98,6 +98,23 @@ describe('a monitor on its host', () => {
     expect(tried[0]).toEqual(taken[0]);
     expect(taken.map((batch) => batch.lines.map((line) => line.text))).toEqual([['E1', 'E2'], ['E3']]);
     expect((await readMonitorRecord(files))?.sentUpTo).toEqual({ stdout: 12, stderr: 0 });
+  });
+
+  it('sends, at the end, both the batch the server kept refusing and every line that matched while it waited', async () => {
+    const { files, spec } = task('^E');
+    const { monitors, taken, reach } = sink(Number.POSITIVE_INFINITY);
+    const monitor = await LineMonitor.open(spec, monitors);
+    monitor.start();
+    appendFileSync(files.stdout, 'E1\n');
+    // The server is unreachable: E1's batch is refused, and E2 matches while it waits to go again.
+    await new Promise((resolve) => setTimeout(resolve, 1_300));
+    appendFileSync(files.stdout, 'ok\nE2\n');
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // The command ends, and the server is back as the monitor finishes: nothing may stay behind.
+    reach();
+    await monitor.finish();
+    expect(taken.map((batch) => batch.lines.map((line) => line.text))).toEqual([['E1'], ['E2']]);
+    expect((await readMonitorRecord(files))?.sentUpTo).toEqual({ stdout: 9, stderr: 0 });
   });
 
   it("puts stdout's lines of a batch before stderr's, whichever reached its file first", async () => {

@@ -16,8 +16,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startAgentWorker } from '../helpers/agent-worker.js';
 import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
+import { NoticeInbox, noticeOutcome } from '../helpers/notices.js';
 import { processesMatching, waitFor } from '../helpers/processes.js';
 import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
 import { removeDir } from '../helpers/remove-dir.js';
@@ -148,6 +150,50 @@ describe('a worker host cut off from the server for twice the heartbeat timeout'
     expect((await readToEnd(tools.bash_output, sleeper, session, { timeoutMs: 30_000 })).status).toBe(
       '[status: killed by SIGTERM]',
     );
+  }, 180_000);
+});
+
+describe('a monitored task whose host is cut off from the server for twice the heartbeat timeout', () => {
+  it('sends each matching line once, in order, before the completion notice, for a command that printed and ended during the cut', async () => {
+    const agentTaskQueue = `agent-${randomUUID()}`;
+    const inbox = new NoticeInbox();
+    const agentWorker = await startAgentWorker(env, { taskQueue: agentTaskQueue, agents: inbox });
+    try {
+      const tools = toolsByName(createBashTools({ client: env.client, taskQueue, agentTaskQueue }));
+      const session = agent(`partition-monitor-${randomUUID().slice(0, 8)}`);
+      const gate = path.join(workdir, `gate-${randomUUID().slice(0, 8)}`);
+      const open = (n: number) => writeFileSync(`${gate}.${n}`, '');
+      const waitAt = (n: number) => `while [ ! -e ${gate}.${n} ]; do sleep 0.05; done`;
+      const taskId = await startBackground(
+        tools.bash,
+        `echo "MATCH 1"; ${waitAt(1)}; echo "MATCH 2"; echo other; ${waitAt(2)}; echo "MATCH 3"; ` +
+          `${waitAt(3)}; echo "MATCH 4"`,
+        session,
+        { notify_on: '^MATCH' },
+      );
+      await waitFor(() => inbox.notices.length === 1, 15_000);
+
+      hostNetwork?.cut();
+      const cutAt = Date.now();
+      // A line early in the cut (its batch cannot reach the server), one while that batch waits,
+      // and the last as the command ends, all before the server gives up on the attempt.
+      open(1);
+      await sleep(3_000);
+      open(2);
+      await sleep(3_000);
+      open(3);
+      await sleep(Math.max(0, CUT_MS - (Date.now() - cutAt)));
+      hostNetwork?.restore();
+
+      expect(await noticeOutcome(env.client, taskId)).toBe('delivered');
+      const lines = inbox.notices.flatMap((notice) =>
+        notice.noticeId.includes('-match-') ? notice.content.split('\n').slice(1) : [],
+      );
+      expect(lines).toEqual(['MATCH 1', 'MATCH 2', 'MATCH 3', 'MATCH 4']);
+      expect(inbox.notices.at(-1)?.noticeId).toBe(`${taskId}-notice`);
+    } finally {
+      await agentWorker.stop();
+    }
   }, 180_000);
 });
 

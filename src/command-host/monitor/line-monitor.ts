@@ -298,28 +298,30 @@ export class LineMonitor {
 
   /**
    * Sends the batch tried before, if any, then the gathered one (frozen first, so a retry sends it
-   * exactly as it was), and records how far the scan got with every match before it sent.
+   * exactly as it was), and records how far the scan got with every match before it sent. Nothing
+   * gathered stays behind: `finish` flushes once, and its lines are the last the task has.
    */
   private async flush(): Promise<void> {
     const sentSome = this.outbox !== undefined || this.pending !== undefined;
-    if (this.outbox === undefined && this.pending !== undefined) {
-      const { lines, more, pausedAfter } = this.pending;
-      this.outbox = {
-        batch: {
-          pattern: this.record.pattern ?? '',
-          lines: inStreamOrder(lines),
-          more,
-          ...(pausedAfter !== undefined ? { pausedAfter } : {}),
-        },
-        upTo: this.scanPosition(),
-      };
-      this.pending = undefined;
-    }
-    if (this.outbox !== undefined) {
+    for (;;) {
+      if (this.outbox === undefined && this.pending !== undefined) {
+        const { lines, more, pausedAfter } = this.pending;
+        this.outbox = {
+          batch: {
+            pattern: this.record.pattern ?? '',
+            lines: inStreamOrder(lines),
+            more,
+            ...(pausedAfter !== undefined ? { pausedAfter } : {}),
+          },
+          upTo: this.scanPosition(),
+        };
+        this.pending = undefined;
+      }
+      if (this.outbox === undefined) break;
       await this.sink.send(this.task.taskId, this.task.target, this.outbox.batch);
       this.record = { ...this.record, sentUpTo: this.outbox.upTo, channel: true };
       this.outbox = undefined;
-      // Matches gathered while it was in flight go in their own batch, at the next flush.
+      // Matches gathered while a batch waited to go again follow it, in a batch of their own.
     }
     if (sentSome || this.record.paused) await this.save();
   }

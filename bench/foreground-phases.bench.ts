@@ -8,7 +8,10 @@
  *
  * BENCH_SERVER (memory | file), PHASES_SAMPLES (default 200), PHASES_EAGER_START=1 (the tools'
  * `eagerStart` over the worker's NativeConnection), PHASES_WORKER=cli (the command worker a
- * `durable-bash worker` process, as the full bench runs it, not in this process).
+ * `durable-bash worker` process, as the full bench runs it, not in this process),
+ * PHASES_BASELINE_BUNDLE=<a workflow bundle.js> (an A/B of a workflow change: a second in-process
+ * worker runs that bundle, another tree's `dist/workflows/bundle.js`, on a queue of its own, its
+ * runs interleaved with the others).
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -34,9 +37,12 @@ const SERVER = (process.env.BENCH_SERVER ?? 'memory') as ServerKind;
 const SAMPLES = Number(process.env.PHASES_SAMPLES ?? 200);
 const EAGER_START = process.env.PHASES_EAGER_START === '1';
 const CLI_WORKER = process.env.PHASES_WORKER === 'cli';
+const BASELINE_BUNDLE = process.env.PHASES_BASELINE_BUNDLE;
 
 let server: BenchServer;
 let bashWorker: BashWorker | undefined;
+let baselineWorker: BashWorker | undefined;
+let baselineTools: Tools | undefined;
 let cliWorker: WorkerProcess | undefined;
 let floorWorker: Worker;
 let running: Promise<unknown>[] = [];
@@ -44,6 +50,7 @@ let tools: Tools;
 let spillDir: string;
 const taskQueue = `phases-${randomUUID()}`;
 const floorQueue = `phases-floor-${randomUUID()}`;
+const baselineQueue = `phases-baseline-${randomUUID()}`;
 
 beforeAll(async () => {
   server = await startBenchServer(SERVER);
@@ -73,7 +80,19 @@ beforeAll(async () => {
     }),
     activities: { trivial, resolveTrivially, heartbeatOnce },
   });
-  running = [floorWorker.run(), ...(bashWorker ? [bashWorker.run()] : [])];
+  if (BASELINE_BUNDLE !== undefined)
+    baselineWorker = await createBashWorker({
+      connection: server.nativeConnection,
+      namespace: server.namespace,
+      taskQueue: baselineQueue,
+      // A spill directory of its own: a host of its own (the host id comes from it).
+      executor: { spillDir: `${spillDir}-baseline` },
+      workflowBundle: { codePath: path.resolve(BASELINE_BUNDLE) },
+    });
+  running = [
+    floorWorker.run(),
+    ...[bashWorker, baselineWorker].flatMap((worker) => (worker ? [worker.run()] : [])),
+  ];
   const client = EAGER_START
     ? new Client({ connection: server.nativeConnection, namespace: server.namespace })
     : server.client;
@@ -83,10 +102,15 @@ beforeAll(async () => {
       tool,
     ]),
   ) as Tools;
+  if (baselineWorker)
+    baselineTools = Object.fromEntries(
+      createBashTools({ client, taskQueue: baselineQueue }).map((tool) => [tool.name, tool]),
+    ) as Tools;
 }, 300_000);
 
 afterAll(async () => {
   bashWorker?.shutdown();
+  baselineWorker?.shutdown();
   floorWorker?.shutdown();
   if (cliWorker) {
     cliWorker.child.kill('SIGTERM');
@@ -95,6 +119,7 @@ afterAll(async () => {
   await Promise.all(running);
   await server?.stop();
   rmSync(spillDir, { recursive: true, force: true });
+  rmSync(`${spillDir}-baseline`, { recursive: true, force: true });
 }, 120_000);
 
 type Event = temporal.api.history.v1.IHistoryEvent;
@@ -143,15 +168,19 @@ it('foreground bash of true: where the time goes', async () => {
     guardedIds.push(workflowId);
     await server.client.workflow.execute('guardedRoundTripFloor', { taskQueue: floorQueue, workflowId });
   };
-  const bash = async () => {
-    const result = await tools.bash.execute({ command: 'true', description: 'Trivial' });
+  const baselineMs: number[] = [];
+  const bashWith = (of: Tools) => async () => {
+    const result = await of.bash.execute({ command: 'true', description: 'Trivial' });
     if (result.isError) throw new Error(JSON.stringify(result));
   };
+  const bash = bashWith(tools);
+  const baseline = baselineTools && bashWith(baselineTools);
   for (let i = 0; i < 10; i++) {
     await directSpawn('true');
     await roundTrip();
     await guardedRoundTrip();
     await bash();
+    await baseline?.();
   }
   floorIds.length = 0;
   guardedIds.length = 0;
@@ -160,6 +189,7 @@ it('foreground bash of true: where the time goes', async () => {
     async () => floorMs.push(await timed(roundTrip)),
     async () => guardedMs.push(await timed(guardedRoundTrip)),
     async () => toolMs.push(await timed(bash)),
+    ...(baseline ? [async () => baselineMs.push(await timed(baseline))] : []),
   ];
   for (let i = 0; i < SAMPLES; i++)
     for (let j = 0; j < steps.length; j++) await (steps[(i + j) % steps.length] as () => Promise<number>)();
@@ -169,6 +199,12 @@ it('foreground bash of true: where the time goes', async () => {
     query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'bashTask'`,
   }))
     toolIds.push(info.workflowId);
+  const baselineIds: string[] = [];
+  if (baseline)
+    for await (const info of server.client.workflow.list({
+      query: `TaskQueue = '${baselineQueue}' AND WorkflowType = 'bashTask'`,
+    }))
+      baselineIds.push(info.workflowId);
   const spawn = dist(spawnMs).p50;
   const floor = dist(floorMs).p50;
   const guarded = dist(guardedMs).p50;
@@ -179,20 +215,28 @@ it('foreground bash of true: where the time goes', async () => {
     `the floor with the guarantees ${ms(guarded)} (${(guarded / floor).toFixed(2)} x floor): bash is spawn + ${((tool - spawn) / guarded).toFixed(2)} x it`,
     `p99: floor ${ms(dist(floorMs).p99)}, bash ${ms(dist(toolMs).p99)}: spawn + ${((dist(toolMs).p99 - dist(spawnMs).p99) / dist(floorMs).p99).toFixed(2)} x floor`,
   ];
+  if (baseline) {
+    const base = dist(baselineMs).p50;
+    lines.push(
+      `baseline bundle ${ms(base)}: spawn + ${((base - spawn) / guarded).toFixed(2)} x the floor with the guarantees`,
+    );
+  }
   for (const [name, ids] of [
     ['floor', floorIds.slice(-100)],
     ['floor with the guarantees', guardedIds.slice(-100)],
     ['bash', toolIds.slice(0, 100)],
+    ...(baseline ? [['bash, baseline bundle', baselineIds.slice(0, 100)] as const] : []),
   ] as const) {
     const all = await Promise.all(ids.map(phasesOf));
     const keys = [...new Set(all.flatMap((at) => Object.keys(at)))].sort(
       (a, b) => dist(all.map((at) => at[a] ?? 0)).p50 - dist(all.map((at) => at[b] ?? 0)).p50,
     );
-    lines.push(`${name} (${ids.length} histories), ms after the start event, p50:`);
-    for (const key of keys)
-      lines.push(
-        `  ${key.padEnd(22)} ${dist(all.flatMap((at) => (at[key] === undefined ? [] : [at[key]]))).p50.toFixed(1)}`,
-      );
+    lines.push(`${name} (${ids.length} histories), ms after the start event, p50 (mean):`);
+    for (const key of keys) {
+      const times = all.flatMap((at) => (at[key] === undefined ? [] : [at[key]]));
+      const mean = times.reduce((sum, time) => sum + time, 0) / times.length;
+      lines.push(`  ${key.padEnd(22)} ${dist(times).p50.toFixed(1).padStart(6)} (${mean.toFixed(2)})`);
+    }
   }
   console.log(lines.join('\n'));
 });

@@ -142,19 +142,24 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
       },
     },
   );
-  const run = await runTask(input, standing).then(
-    (result) => ({ ok: true as const, result }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
+  let run: { ok: true; result: BashTaskResult } | { ok: false; error: unknown };
+  try {
+    run = { ok: true, result: await runTask(input, standing) };
+  } catch (error) {
+    run = { ok: false, error };
+  }
   standing.movable = false;
   standing.ended = true;
   const state = run.ok ? finishedState(run.result) : endedState(run.error);
   countEnded(state, run.ok ? run.result : undefined);
   showRunDetails(input.command, state, standing.host?.hostId);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
-  // killed run waits too (its cancellation must not cut the wait short).
-  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
-  await tellWatchers(state);
+  // killed run waits too (its cancellation must not cut the wait short). Checked first: most runs
+  // have nothing in flight, and the scope and condition would cost them promises (see
+  // handleStdinWrites); neither makes a command, so a replay takes either way alike.
+  if (!allHandlersFinished()) await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  const telling = tellWatchers(state);
+  if (telling !== undefined) await telling;
   if (standing.background) {
     const { notice } = standing;
     const viaChannel = hasChannel || standing.noticeChannel === true;

@@ -29,15 +29,16 @@ export const watchedEndSignal = defineSignal<[WatchedEnd]>('watchedEnd');
  * Takes watch requests for the run; the returned function tells every watcher of the end. A watcher
  * that has closed (cancelled, fired) is not told.
  */
-export function handleEndWatchers(taskId: string): (state: TaskState) => Promise<void> {
+export function handleEndWatchers(taskId: string): (state: TaskState) => Promise<unknown> | undefined {
   const watchers = new Set<string>();
   setHandler(watchEndSignal, ({ workflowId }) => {
     watchers.add(workflowId);
   });
-  return async (state) => {
-    if (watchers.size === 0 || !patched(END_WATCHERS_PATCH)) return;
+  // Not async: a run nobody watches makes no promise here (see handleStdinWrites).
+  return (state) => {
+    if (watchers.size === 0 || !patched(END_WATCHERS_PATCH)) return undefined;
     const end: WatchedEnd = { taskId, statusLine: statusLine(state) };
-    await CancellationScope.nonCancellable(() =>
+    return CancellationScope.nonCancellable(() =>
       Promise.all(
         [...watchers].map((workflowId) =>
           getExternalWorkflowHandle(workflowId)

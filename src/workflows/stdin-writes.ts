@@ -58,13 +58,15 @@ const STDIN_MIN_LEFT_MS = 1_000;
  * A write waits for the host only until its expiry: one no worker there took by then was not written.
  */
 export function handleStdinWrites(target: StdinTarget): void {
-  let previous: Promise<unknown> = Promise.resolve();
+  // Made with the first write: each promise a run makes costs its worker a stack trace (the SDK's
+  // promise hook), and most runs take no write.
+  let previous: Promise<unknown> | undefined;
   setHandler(
     writeStdinUpdate,
     (request) => {
       // A kill must not cut a write short: it ends quickly, and answers `ended` if it had to wait.
       const acceptedAt = Date.now();
-      const turn = previous.then(() =>
+      const turn = (previous ?? Promise.resolve()).then(() =>
         CancellationScope.nonCancellable(() => write(target, request, acceptedAt)),
       );
       previous = turn.catch(() => undefined);

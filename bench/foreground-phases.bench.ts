@@ -153,7 +153,6 @@ async function phasesOf(workflowId: string): Promise<Record<string, number>> {
 it('foreground bash of true: where the time goes', async () => {
   const floorIds: string[] = [];
   const guardedIds: string[] = [];
-  const toolIds: string[] = [];
   const spawnMs: number[] = [];
   const floorMs: number[] = [];
   const guardedMs: number[] = [];
@@ -194,17 +193,17 @@ it('foreground bash of true: where the time goes', async () => {
   for (let i = 0; i < SAMPLES; i++)
     for (let j = 0; j < steps.length; j++) await (steps[(i + j) % steps.length] as () => Promise<number>)();
 
-  // The tool's runs are the bash tasks of this queue; their ids come from a listing.
-  for await (const info of server.client.workflow.list({
-    query: `TaskQueue = '${taskQueue}' AND WorkflowType = 'bashTask'`,
-  }))
-    toolIds.push(info.workflowId);
-  const baselineIds: string[] = [];
-  if (baseline)
+  // The tool's runs are the bash tasks of its queue; their ids come from a listing.
+  const bashTaskIds = async (queue: string) => {
+    const ids: string[] = [];
     for await (const info of server.client.workflow.list({
-      query: `TaskQueue = '${baselineQueue}' AND WorkflowType = 'bashTask'`,
+      query: `TaskQueue = '${queue}' AND WorkflowType = 'bashTask'`,
     }))
-      baselineIds.push(info.workflowId);
+      ids.push(info.workflowId);
+    return ids;
+  };
+  const toolIds = await bashTaskIds(taskQueue);
+  const baselineIds = baseline ? await bashTaskIds(baselineQueue) : [];
   const spawn = dist(spawnMs).p50;
   const floor = dist(floorMs).p50;
   const guarded = dist(guardedMs).p50;

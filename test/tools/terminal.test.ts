@@ -111,8 +111,10 @@ describe('a terminal task', () => {
   });
 
   it('answers a cursor-position query from the screen while a worker follows the task', async () => {
+    // Echo off before the query: `read -s` turns it off only once it runs, and an answer that comes
+    // sooner would be echoed onto the screen.
     const taskId = await startTerminal(
-      `printf 'abc\\033[6n'; IFS= read -rs -d R pos; echo; echo "at \${pos#*[}"`,
+      `stty -echo; printf 'abc\\033[6n'; IFS= read -r -d R pos; echo; echo "at \${pos#*[}"`,
       {
         cols: 30,
         rows: 4,

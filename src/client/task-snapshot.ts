@@ -7,6 +7,7 @@ import {
   type WorkflowExecutionDescription,
   WorkflowFailedError,
 } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { ActivityName } from '../shared/activity-names.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
@@ -18,7 +19,7 @@ import type {
   StreamTail,
   TerminalEnd,
 } from '../shared/task.js';
-import { RunFailureType, streamFileOf } from '../shared/task.js';
+import { AttemptFailureType, RunFailureType, streamFileOf } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { decodePayload } from './decode-payload.js';
 
@@ -100,18 +101,31 @@ async function runningSnapshot(
 ): Promise<SnapshotBody> {
   const pending = description.raw.pendingActivities ?? [];
   const command = pending.find((activity) => activity.activityType?.name === ActivityName.runCommand);
-  if (command === undefined && mayHaveRunCommand(description, pending)) {
-    const ended = await endedCommand(client, description);
-    if (ended === COMMAND_FAILED) {
-      // Its last attempt failed (the task lost, say) and none is pending: the run is most likely
-      // ending (its notice may be on its way already). Its end, if it comes within moments.
-      const closed = await closedSnapshot(client, description, AbortSignal.timeout(CLOSING_WAIT_MS)).catch(
-        () => undefined,
-      );
-      if (closed !== undefined) return closed;
-    } else if (ended !== undefined) return closingSnapshot(client, description, ended);
+  let progress = await progressOf(client, command);
+  const history =
+    progress === undefined &&
+    (command === undefined ? mayHaveRunCommand(description, pending) : mayFollowAnAttempt(description))
+      ? await commandHistory(client, description)
+      : undefined;
+  if (command === undefined && history?.completion !== undefined)
+    return closingSnapshot(
+      client,
+      description,
+      await decodePayload<CommandOutcome>(client, history.completion),
+    );
+  if (command === undefined && history?.lastFailed === true) {
+    // Its last attempt failed (the task lost, say) and none is pending: the run is most likely
+    // ending (its notice may be on its way already). Its end, if it comes within moments.
+    const closed = await closedSnapshot(client, description, AbortSignal.timeout(CLOSING_WAIT_MS)).catch(
+      () => undefined,
+    );
+    if (closed !== undefined) return closed;
   }
-  const progress = await progressOf(client, command);
+  // No heartbeat of the current attempt yet: what the attempt before it left, on the same host.
+  if (history?.lastProgress !== undefined) {
+    const earlier = await decodePayload<CommandProgress>(client, history.lastProgress).catch(() => undefined);
+    if (earlier !== undefined && onCurrentHost(description, earlier)) progress = earlier;
+  }
   return {
     state: { status: 'running', ...restartsOf(description) },
     stdout: progress?.stdout ?? NO_OUTPUT,
@@ -120,6 +134,15 @@ async function runningSnapshot(
     ...(progress?.hostQueue !== undefined ? { hostQueue: progress.hostQueue } : {}),
     final: false,
   };
+}
+
+/**
+ * Whether progress an earlier attempt left is of the host the run is on: a run restarted after host
+ * loss names its new host in its memo, and the lost host's files are of an earlier run of the command.
+ */
+function onCurrentHost(description: WorkflowExecutionDescription, progress: CommandProgress): boolean {
+  const movedTo = description.memo?.hostQueue;
+  return typeof movedTo !== 'string' || movedTo === progress.hostQueue;
 }
 
 /** A running task's restarts after host loss, as its memo says (the workflow writes them there). */
@@ -176,41 +199,90 @@ function mayHaveRunCommand(
   pending: NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>,
 ): boolean {
   return (
-    description.historyLength >= EVENTS_AFTER_A_COMMAND &&
+    mayFollowAnAttempt(description) &&
     !pending.some((activity) => activity.activityType?.name === ActivityName.chooseHost)
   );
 }
 
+/** Whether the run's history is long enough to hold a command attempt that ended. */
+function mayFollowAnAttempt(description: WorkflowExecutionDescription): boolean {
+  return description.historyLength >= EVENTS_AFTER_A_COMMAND;
+}
+
+/** What a run's history says of its command's attempts. */
+interface CommandHistory {
+  /** The outcome of the attempt that completed: the command ended, and the run is closing. */
+  completion: Payload | undefined;
+  /**
+   * No attempt completed, and the last one to end failed or timed out (other than by letting go of
+   * the command for the next attempt).
+   */
+  lastFailed: boolean;
+  /**
+   * The progress the latest attempt to end without an outcome left: a timed-out attempt's last
+   * heartbeat, or what an attempt that let go of a running command (a crashed worker's, failed at
+   * the restart; a foreground one, released to the background) reported with its failure. Until the
+   * next attempt heartbeats at attach, it is all the server holds of the output.
+   */
+  lastProgress: Payload | undefined;
+}
+
 /**
- * The command's ended outcome, when an attempt completed but the workflow has not closed yet: it
- * still signals its reader or starts its notice. The output is then in the completion, no longer in
- * any heartbeat, and a read must not see it fall back to nothing.
+ * Reads the run's history for its command's attempts: an outcome that completed, when the workflow
+ * has not closed yet (it still signals its reader or starts its notice; the output is then in the
+ * completion, no longer in any heartbeat, and a read must not see it fall back to nothing), and the
+ * progress an ended attempt left.
  */
-async function endedCommand(
+async function commandHistory(
   client: Client,
   description: WorkflowExecutionDescription,
-): Promise<CommandOutcome | typeof COMMAND_FAILED | undefined> {
+): Promise<CommandHistory> {
   const history = await client.workflow.getHandle(description.workflowId, description.runId).fetchHistory();
   const commandEvents = new Set<string>();
-  let completion: Payload | undefined;
-  let lastFailed = false;
+  const found: CommandHistory = { completion: undefined, lastFailed: false, lastProgress: undefined };
   for (const event of history.events ?? []) {
     if (event.activityTaskScheduledEventAttributes?.activityType?.name === ActivityName.runCommand) {
       commandEvents.add(String(event.eventId));
-      lastFailed = false;
+      found.lastFailed = false;
     }
     const completed = event.activityTaskCompletedEventAttributes;
     if (completed && commandEvents.has(String(completed.scheduledEventId)))
-      completion = completed.result?.payloads?.[0] ?? completion;
+      found.completion = completed.result?.payloads?.[0] ?? found.completion;
     const failed = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes;
-    if (failed && commandEvents.has(String(failed.scheduledEventId))) lastFailed = true;
+    if (failed && commandEvents.has(String(failed.scheduledEventId))) {
+      // One that let go of the command has a next attempt on its way, not the run's end.
+      found.lastFailed = !letGo(failed.failure);
+      found.lastProgress = progressIn(failed.failure) ?? found.lastProgress;
+    }
   }
-  if (completion !== undefined) return decodePayload<CommandOutcome>(client, completion);
-  return lastFailed ? COMMAND_FAILED : undefined;
+  return found;
 }
 
-/** `endedCommand` found no completed attempt, and the last one failed. */
-const COMMAND_FAILED = 'failed' as const;
+type ProtoFailure = temporal.api.failure.v1.IFailure;
+
+/** The progress an attempt's failure carries, if any (see `CommandHistory.lastProgress`). */
+function progressIn(failure: ProtoFailure | null | undefined): Payload | undefined {
+  for (let cause = failure; cause; cause = cause.cause) {
+    const heartbeat = cause.timeoutFailureInfo?.lastHeartbeatDetails?.payloads?.[0];
+    if (heartbeat) return heartbeat;
+    const application = cause.applicationFailureInfo;
+    if (application?.type && LET_GO_WITH_PROGRESS.has(application.type))
+      return application.details?.payloads?.[0] ?? undefined;
+  }
+  return undefined;
+}
+
+/** Whether an attempt's failure is one of letting go of a running command, which the next attempt follows. */
+function letGo(failure: ProtoFailure | null | undefined): boolean {
+  const type = failure?.applicationFailureInfo?.type;
+  return typeof type === 'string' && LET_GO_WITH_PROGRESS.has(type);
+}
+
+/** Failures of attempts that let go of a running command, reporting its progress as they did. */
+const LET_GO_WITH_PROGRESS = new Set<string>([
+  AttemptFailureType.workerRestarted,
+  AttemptFailureType.released,
+]);
 
 /**
  * A task whose command ended and whose workflow is closing: its result once it closes, which takes

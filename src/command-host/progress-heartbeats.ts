@@ -40,6 +40,15 @@ export function readProgress(
   };
 }
 
+/** `readProgress`, or undefined when the files cannot be read: for an attempt's end, which goes on without it. */
+export function readProgressIfAny(source: Parameters<typeof readProgress>[0]): CommandProgress | undefined {
+  try {
+    return readProgress(source);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Heartbeats a running command's progress: once at attach (the record that the command started,
  * which keeps a retry from starting it again), then every `intervalMs` with the byte counts and

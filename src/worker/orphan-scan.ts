@@ -9,6 +9,7 @@ import {
 import proto from '@temporalio/proto';
 import { Runtime } from '@temporalio/worker';
 import type { AttachedTasks, TaskRuns } from '../command-host/attached-tasks.js';
+import { progressOnDisk } from '../command-host/supervisor/command-end.js';
 import { endGroup, killOrphanedGroup } from '../command-host/supervisor/process-groups.js';
 import { currentBootId, isRunning, isThisProcess } from '../command-host/supervisor/process-identity.js';
 import {
@@ -20,7 +21,7 @@ import {
 import { readAttempt, taskFiles } from '../command-host/supervisor/task-files.js';
 import { ActivityName } from '../shared/activity-names.js';
 import { START_SCAN_CONCURRENCY } from '../shared/limits.js';
-import { AttemptFailureType } from '../shared/task.js';
+import { AttemptFailureType, type CommandProgress } from '../shared/task.js';
 
 /** A task's state file as the command activity names it: `<task id>.state`. */
 const STATE_FILE = /^(bash-[0-9a-f-]+)\.state$/;
@@ -169,9 +170,21 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
   // already. Refused (the run closed, or a newer attempt replaced it): asked below which.
   const stale =
     options.failStaleAttempts && (!end || Date.now() - end.endedAtMs < options.heartbeatTimeoutMs);
-  // The attempt a previous worker process left running.
+  // The attempt a previous worker process left running. Its failure carries the command's progress
+  // as a heartbeat would: until the retry's heartbeat at attach, it is what reads find on the server.
   const token = Buffer.from(attempt.taskToken, 'base64');
-  if (stale && (await failAttempt(options.client, token, 'the worker running this attempt restarted'))) {
+  const progress =
+    stale && record.pid > 0 ? await progressOnDisk(files, record, options.hostQueue) : undefined;
+  if (
+    stale &&
+    (await failAttempt(
+      options.client,
+      token,
+      'the worker running this attempt restarted',
+      AttemptFailureType.workerRestarted,
+      progress,
+    ))
+  ) {
     options.awaitingRetry.set(taskId, Date.now());
     return;
   }
@@ -294,7 +307,8 @@ function timestampMs(time: proto.google.protobuf.ITimestamp | null | undefined):
 
 /**
  * Fails one attempt of a task's command activity, by its task token or by its ids, with a retryable
- * `WorkerRestarted` (or `type`), so its retry re-attaches now. False when the server has no such attempt: it
+ * `WorkerRestarted` (or `type`) carrying the command's `progress` when known, so its retry
+ * re-attaches now. False when the server has no such attempt: it
  * ended (timed out, failed by another worker), or its run closed.
  */
 async function failAttempt(
@@ -302,9 +316,15 @@ async function failAttempt(
   attempt: Uint8Array | { workflowId: string; runId: string; activityId: string },
   message: string,
   type: string = AttemptFailureType.workerRestarted,
+  progress?: CommandProgress,
 ): Promise<boolean> {
   try {
-    const failure = ApplicationFailure.retryable(message, type);
+    const failure = ApplicationFailure.create({
+      message,
+      type,
+      nonRetryable: false,
+      details: progress === undefined ? [] : [progress],
+    });
     // Two overloads of one call: by task token, or by the ids.
     await (attempt instanceof Uint8Array
       ? client.activity.fail(attempt, failure)

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodePayload } from '../../src/client/decode-payload.js';
 import type { AgentSessions } from '../../src/shared/notice.js';
+import { AttemptFailureType, type CommandProgress } from '../../src/shared/task.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import type { bashTask } from '../../src/workflows/bash-task.js';
@@ -113,6 +115,19 @@ describe('bash with autoBackgroundAfterMs', () => {
     ]).toContain(notices[0]?.content);
     const description = await env.client.workflow.getHandle(taskId).describe();
     expect(description.memo?.background).toBe(true);
+    // The foreground attempt let go with the command's progress: until the background attempt's
+    // heartbeat at attach, it is what a read with no worker to ask finds on the server.
+    if (output !== '(no output)\n') {
+      const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
+      const released = (events ?? []).find(
+        (event) =>
+          event.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.type ===
+          AttemptFailureType.released,
+      )?.activityTaskFailedEventAttributes?.failure?.applicationFailureInfo?.details?.payloads?.[0];
+      const progress = released && (await decodePayload<CommandProgress>(env.client, released));
+      expect(progress?.hostQueue?.startsWith(`${commandWorker.taskQueue}@`)).toBe(true);
+      expect(progress?.stdout.bytes).toBeGreaterThanOrEqual(output.length);
+    }
   });
 
   it('lifts the foreground timeout: a moved command runs past its timeoutMs and completes', async () => {

@@ -8,10 +8,13 @@ import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { AttachedTasks } from '../../src/command-host/attached-tasks.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import { WORKER_UNAVAILABLE } from '../../src/shared/render.js';
+import { AttemptFailureType } from '../../src/shared/task.js';
 import type { Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { scanSupervisors } from '../../src/worker/orphan-scan.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { printedBytes } from '../helpers/printed.js';
 import { processesMatching } from '../helpers/processes.js';
@@ -42,7 +45,7 @@ afterAll(async () => {
  * A worker process on a queue of its own, and a background task on it that printed `before` (the
  * server holds it) and sleeps; the test crashes the worker when it wants.
  */
-async function sleeperOnWorkerProcess() {
+async function sleeperOnWorkerProcess(heartbeatTimeoutMs = 30_000) {
   const taskQueue = `test-${randomUUID()}`;
   const marker = 7000 + Math.floor(Math.random() * 2000);
   markers.push(marker);
@@ -54,7 +57,7 @@ async function sleeperOnWorkerProcess() {
     '--spill-dir',
     spillDir,
     '--heartbeat-timeout-ms',
-    '30000',
+    String(heartbeatTimeoutMs),
   ]);
   workerProcesses.push(worker);
   const tools = createBashTools({ client: env.client, taskQueue });
@@ -74,7 +77,16 @@ async function sleeperOnWorkerProcess() {
   await expect
     .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 20_000 })
     .toBe(7);
-  return { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
+  return {
+    taskQueue,
+    spillDir,
+    marker,
+    worker,
+    tasks,
+    taskId,
+    client: env.client,
+    bashOutput: tool('bash_output'),
+  };
 }
 
 /** The reader's workflow tasks and updates, a line each with its time: for a failure's message. */
@@ -116,8 +128,9 @@ describe('bash_output without a worker', () => {
     // expired unapplied, and the output is read once.
     restarted = await startBashWorker(env, { spillDir }, taskQueue);
     const afterRestart = text(await bashOutput.execute({ task_id: taskId }));
-    // Once in about six CI runs in the bwrap pass (2026-12-06) this read found the position already
-    // past `before`: the reader's history then says which update moved it, and when.
+    // This read may come before the retry's heartbeat at attach, after the restarted worker failed
+    // the crashed attempt: it then reads what that failure carried (CI of 2026-12-06 read "no new
+    // output" there once). On a failure, the reader's history says which update moved what, and when.
     const history = afterRestart === 'before\n[status: running]' ? '' : await readerEvents(taskId);
     expect(afterRestart, history).toBe('before\n[status: running]');
     expect(text(await bashOutput.execute({ task_id: taskId }))).toBe('(no new output)\n[status: running]');
@@ -139,5 +152,51 @@ describe('bash_output without a worker', () => {
     const elapsed = Date.now() - begun;
     expect(read).toBe(`(no new output)\n[status: running]\n${WORKER_UNAVAILABLE}`);
     expect(elapsed).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('still shows what the server holds once the crashed attempt timed out', async () => {
+    // A short heartbeat timeout: the attempt the crash left times out while no worker is back, and
+    // the next attempt waits, never started, with no heartbeat of its own.
+    const { worker, taskId, bashOutput, client } = await sleeperOnWorkerProcess(3_000);
+    await worker.crash();
+    await expect
+      .poll(
+        async () => {
+          const { events } = await client.workflow.getHandle(taskId).fetchHistory();
+          return (events ?? []).some((event) => event.activityTaskTimedOutEventAttributes);
+        },
+        { timeout: 20_000, interval: 250 },
+      )
+      .toBe(true);
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(
+      `before\n[status: running]\n${WORKER_UNAVAILABLE}`,
+    );
+  });
+
+  it('shows what the server holds once a restarting worker failed the crashed attempt, before the retry attached', async () => {
+    const { worker, taskId, tasks, spillDir, bashOutput } = await sleeperOnWorkerProcess();
+    const { hostQueue } = await tasks.snapshot(taskId, undefined);
+    await worker.crash();
+    // What a worker restarting on this host does first, with no worker to go on after it: the
+    // attempt the crash left is failed, and its retry has yet to heartbeat.
+    const answered = await scanSupervisors({
+      spillDir,
+      namespace: 'default',
+      hostQueue: hostQueue as string,
+      client: env.client,
+      attached: new AttachedTasks(),
+      awaitingRetry: new Map(),
+      failStaleAttempts: true,
+      heartbeatTimeoutMs: 30_000,
+      lostAttemptGraceMs: 3_000,
+    });
+    expect(answered).toBe(true);
+    const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
+    const failure = (events ?? []).find((event) => event.activityTaskFailedEventAttributes)
+      ?.activityTaskFailedEventAttributes?.failure;
+    expect(failure?.applicationFailureInfo?.type).toBe(AttemptFailureType.workerRestarted);
+    expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(
+      `before\n[status: running]\n${WORKER_UNAVAILABLE}`,
+    );
   });
 });

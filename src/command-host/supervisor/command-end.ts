@@ -15,7 +15,7 @@ import {
   RunFailureType,
   type TerminalEnd,
 } from '../../shared/task.js';
-import { readProgress } from '../progress-heartbeats.js';
+import { readProgressIfAny } from '../progress-heartbeats.js';
 import { closeReaders, openReaders, type SpillReaders, streamTail } from '../spill/spill-files.js';
 import { TerminalLogs } from '../terminal/terminal-logs.js';
 import { killOrphanedGroup } from './process-groups.js';
@@ -64,11 +64,24 @@ export async function withLastOutput(
 ): Promise<never> {
   if (!(err instanceof ApplicationFailure) || err.type !== RunFailureType.commandLost || err.details?.length)
     throw err;
+  const progress = await progressOnDisk(files, record, hostQueue);
+  throw progress === undefined ? err : commandLost(err.message, progress);
+}
+
+/**
+ * A started command's progress as its spill files hold it now, as a heartbeat would carry it: for
+ * an attempt that ends without having sent it (a loss, a crashed worker's attempt failed at a
+ * restart). Undefined when the files cannot be read.
+ */
+export async function progressOnDisk(
+  files: TaskFiles,
+  record: SupervisorRecord,
+  hostQueue: string,
+): Promise<CommandProgress | undefined> {
   const readers = await openReaders(files).catch(() => undefined);
-  if (readers === undefined) throw err;
-  let progress: CommandProgress | undefined;
+  if (readers === undefined) return undefined;
   try {
-    progress = readProgress({
+    return readProgressIfAny({
       pid: record.pid,
       startedAtMs: record.startedAtMs,
       host: os.hostname(),
@@ -76,12 +89,9 @@ export async function withLastOutput(
       files,
       readers,
     });
-  } catch {
-    // Unreadable: the loss is reported without its output.
   } finally {
     await closeReaders(readers);
   }
-  throw progress === undefined ? err : commandLost(err.message, progress);
 }
 
 /** How long a claim may stand without the command's pid before its supervisor counts as dead. */

@@ -10,7 +10,7 @@ import { AttemptFailureType, type CommandOutcome, type CommandSpec } from '../..
 import { type AttachedAttempt, movedToBackground, type TaskRuns } from '../attached-tasks.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import { LineMonitor, type MonitorSink } from '../monitor/line-monitor.js';
-import { startProgressHeartbeats } from '../progress-heartbeats.js';
+import { readProgressIfAny, startProgressHeartbeats } from '../progress-heartbeats.js';
 import { closeReaders, openReaders } from '../spill/spill-files.js';
 import type { TerminalLogs } from '../terminal/terminal-logs.js';
 import { answerCursorQueries } from '../terminal/terminal-queries.js';
@@ -77,17 +77,16 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
     const kill = () => {
       cancelSigkill ??= endGroup(record, warnForcedEnd(context.log, spec.taskId));
     };
+    const progressSource = {
+      pid: record.pid,
+      startedAtMs: record.startedAtMs,
+      host: os.hostname(),
+      hostQueue: config.hostQueue,
+      files,
+    };
     const heartbeats = await startProgressHeartbeats(
       context,
-      {
-        pid: record.pid,
-        startedAtMs: record.startedAtMs,
-        host: os.hostname(),
-        hostQueue: config.hostQueue,
-        files,
-        readers,
-        spillRetentionMs: config.spillRetentionMs,
-      },
+      { ...progressSource, readers, spillRetentionMs: config.spillRetentionMs },
       heartbeatIntervalMs(spec),
     ).catch((err: unknown) => {
       // Nothing could report or stop this command: end it rather than leave it behind.
@@ -109,6 +108,10 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
         type: AttemptFailureType.released,
         message: `task ${spec.taskId} moved to the background`,
         nonRetryable: true,
+        // What reads find on the server until the background attempt's heartbeat at attach.
+        details: [readProgressIfAny({ ...progressSource, readers })].filter(
+          (progress) => progress !== undefined,
+        ),
       });
     };
     /**

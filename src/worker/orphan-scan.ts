@@ -172,21 +172,14 @@ async function checkTask(taskId: string, options: Parameters<typeof scanSupervis
     options.failStaleAttempts && (!end || Date.now() - end.endedAtMs < options.heartbeatTimeoutMs);
   // The attempt a previous worker process left running. Its failure carries the command's progress
   // as a heartbeat would: until the retry's heartbeat at attach, it is what reads find on the server.
-  const token = Buffer.from(attempt.taskToken, 'base64');
-  const progress =
-    stale && record.pid > 0 ? await progressOnDisk(files, record, options.hostQueue) : undefined;
-  if (
-    stale &&
-    (await failAttempt(
-      options.client,
-      token,
-      'the worker running this attempt restarted',
-      AttemptFailureType.workerRestarted,
-      progress,
-    ))
-  ) {
-    options.awaitingRetry.set(taskId, Date.now());
-    return;
+  if (stale) {
+    const token = Buffer.from(attempt.taskToken, 'base64');
+    const progress = record.pid > 0 ? await progressOnDisk(files, record, options.hostQueue) : undefined;
+    const message = 'the worker running this attempt restarted';
+    if (await failAttempt(options.client, token, message, AttemptFailureType.workerRestarted, progress)) {
+      options.awaitingRetry.set(taskId, Date.now());
+      return;
+    }
   }
   const { settled } = options.attached;
   if (!options.awaitingRetry.has(taskId)) {
@@ -319,12 +312,11 @@ async function failAttempt(
   progress?: CommandProgress,
 ): Promise<boolean> {
   try {
-    const failure = ApplicationFailure.create({
+    const failure = ApplicationFailure.retryable(
       message,
       type,
-      nonRetryable: false,
-      details: progress === undefined ? [] : [progress],
-    });
+      ...(progress === undefined ? [] : [progress]),
+    );
     // Two overloads of one call: by task token, or by the ids.
     await (attempt instanceof Uint8Array
       ? client.activity.fail(attempt, failure)

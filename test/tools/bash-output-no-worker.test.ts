@@ -77,16 +77,7 @@ async function sleeperOnWorkerProcess(heartbeatTimeoutMs = 30_000) {
   await expect
     .poll(async () => (await tasks.snapshot(taskId, undefined)).stdout.bytes, { timeout: 20_000 })
     .toBe(7);
-  return {
-    taskQueue,
-    spillDir,
-    marker,
-    worker,
-    tasks,
-    taskId,
-    client: env.client,
-    bashOutput: tool('bash_output'),
-  };
+  return { taskQueue, spillDir, marker, worker, tasks, taskId, bashOutput: tool('bash_output') };
 }
 
 /** The reader's workflow tasks and updates, a line each with its time: for a failure's message. */
@@ -157,12 +148,12 @@ describe('bash_output without a worker', () => {
   it('still shows what the server holds once the crashed attempt timed out', async () => {
     // A short heartbeat timeout: the attempt the crash left times out while no worker is back, and
     // the next attempt waits, never started, with no heartbeat of its own.
-    const { worker, taskId, bashOutput, client } = await sleeperOnWorkerProcess(3_000);
+    const { worker, taskId, bashOutput } = await sleeperOnWorkerProcess(3_000);
     await worker.crash();
     await expect
       .poll(
         async () => {
-          const { events } = await client.workflow.getHandle(taskId).fetchHistory();
+          const { events } = await env.client.workflow.getHandle(taskId).fetchHistory();
           return (events ?? []).some((event) => event.activityTaskTimedOutEventAttributes);
         },
         { timeout: 20_000, interval: 250 },

@@ -104,14 +104,13 @@ export async function followCommand(host: FollowHost, command: FollowedCommand):
     const release = (): never => {
       clearTimeout(deadline);
       abandon.abort();
+      // What reads find on the server until the background attempt's heartbeat at attach.
+      const progress = readProgressIfAny({ ...progressSource, readers });
       throw ApplicationFailure.create({
         type: AttemptFailureType.released,
         message: `task ${spec.taskId} moved to the background`,
         nonRetryable: true,
-        // What reads find on the server until the background attempt's heartbeat at attach.
-        details: [readProgressIfAny({ ...progressSource, readers })].filter(
-          (progress) => progress !== undefined,
-        ),
+        details: progress === undefined ? [] : [progress],
       });
     };
     /**

@@ -11,7 +11,9 @@
  * `durable-bash worker` process, as the full bench runs it, not in this process),
  * PHASES_BASELINE_BUNDLE=<a workflow bundle.js> (an A/B of a workflow change: a second in-process
  * worker runs that bundle, another tree's `dist/workflows/bundle.js`, on a queue of its own, its
- * runs interleaved with the others).
+ * runs interleaved with the others), PHASES_BASELINE_CLI=<a dist/cli/main.js> (an A/B of a change
+ * to the host's code, with PHASES_WORKER=cli: a second `durable-bash worker` process from that
+ * tree, on a queue and spill directory of its own, its runs interleaved with the others).
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -38,12 +40,14 @@ const SAMPLES = Number(process.env.PHASES_SAMPLES ?? 200);
 const EAGER_START = process.env.PHASES_EAGER_START === '1';
 const CLI_WORKER = process.env.PHASES_WORKER === 'cli';
 const BASELINE_BUNDLE = process.env.PHASES_BASELINE_BUNDLE;
+const BASELINE_CLI = process.env.PHASES_BASELINE_CLI;
 
 let server: BenchServer;
 let bashWorker: BashWorker | undefined;
 let baselineWorker: BashWorker | undefined;
 let baselineTools: Tools | undefined;
 let cliWorker: WorkerProcess | undefined;
+let baselineCliWorker: WorkerProcess | undefined;
 let floorWorker: Worker;
 let running: Promise<unknown>[] = [];
 let tools: Tools;
@@ -80,6 +84,15 @@ beforeAll(async () => {
     }),
     activities: { trivial, resolveTrivially, heartbeatOnce },
   });
+  if (BASELINE_CLI !== undefined) {
+    if (!CLI_WORKER) throw new Error('PHASES_BASELINE_CLI needs PHASES_WORKER=cli');
+    baselineCliWorker = await startWorker(
+      server,
+      baselineQueue,
+      `${spillDir}-baseline`,
+      path.resolve(BASELINE_CLI),
+    );
+  }
   if (BASELINE_BUNDLE !== undefined)
     baselineWorker = await createBashWorker({
       connection: server.nativeConnection,
@@ -102,7 +115,7 @@ beforeAll(async () => {
       tool,
     ]),
   ) as Tools;
-  if (baselineWorker)
+  if (baselineWorker || baselineCliWorker)
     baselineTools = Object.fromEntries(
       createBashTools({ client, taskQueue: baselineQueue }).map((tool) => [tool.name, tool]),
     ) as Tools;
@@ -112,9 +125,10 @@ afterAll(async () => {
   bashWorker?.shutdown();
   baselineWorker?.shutdown();
   floorWorker?.shutdown();
-  if (cliWorker) {
-    cliWorker.child.kill('SIGTERM');
-    await once(cliWorker.child, 'exit');
+  for (const worker of [cliWorker, baselineCliWorker]) {
+    if (!worker) continue;
+    worker.child.kill('SIGTERM');
+    await once(worker.child, 'exit');
   }
   await Promise.all(running);
   await server?.stop();
@@ -217,14 +231,14 @@ it('foreground bash of true: where the time goes', async () => {
   if (baseline) {
     const base = dist(baselineMs).p50;
     lines.push(
-      `baseline bundle ${ms(base)}: spawn + ${((base - spawn) / guarded).toFixed(2)} x the floor with the guarantees`,
+      `baseline ${ms(base)}: spawn + ${((base - spawn) / guarded).toFixed(2)} x the floor with the guarantees`,
     );
   }
   for (const [name, ids] of [
     ['floor', floorIds.slice(-100)],
     ['floor with the guarantees', guardedIds.slice(-100)],
     ['bash', toolIds.slice(0, 100)],
-    ...(baseline ? [['bash, baseline bundle', baselineIds.slice(0, 100)] as const] : []),
+    ...(baseline ? [['bash, baseline', baselineIds.slice(0, 100)] as const] : []),
   ] as const) {
     const all = await Promise.all(ids.map(phasesOf));
     const keys = [...new Set(all.flatMap((at) => Object.keys(at)))].sort(

@@ -97,6 +97,12 @@ static void relay_report(struct launched *l) {
 static long long refill_after_ms;
 enum { WARM_RETRY_MS = 1000 };
 
+/* While a warm one is left, a refill waits until no task came for this long: a new warm
+ * supervisor's fork, cgroups and files take the CPU the command just launched and its worker
+ * need (docs/PERFORMANCE.md). With none left, it is made at once, as a burst needs. */
+static long long quiet_after_ms;
+enum { REFILL_QUIET_MS = 50 };
+
 static void reap(void) {
   int status;
   pid_t pid;
@@ -193,7 +199,8 @@ int nursery_main(int argc, char **argv) {
   for (;;) {
     got_chld = 0;
     reap();
-    int refill = now_ms() >= refill_after_ms;
+    long long now = now_ms();
+    int refill = now >= refill_after_ms && (n_pool == 0 || now >= quiet_after_ms);
     while (refill && n_pool < warm_target && fork_warm(parents, n_parents, seq, &pool[n_pool]) == 0) {
       seq++;
       n_pool++;
@@ -215,7 +222,11 @@ int nursery_main(int argc, char **argv) {
     }
     int first_watched = nfds;
     for (int i = 0; i < n_watched; i++) fds[nfds++] = (struct pollfd){.fd = watched[i].pidfd, .events = POLLIN};
-    struct timespec retry = {.tv_sec = WARM_RETRY_MS / 1000, .tv_nsec = 0};
+    /* Waiting to refill: woken when the pause or the quiet ends. */
+    long long wait_ms = WARM_RETRY_MS;
+    if (now < refill_after_ms) wait_ms = refill_after_ms - now;
+    else if (n_pool > 0 && now < quiet_after_ms) wait_ms = quiet_after_ms - now;
+    struct timespec retry = {.tv_sec = wait_ms / 1000, .tv_nsec = (wait_ms % 1000) * 1000000};
     int waiting_to_refill = n_pool < warm_target;
     if (ppoll(fds, (nfds_t)nfds, waiting_to_refill ? &retry : NULL, &waiting_mask) < 0) continue; /* EINTR: SIGCHLD */
     for (int f = 1; f < first_watched; f++)
@@ -270,5 +281,6 @@ int nursery_main(int argc, char **argv) {
     free(payload);
     fcntl(w.report_fd, F_SETFL, O_NONBLOCK);
     launched[n_launched++] = (struct launched){.pid = w.pid, .report_fd = w.report_fd, .id = id};
+    quiet_after_ms = now_ms() + REFILL_QUIET_MS;
   }
 }

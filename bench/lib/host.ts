@@ -55,18 +55,25 @@ export function startWorker(
   server: BenchServer,
   taskQueue: string,
   spillDir: string,
+  /** Another tree's `dist/cli/main.js` (an A/B of the host's code). @default this tree's */
+  bin?: string,
 ): Promise<WorkerProcess> {
   // The helper reads only the address off its environment.
   const env = { address: server.address } as unknown as TestWorkflowEnvironment;
   // `npm run bench -- --isolation MODE`; the worker's default (auto) otherwise.
   const isolation = process.env.BENCH_ISOLATION;
-  return startWorkerProcess(env, taskQueue, [
-    '--namespace',
-    server.namespace,
-    '--spill-dir',
-    spillDir,
-    ...(isolation ? ['--isolation', isolation] : []),
-  ]);
+  return startWorkerProcess(
+    env,
+    taskQueue,
+    [
+      '--namespace',
+      server.namespace,
+      '--spill-dir',
+      spillDir,
+      ...(isolation ? ['--isolation', isolation] : []),
+    ],
+    bin === undefined ? {} : { bin },
+  );
 }
 
 /** How often, and for how long at most, `settledRss` samples a worker that has just started. */

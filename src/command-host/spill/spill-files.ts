@@ -84,13 +84,15 @@ export interface SpillReaders {
  * files its result does not name; a sweep removes old ones) reads as empty: the end is still known.
  */
 export async function openReaders(files: { stdout: string; stderr: string }): Promise<SpillReaders> {
-  const stdout = await openOrEmpty(files.stdout);
-  try {
-    return { stdout, stderr: await openOrEmpty(files.stderr) };
-  } catch (err) {
-    await stdout.close();
-    throw err;
-  }
+  // Both at once: each open waits for libuv's thread pool, and one after the other doubled that
+  // wait on every command's start.
+  const [stdout, stderr] = await Promise.allSettled([openOrEmpty(files.stdout), openOrEmpty(files.stderr)]);
+  if (stdout.status === 'fulfilled' && stderr.status === 'fulfilled')
+    return { stdout: stdout.value, stderr: stderr.value };
+  await Promise.all(
+    [stdout, stderr].map((opened) => (opened.status === 'fulfilled' ? opened.value.close() : undefined)),
+  );
+  throw stdout.status === 'rejected' ? stdout.reason : (stderr as PromiseRejectedResult).reason;
 }
 
 async function openOrEmpty(file: string): Promise<fs.FileHandle> {

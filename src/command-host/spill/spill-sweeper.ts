@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
+import { ATTEMPT_SPARE } from '../supervisor/attempt-records.js';
 import { isNewerTaskFiles, isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
 import { isMarkedDone } from '../supervisor/task-files.js';
 
@@ -10,11 +11,11 @@ import { isMarkedDone } from '../supervisor/task-files.js';
  * A task's files as `runCommand` names them: `<task id>.stdout` / `.stderr` / `.state` / `.exit` /
  * `.attempt` / `.stdin`, a terminal task's `.tty` / `.tty-size` / `.screen` (and a checkpoint
  * left half-written), the `.foreground-done` mark of a foreground run whose result holds all (from
- * workers of 0.2.0; now its `.exit` made read-only), and
- * a monitored task's `.monitor` record.
+ * workers of 0.2.0; now its `.exit` made read-only), a monitored task's `.monitor` record, and an
+ * `.attempt` record half-made by a worker that died (`.attempt.tmp.<pid>`).
  */
 const TASK_FILE =
-  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen-marks|monitor|(?:screen|screen-marks|tty-size|monitor)\.[\w.]+\.tmp|foreground-done)$/;
+  /^(bash-[0-9a-f-]+)\.(stdout|stderr|state|exit|attempt|stdin|tty|tty-size|screen|screen-marks|monitor|(?:screen|screen-marks|tty-size|monitor)\.[\w.]+\.tmp|attempt\.tmp\.\d+|foreground-done)$/;
 
 /** How long past the lost window a foreground run's files stay, for an attempt still on its way. */
 const FOREGROUND_KEEP_MARGIN_MS = 5 * 60_000;
@@ -66,6 +67,12 @@ export async function sweepSpillDir(
   const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
   const tasks = new Map<string, string[]>();
   for (const entry of entries) {
+    const sparePid = ATTEMPT_SPARE.exec(entry.name)?.[1];
+    if (sparePid !== undefined && entry.isFile() && !isAlive(Number(sparePid))) {
+      // A spare attempt record (attempt-records.ts) its worker left when it ended.
+      await fs.rm(path.join(dir, entry.name), { force: true });
+      continue;
+    }
     const taskId = TASK_FILE.exec(entry.name)?.[1];
     // A stdin FIFO a killed supervisor left goes with its task's files.
     if (!(entry.isFile() || entry.isFIFO()) || taskId === undefined) continue;
@@ -106,6 +113,16 @@ export async function sweepSpillDir(
     if (totalBytes <= quotaBytes) break;
     await removeTask(task.files);
     totalBytes -= task.bytes;
+  }
+}
+
+/** Whether a process with this pid runs (this worker's own does). */
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -13,23 +13,24 @@ import { assertCommandAllowed } from '../containment/deny-commands.js';
 import type { ExecutorConfig } from '../executor-config.js';
 import { hostMetrics } from '../host-metrics.js';
 import { openSpillWriter } from '../spill/spill-files.js';
-import { assertWorkdir } from '../workdir.js';
 import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
 import type { TaskFiles } from './task-files.js';
 
 /**
  * Starts the command under a new supervisor. `exited` is the supervisor's exit, or undefined when
- * another attempt's supervisor had claimed the task first (attach to that one).
+ * another attempt's supervisor had claimed the task first (attach to that one). `workdirChecked` is
+ * `assertWorkdir` of the spec's workdir, begun by the caller before its own records.
  */
 export async function startSupervised(
   config: ExecutorConfig,
   nursery: SupervisorNursery | undefined,
   spec: CommandSpec,
   files: TaskFiles,
+  workdirChecked: Promise<void>,
 ): Promise<{ exited: Promise<void> | undefined }> {
   await assertCommandAllowed(spec.command, config.denyCommands);
-  await assertWorkdir(spec.workdir);
+  await workdirChecked;
   // The launcher and the inner supervisor the command runs under, if any.
   const launched = await commandLaunch(config, spec);
   // The nursery's warm supervisors start no terminal: a terminal task's supervisor is spawned. Nor

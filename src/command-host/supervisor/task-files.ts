@@ -8,7 +8,7 @@
  * one waits its turn in libuv's pool of four threads behind every other task's file work (0.2 to 0.7
  * ms a call in a foreground run, more in a burst: docs/PERFORMANCE.md).
  */
-import { chmodSync, readFileSync, renameSync, type Stats, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/activity';
 import { RunFailureType } from '../../shared/task.js';
@@ -119,15 +119,4 @@ export interface AttemptRecord {
   worker?: ProcessIdentity;
   /** The command's workdir: a workspace it lies in is not swept while the task may run (files written before it lack it). */
   workdir?: string;
-}
-
-/**
- * Keeps the running attempt's task token beside the task's files: a worker that restarts after a
- * crash fails that attempt at once, so the retry re-attaches now rather than after the heartbeat
- * timeout.
- */
-export async function rememberAttempt(files: TaskFiles, attempt: AttemptRecord): Promise<void> {
-  const tmp = `${files.attempt}.tmp.${process.pid}`;
-  writeFileSync(tmp, JSON.stringify(attempt), { mode: 0o600 });
-  renameSync(tmp, files.attempt);
 }

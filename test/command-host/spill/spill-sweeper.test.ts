@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -151,5 +152,18 @@ describe('the spill sweeper', () => {
     expect(readdirSync(dir)).toEqual(['bash-0.stdout']);
     await sweeper.sweepIfDue(Date.now());
     expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("removes the spare attempt records of a worker that is gone and a record it left half-made, never a live worker's spares", async () => {
+    const gone = spawnSync('true').pid;
+    const task = 'bash-00000000-0000-4000-8000-000000000001';
+    const dir = spillDir({
+      [`.attempt-spare.${gone}.0`]: 0,
+      [`.attempt-spare.${process.pid}.0`]: 8 * DAY_MS,
+      [`${task}.stdout`]: 8 * DAY_MS,
+      [`${task}.attempt.tmp.${gone}`]: 8 * DAY_MS,
+    });
+    await sweepSpillDir(dir, 7 * DAY_MS, new Set());
+    expect(readdirSync(dir)).toEqual([`.attempt-spare.${process.pid}.0`]);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { SPILL_SWEEP_INTERVAL_MS } from '../../shared/limits.js';
 import type { CompiledExecutorOptions } from '../executor-config.js';
 import { ATTEMPT_SPARE } from '../supervisor/attempt-records.js';
+import { processStart } from '../supervisor/process-identity.js';
 import { isNewerTaskFiles, isSameProcess, readRecord } from '../supervisor/supervisor-records.js';
 import { isMarkedDone } from '../supervisor/task-files.js';
 
@@ -68,7 +69,7 @@ export async function sweepSpillDir(
   const tasks = new Map<string, string[]>();
   for (const entry of entries) {
     const sparePid = ATTEMPT_SPARE.exec(entry.name)?.[1];
-    if (sparePid !== undefined && entry.isFile() && !isAlive(Number(sparePid))) {
+    if (sparePid !== undefined && entry.isFile() && processStart(Number(sparePid)) === undefined) {
       // A spare attempt record (attempt-records.ts) its worker left when it ended.
       await fs.rm(path.join(dir, entry.name), { force: true });
       continue;
@@ -113,16 +114,6 @@ export async function sweepSpillDir(
     if (totalBytes <= quotaBytes) break;
     await removeTask(task.files);
     totalBytes -= task.bytes;
-  }
-}
-
-/** Whether a process with this pid runs (this worker's own does). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

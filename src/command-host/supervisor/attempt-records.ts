@@ -3,10 +3,10 @@
  * made ahead of time. A new file is a new inode, and on the worker's main thread, beside the
  * server and the command's launch, its creation took about half a millisecond of every foreground
  * run (docs/PERFORMANCE.md); a spare file, made once the run is past its start and end, is
- * written and renamed into place instead. Each spare is used once and becomes a task's record, so a task's files are
- * what they were.
+ * written and renamed into place instead. Each spare is used once and becomes a task's record, so
+ * a task's files are what they were.
  */
-import { closeSync, openSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { AttemptRecord, TaskFiles } from './task-files.js';
 
@@ -49,12 +49,13 @@ export class AttemptRecords {
           renameSync(spare.file, files.attempt);
           return;
         }
-        unlinkSync(spare.file);
       } catch {
         // Swept by another worker of this directory, or a full disk: written as a new file below.
       } finally {
         closeSync(spare.fd);
       }
+      // Not left for the sweep, which keeps a live worker's spares.
+      rmSync(spare.file, { force: true });
     }
     const tmp = `${files.attempt}.tmp.${process.pid}`;
     writeFileSync(tmp, text, { mode: 0o600 });

@@ -140,7 +140,8 @@ const results = { samples: SAMPLES, tasks: TASKS, start: {}, memory: {} };
 try {
   results.start.none = timeRuns(['bash', '-c', 'true']);
 
-  const isolation = createSessionIsolation({}, supervisorPath(), spillDir);
+  // The workdir is handed to the session (an idmapped mount), as a project under dev's root is.
+  const isolation = createSessionIsolation({ workdirRoots: [scratch] }, supervisorPath(), spillDir);
   const session = sessionKey('isolation-cost');
   await isolation.launch(spec(0, session)); // The session's network, made once.
   const launches = [];
@@ -156,9 +157,13 @@ try {
   };
   results.start.session = timeRuns(await sessionChain(SAMPLES + 1));
 
-  const sandbox = createSandbox({}, supervisorPath(), path.join(scratch, 'sandbox-spill'));
+  const sandbox = createSandbox(
+    { workdirRoots: [scratch] },
+    supervisorPath(),
+    path.join(scratch, 'sandbox-spill'),
+  );
   const sandboxChain = [
-    ...launcherProgram({ launcher: sandbox.launcher(workdir), innerBinary: sandbox.supervisor }),
+    ...launcherProgram({ launcher: sandbox.launcher({ workdir }), innerBinary: sandbox.supervisor }),
     'bash',
     '-c',
     'true',

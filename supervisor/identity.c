@@ -1,6 +1,6 @@
 /* The session's own identity for a command inside the launcher (docs/CONTAINMENT.md, "Sessions
- * apart"): its workdir shown as the session's by an idmapped mount, then the command's uid and gid switched to
- * the session's, with a seccomp filter that refuses setuid and setgid modes (a file the session
+ * apart"): a workdir handed to it shown as the session's by an idmapped mount (the launcher's
+ * --bind-as), then the command's uid and gid switched to the session's, with a seccomp filter that refuses setuid and setgid modes (a file the session
  * makes in an idmapped workdir belongs on disk to the workdir's owner: setuid, it would run as
  * that owner outside). Runs as root inside the launcher's mount namespace. */
 #include "supervisor.h"
@@ -46,24 +46,19 @@ static int idmapping(uid_t from_uid, gid_t from_gid, uid_t to) {
   return fd;
 }
 
-/* Mounts dir over itself, idmapped so its owner's files show as uid `to`'s (and `to`'s writes land
- * as its owner), without setuid or device files. Dies with the reason when it cannot. */
-void idmap_dir(const char *dir, uid_t to) {
+/* Shows a detached mount tree's files of its root's owner as uid `to`'s (and `to`'s writes land as
+ * that owner), without setuid or device files. Dies with the reason when it cannot. */
+void idmap_tree(int tree, const char *dir, uid_t to) {
   struct stat st;
-  if (stat(dir, &st) < 0) die("cannot use the workdir %s: %s", dir, strerror(errno));
+  if (fstat(tree, &st) < 0) die("cannot use the workdir %s: %s", dir, strerror(errno));
   int ns = idmapping(st.st_uid, st.st_gid, to);
   if (ns < 0) die("cannot map the workdir's owner to the session: %s", strerror(errno));
-  int tree = (int)syscall(SYS_open_tree, AT_FDCWD, dir, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-  if (tree < 0) die("cannot take the workdir %s: %s", dir, strerror(errno));
   struct mount_attr attr = {
       .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
       .userns_fd = (unsigned long long)ns,
   };
   if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0)
     die("cannot show the workdir %s as the session's (idmapped mounts): %s", dir, strerror(errno));
-  if (syscall(SYS_move_mount, tree, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-    die("cannot mount the workdir %s: %s", dir, strerror(errno));
-  close(tree);
   close(ns);
 }
 

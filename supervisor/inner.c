@@ -5,28 +5,23 @@
  * a launcher can pass on. With `--tty` the command leads a session whose controlling terminal is
  * its stdin (the outer supervisor's pseudo-terminal, passed through the launcher). It ignores the catchable kill signals meant for the command, so it lives
  * to report (SIGKILL ends it with the rest). With `--as <uid>` the command runs as that uid (a
- * session's, identity.c), each `--idmap <dir>` shown as that uid's first. */
+ * session's, identity.c), and enters its workdir again as that uid: the kernel then checks the way
+ * there by that uid's rights, whatever the launcher (root) could pass. */
 int inner_main(int argc, char **argv) {
   long long as = -1;
-  const char *idmaps[8];
-  int n_idmaps = 0, i = 2, tty = 0;
+  int i = 2, tty = 0;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
     if (strcmp(argv[i], "--tty") == 0) {
       tty = 1;
       i--; /* takes no value */
     } else if (strcmp(argv[i], "--as") == 0) as = number_arg(argv[i], argv[i + 1]);
-    else if (strcmp(argv[i], "--idmap") == 0 && n_idmaps < 8) idmaps[n_idmaps++] = argv[i + 1];
     else die("unknown inner option %s", argv[i]);
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0)
-    die("usage: durable-bash-supervisor --inner [--tty] [--as <uid>] [--idmap <dir>]... -- <program> [args...]");
-  if (n_idmaps > 0 && as < 0) die("--idmap needs --as");
+    die("usage: durable-bash-supervisor --inner [--tty] [--as <uid>] -- <program> [args...]");
   char **program = argv + i + 1;
-  for (int m = 0; m < n_idmaps; m++) idmap_dir(idmaps[m], (uid_t)as);
-  /* The launcher entered the workdir before its idmapped mount went over it: the command enters it
-   * again (as the session: the mount shows it as the session's). */
   char cwd[PATH_MAX];
-  if (n_idmaps > 0 && getcwd(cwd, sizeof cwd) == NULL) die("cannot tell the workdir: %s", strerror(errno));
+  if (as >= 0 && getcwd(cwd, sizeof cwd) == NULL) die("cannot tell the workdir: %s", strerror(errno));
   fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);
   /* Not dumpable: the command (same uid, inside the sandbox) cannot open /proc/<us>/fd/3 to forge
    * its own end. exec resets this for the command. */
@@ -51,7 +46,7 @@ int inner_main(int argc, char **argv) {
       _exit(126);
     }
     if (as >= 0) become_session((uid_t)as);
-    if (n_idmaps > 0 && chdir(cwd) < 0) {
+    if (as >= 0 && chdir(cwd) < 0) {
       dprintf(2, "bash: cannot enter the workdir %s: %s\n", cwd, strerror(errno));
       _exit(126);
     }

@@ -5,12 +5,15 @@
  *
  * with each op one of `--bind <src> <dest>`, `--ro-bind <src> <dest>`, `--tmpfs <dest>`,
  * `--dir <dest>`, `--perms <octal>` (the mode of the next --tmpfs or --dir; 0755 otherwise) and
- * `--remount-ro <dest>`, as bubblewrap reads them. It joins the session's network, takes new mount,
+ * `--remount-ro <dest>`, as bubblewrap reads them; and two of its own: `--bind-as <uid> <src> <dest>`,
+ * a bind of <src> alone (not its submounts) whose owner's files show as <uid>'s (an idmapped mount:
+ * a workdir handed to the session), and `--inode <dev>:<ino>`, which makes the next bind fail
+ * unless its source is that directory (the one the worker checked, not a link swapped in since). It joins the session's network, takes new mount,
  * PID, IPC, UTS and cgroup namespaces, and forks the namespace's PID 1. That child leads a new
  * session, makes every mount of the host's tree nosuid and nodev, mounts a fresh /dev and /proc,
  * applies the ops in order (each bind's source taken before any op, so a later mount over it
  * changes nothing), enters <dir>, keeps only the capabilities the inner supervisor needs
- * (CAP_SYS_ADMIN for its idmapped workdir, CAP_SETUID and CAP_SETGID for the uid switch) and runs
+ * (CAP_SETUID and CAP_SETGID for the uid switch) and runs
  * <program>: the inner supervisor, which reports the command's wait status on fd 3 (this binary's
  * own --inner, run without a second exec when <program> is this binary). This process waits for
  * it and exits as it did, 128 + the signal when one ended it.
@@ -32,12 +35,16 @@
 
 #include "supervisor.h"
 
-enum op_kind { OP_BIND, OP_RO_BIND, OP_TMPFS, OP_DIR, OP_REMOUNT_RO };
+enum op_kind { OP_BIND, OP_RO_BIND, OP_BIND_AS, OP_TMPFS, OP_DIR, OP_REMOUNT_RO };
 
 struct op {
   enum op_kind kind;
   const char *src, *dest;
   mode_t perms;
+  uid_t as;   /* --bind-as: whose the source's owner's files show as */
+  int pinned; /* a bind's source must be the directory dev:ino */
+  dev_t dev;
+  ino_t ino;
   int tree;   /* a bind's source, taken before any op */
   int is_dir; /* whether a bind's source is a directory */
 };
@@ -53,8 +60,9 @@ enum { N_DEV_NODES = sizeof DEV_NODES / sizeof DEV_NODES[0] };
 /* What of a fresh /proc is bound read-only over itself, as bubblewrap's --proc does. */
 static const char *const READ_ONLY_PROC[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"};
 
-/* The capabilities the inner supervisor keeps (the command has none once it is the session's uid). */
-static const int KEPT_CAPS[] = {CAP_SYS_ADMIN, CAP_SETUID, CAP_SETGID};
+/* The capabilities the inner supervisor keeps for the uid switch (the command has none once it is
+ * the session's uid). */
+static const int KEPT_CAPS[] = {CAP_SETUID, CAP_SETGID};
 
 static _Noreturn void fail(const char *what, const char *path) {
   if (path) dprintf(2, "durable-bash-supervisor: %s %s: %s\n", what, path, strerror(errno));
@@ -67,9 +75,14 @@ static _Noreturn void usage(const char *why) {
   _exit(1);
 }
 
-static void add_op(enum op_kind kind, const char *src, const char *dest, mode_t perms) {
+static struct op *add_op(enum op_kind kind, const char *src, const char *dest, mode_t perms) {
   if (n_ops == MAX_OPS) usage("too many mount operations");
-  ops[n_ops++] = (struct op){.kind = kind, .src = src, .dest = dest, .perms = perms, .tree = -1};
+  ops[n_ops] = (struct op){.kind = kind, .src = src, .dest = dest, .perms = perms, .tree = -1};
+  return &ops[n_ops++];
+}
+
+static int is_bind(const struct op *op) {
+  return op->kind == OP_BIND || op->kind == OP_RO_BIND || op->kind == OP_BIND_AS;
 }
 
 /* A detached copy of the mount tree at `path` (its submounts too), with `set` and `clear` applied. */
@@ -79,6 +92,15 @@ static int clone_tree(const char *path, unsigned long long set, unsigned long lo
   struct mount_attr attr = {.attr_set = set, .attr_clr = clear};
   if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) < 0)
     fail("cannot set the flags of a copy of", path);
+  return tree;
+}
+
+/* A detached copy of the mount at `path` alone (not its submounts), with `set` applied. */
+static int take_dir(const char *path, unsigned long long set) {
+  int tree = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (tree < 0) fail("cannot take", path);
+  struct mount_attr attr = {.attr_set = set};
+  if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) < 0) fail("cannot set the flags of a copy of", path);
   return tree;
 }
 
@@ -204,11 +226,18 @@ static _Noreturn void become_pid_1(char **program, const char *chdir_to, int lau
   }
   for (int i = 0; i < n_ops; i++) {
     struct op *op = &ops[i];
-    if (op->kind != OP_BIND && op->kind != OP_RO_BIND) continue;
+    if (!is_bind(op)) continue;
     struct stat st;
     if (stat(op->src, &st) < 0) fail("cannot bind", op->src);
     op->is_dir = S_ISDIR(st.st_mode);
-    op->tree = clone_tree(op->src, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op->kind == OP_RO_BIND ? MOUNT_ATTR_RDONLY : 0), 0);
+    unsigned long long set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (op->kind == OP_RO_BIND ? MOUNT_ATTR_RDONLY : 0);
+    /* An idmapped mount takes the directory alone: a submount of another filesystem may not be mappable. */
+    op->tree = op->kind == OP_BIND_AS ? take_dir(op->src, set) : clone_tree(op->src, set, 0);
+    /* The tree's root is what will be bound: it must be the directory the worker checked. */
+    if (op->pinned && (fstat(op->tree, &st) < 0 || st.st_dev != op->dev || st.st_ino != op->ino)) {
+      dprintf(2, "durable-bash-supervisor: the workdir %s changed while it was being checked\n", op->src);
+      _exit(1);
+    }
   }
   /* No setuid program or device node of the host's works inside. */
   struct mount_attr host = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
@@ -222,11 +251,15 @@ static _Noreturn void become_pid_1(char **program, const char *chdir_to, int lau
     if (access(READ_ONLY_PROC[i], F_OK) < 0) continue;
     attach(clone_tree(READ_ONLY_PROC[i], MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, 0), READ_ONLY_PROC[i]);
   }
+  /* Once this namespace's /proc is there: the idmapping's user namespace is set up through it. */
+  for (int i = 0; i < n_ops; i++)
+    if (ops[i].kind == OP_BIND_AS) idmap_tree(ops[i].tree, ops[i].src, ops[i].as);
   for (int i = 0; i < n_ops; i++) {
     struct op *op = &ops[i];
     switch (op->kind) {
     case OP_BIND:
     case OP_RO_BIND:
+    case OP_BIND_AS:
       make_path(op->dest, op->is_dir);
       attach(op->tree, op->dest);
       break;
@@ -260,20 +293,34 @@ static _Noreturn void become_pid_1(char **program, const char *chdir_to, int lau
 int session_launch_main(int argc, char **argv) {
   const char *net = NULL, *chdir_to = NULL;
   mode_t perms = 0755;
+  int pinned = 0;
+  unsigned long long dev = 0, ino = 0;
   int i = 2;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     const char *name = argv[i];
-    int values = strcmp(name, "--bind") == 0 || strcmp(name, "--ro-bind") == 0 ? 2 : strcmp(name, "--") == 0 ? 0 : 1;
+    int values = strcmp(name, "--bind-as") == 0                                       ? 3
+                 : strcmp(name, "--bind") == 0 || strcmp(name, "--ro-bind") == 0 ? 2
+                 : strcmp(name, "--") == 0                                        ? 0
+                                                                                  : 1;
     if (values == 0) {
       i++;
       break;
     }
     if (i + values >= argc) usage("an option's value is missing");
-    const char *a = argv[i + 1], *b = values == 2 ? argv[i + 2] : NULL;
+    const char *a = argv[i + 1], *b = values >= 2 ? argv[i + 2] : NULL;
+    struct op *bind = NULL;
     if (strcmp(name, "--net") == 0) net = a;
     else if (strcmp(name, "--chdir") == 0) chdir_to = a;
-    else if (strcmp(name, "--bind") == 0) add_op(OP_BIND, a, b, 0);
-    else if (strcmp(name, "--ro-bind") == 0) add_op(OP_RO_BIND, a, b, 0);
+    else if (strcmp(name, "--bind") == 0) bind = add_op(OP_BIND, a, b, 0);
+    else if (strcmp(name, "--ro-bind") == 0) bind = add_op(OP_RO_BIND, a, b, 0);
+    else if (strcmp(name, "--bind-as") == 0) {
+      bind = add_op(OP_BIND_AS, b, argv[i + 3], 0);
+      bind->as = (uid_t)number_arg(name, a);
+    } else if (strcmp(name, "--inode") == 0) {
+      char end;
+      if (sscanf(a, "%llu:%llu%c", &dev, &ino, &end) != 2) usage("--inode needs <dev>:<ino>");
+      pinned = 1;
+    }
     else if (strcmp(name, "--tmpfs") == 0) add_op(OP_TMPFS, NULL, a, perms), perms = 0755;
     else if (strcmp(name, "--dir") == 0) add_op(OP_DIR, NULL, a, perms), perms = 0755;
     else if (strcmp(name, "--remount-ro") == 0) add_op(OP_REMOUNT_RO, NULL, a, 0);
@@ -283,6 +330,12 @@ int session_launch_main(int argc, char **argv) {
       if (*end || mode < 0 || mode > 07777) usage("--perms needs an octal mode");
       perms = (mode_t)mode;
     } else usage("unknown option");
+    if (bind && pinned) {
+      bind->pinned = 1;
+      bind->dev = (dev_t)dev;
+      bind->ino = (ino_t)ino;
+      pinned = 0;
+    }
     i += values;
   }
   if (!net) usage("--net is missing");

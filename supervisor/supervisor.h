@@ -133,7 +133,7 @@ int tree_alive(void);
 int kill_cgroup_main(int argc, char **argv);
 
 /* identity.c: a session's own identity for the command (inside the launcher) */
-void idmap_dir(const char *dir, uid_t to);
+void idmap_tree(int tree, const char *dir, uid_t to);
 void become_session(uid_t uid);
 
 /* relay.c: stdout and stderr relayed to the spill files, stdin fed from its FIFO */

@@ -25,6 +25,23 @@ export interface DevFlags extends DevServerOptions {
   metrics?: HttpListen;
 }
 
+/**
+ * What `dev` adds to the worker's options: the directory it starts in is a declared workdir root
+ * (the README's examples run there), unless `--workdir-root` names others; and the dev server's
+ * database, in that directory by default, is hidden from sessions (it holds every task).
+ */
+export function devExecutorOptions(executor: ExecutorOptions, dbFile: string): ExecutorOptions {
+  const db = path.resolve(dbFile);
+  return {
+    ...executor,
+    workdirRoots: executor.workdirRoots ?? [process.cwd()],
+    sandboxHidden: [...(executor.sandboxHidden ?? []), ...SQLITE_SUFFIXES.map((suffix) => `${db}${suffix}`)],
+  };
+}
+
+/** The files SQLite keeps a database in: the file, its write-ahead log, its shared memory, its journal. */
+const SQLITE_SUFFIXES = ['', '-wal', '-shm', '-journal'];
+
 /** `dev` gives up when its server dies this many times within RESTART_WINDOW_MS. */
 export const MAX_EXITS_IN_WINDOW = 3;
 /** The window those exits are counted in: a server that dies three times a minute will not recover by restarts. */

@@ -8,6 +8,11 @@ import { collectRepeated, positiveInt } from './options.js';
 export function withExecutorOptions(command: Command): Command {
   return command
     .option('--workdir <dir>', "default workdir for commands (default: the worker's cwd)")
+    .option(
+      '--workdir-root <dir>',
+      "with sessions apart or the sandbox: a directory whose subdirectories of the worker's own user are handed to a session that names them as its workdir, writable (repeatable; dev: its cwd)",
+      collectRepeated,
+    )
     .option('--default-timeout-ms <ms>', 'foreground timeout when a call gives none', positiveInt)
     .option('--max-timeout-ms <ms>', 'cap on a foreground timeout', positiveInt)
     .option('--output-limit-bytes <n>', 'bytes of each stream kept in a result', positiveInt)
@@ -130,6 +135,7 @@ function collectDenyRule(value: string, previous: DenyRule[] = []): DenyRule[] {
 
 export interface ExecutorFlags {
   workdir?: string;
+  workdirRoot?: string[];
   defaultTimeoutMs?: number;
   maxTimeoutMs?: number;
   outputLimitBytes?: number;
@@ -161,6 +167,7 @@ export interface ExecutorFlags {
 export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
   return {
     ...(flags.workdir !== undefined ? { defaultWorkdir: flags.workdir } : {}),
+    ...(flags.workdirRoot !== undefined ? { workdirRoots: flags.workdirRoot } : {}),
     ...(flags.defaultTimeoutMs !== undefined ? { defaultTimeoutMs: flags.defaultTimeoutMs } : {}),
     ...(flags.maxTimeoutMs !== undefined ? { maxTimeoutMs: flags.maxTimeoutMs } : {}),
     ...(flags.outputLimitBytes !== undefined ? { outputLimitBytes: flags.outputLimitBytes } : {}),

@@ -80,7 +80,7 @@ withMetricsOption(
       CodecFlags &
       MetricsFlags,
   ) => {
-    const { runDev } = await import('./dev.js');
+    const { runDev, devExecutorOptions } = await import('./dev.js');
     await runDev(
       {
         port: flags.port,
@@ -89,7 +89,7 @@ withMetricsOption(
         taskQueue: flags.taskQueue,
         metrics: flags.metricsPort,
       },
-      hidingCredentials(executorOptions(flags), credentialFiles(flags)),
+      devExecutorOptions(hidingCredentials(executorOptions(flags), credentialFiles(flags)), flags.db),
       codecDataConverter(flags),
     );
   },

@@ -46,6 +46,17 @@ export interface ExecutorOptions {
    */
   defaultWorkdir?: string;
   /**
+   * Directories whose subdirectories (and themselves) a session's commands may be handed as their
+   * workdir when sessions are apart or sandboxed (docs/CONTAINMENT.md, "A session's workdir"):
+   * writable, the worker's files there shown as the session's. Only a directory of the worker's own
+   * user that is not a system directory and holds none of the worker's is handed; any other workdir
+   * the session gets with its uid's rights alone, and one it cannot enter is refused. Each must
+   * exist, and be neither `/` nor in a system directory. `durable-bash dev` declares the directory
+   * it starts in.
+   * @default [] (only a session's own workspace is handed to it)
+   */
+  workdirRoots?: string[];
+  /**
    * Bytes of each stream kept in a result; the complete stream stays in its spill file.
    * @default DEFAULT_OUTPUT_LIMIT_BYTES (30 KiB)
    */
@@ -212,6 +223,8 @@ export interface CompiledExecutorOptions {
   defaultTimeoutMs: number;
   maxTimeoutMs: number;
   defaultWorkdir: string;
+  /** Declared workdir roots, resolved (not yet checked on the host: `setUpExecutor` does). */
+  workdirRoots: readonly string[];
   outputLimitBytes: number;
   spillDir: string;
   workspaceDir: string;
@@ -304,6 +317,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     defaultTimeoutMs,
     maxTimeoutMs,
     defaultWorkdir: path.resolve(options.defaultWorkdir ?? process.cwd()),
+    workdirRoots: (options.workdirRoots ?? []).map((root) => path.resolve(root)),
     outputLimitBytes: positiveOption(
       'outputLimitBytes',
       options.outputLimitBytes ?? DEFAULT_OUTPUT_LIMIT_BYTES,

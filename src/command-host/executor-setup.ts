@@ -8,21 +8,26 @@ import { detectContainment } from './containment/cgroups.js';
 import { commandEnvs } from './containment/command-env.js';
 import { createSandbox } from './containment/sandbox.js';
 import { createSessionIsolation, type SessionIsolation } from './containment/session-isolation.js';
+import { declaredRoots } from './containment/session-workdir.js';
 import type { CompiledExecutorOptions, ExecutorConfig, IsolationRequest } from './executor-config.js';
 import { supervisorPath } from './supervisor/supervisor.js';
 
 /**
- * The config the command activities run with, from what this host offers: throws one line when the
- * sandbox cannot start, or when sessions must be kept apart (`isolation: 'session'`) and cannot be.
+ * The config the command activities run with, from what this host offers: throws one line when a
+ * declared workdir root cannot be used, when the sandbox cannot start, or when sessions must be
+ * kept apart (`isolation: 'session'`) and cannot be.
  */
 export function setUpExecutor(options: CompiledExecutorOptions): ExecutorConfig {
+  // Checked, and their links resolved, once: a launch compares real paths with them.
+  const workdirs = { workdirRoots: declaredRoots(options.workdirRoots), workspaceDir: options.workspaceDir };
   return {
     ...options,
+    workdirRoots: workdirs.workdirRoots,
     containment: detectContainment(options.wantedLimits, options.processTreeOnly),
     sandbox: options.sandboxOptions
-      ? createSandbox(options.sandboxOptions, supervisorPath(), options.spillDir)
+      ? createSandbox({ ...options.sandboxOptions, ...workdirs }, supervisorPath(), options.spillDir)
       : undefined,
-    ...isolationOf(options.isolationRequest, options.spillDir),
+    ...isolationOf(options.isolationRequest, options.spillDir, workdirs),
     commandEnvs: commandEnvs(options),
   };
 }
@@ -34,6 +39,7 @@ export function setUpExecutor(options: CompiledExecutorOptions): ExecutorConfig 
 function isolationOf(
   request: IsolationRequest,
   spillDir: string,
+  workdirs: { workdirRoots: readonly string[]; workspaceDir: string },
 ): { isolation: SessionIsolation | undefined; isolationSummary: string } {
   const none = (why: string) => ({
     isolation: undefined,
@@ -48,7 +54,7 @@ function isolationOf(
     case 'session': {
       let isolation: SessionIsolation;
       try {
-        isolation = createSessionIsolation(request.options, supervisorPath(), spillDir);
+        isolation = createSessionIsolation({ ...request.options, ...workdirs }, supervisorPath(), spillDir);
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
         if (request.kind === 'session') throw new Error(`sessions cannot be kept apart on this host: ${why}`);

@@ -21,6 +21,7 @@ export type TaskStatus = (typeof TaskStatus)[keyof typeof TaskStatus];
 
 /** Failure types a run can end with; none is worth a retry. */
 export const RunFailureType = {
+  /** The workdir cannot be used: missing, not a directory, or one the command's session may not run in. */
   workdirNotFound: 'WorkdirNotFound',
   spawnFailed: 'SpawnFailed',
   /** The foreground timeout fired before any worker took the command. */

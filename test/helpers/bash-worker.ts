@@ -13,6 +13,7 @@ import { isSameProcess, readRecord } from '../../src/command-host/supervisor/sup
 import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.js';
 import { removeDir } from './remove-dir.js';
 import { createDevServerEnv } from './temporal-env.js';
+import { TEST_WORKDIR_ROOTS } from './workdir-roots.js';
 
 export interface RunningWorker {
   /** A command worker, or (in the notice tests) an agent worker. */
@@ -57,7 +58,12 @@ export async function startBashWorker(
     connection,
     namespace: env.namespace ?? 'default',
     taskQueue,
-    executor: { ...sandboxed, ...(ownSpillDir ? { spillDir: ownSpillDir } : {}), ...executor },
+    executor: {
+      workdirRoots: TEST_WORKDIR_ROOTS,
+      ...sandboxed,
+      ...(ownSpillDir ? { spillDir: ownSpillDir } : {}),
+      ...executor,
+    },
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });
   const running = worker.run();

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CLI_BIN } from './cli.js';
 import { waitFor } from './processes.js';
+import { TEST_WORKDIR_ROOTS } from './workdir-roots.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -41,6 +42,11 @@ export async function startWorkerProcess(
     env.address,
     '--task-queue',
     taskQueue,
+    // This tree's worker declares the tests' roots unless the test names its own (a release's
+    // worker knows no such flag).
+    ...(options.bin === undefined && !extraArgs.includes('--workdir-root')
+      ? TEST_WORKDIR_ROOTS.flatMap((root) => ['--workdir-root', root])
+      : []),
     ...extraArgs,
   ];
   // A wrapper (another user, a namespace) execs `node <worker...>` with its arguments appended.

@@ -1,12 +1,13 @@
 /**
  * How a command is launched in its containment: the bwrap sandbox's launcher, or its session's
- * (sessions apart), with the inner supervisor it runs under; or the task's end when its workdir
- * would open the sandbox up or its session cannot be had.
+ * (sessions apart), with the inner supervisor it runs under; or the task's end when its session may
+ * not run in its workdir or cannot be had.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { type CommandSpec, RunFailureType } from '../../shared/task.js';
-import { type Sandbox, SandboxWorkdirError } from './sandbox.js';
+import type { Sandbox } from './sandbox.js';
 import type { SessionIsolation, SessionLaunch } from './session-isolation.js';
+import { WorkdirRefusedError } from './session-workdir.js';
 
 /** The launcher and the inner supervisor a command runs under; empty when it runs under no launcher. */
 export interface CommandLaunch {
@@ -25,7 +26,7 @@ export async function commandLaunch(
 ): Promise<CommandLaunch> {
   const { sandbox, isolation } = containment;
   const isolated = isolation ? await sessionLaunch(isolation, spec) : undefined;
-  const launcher = sandbox ? sandboxLauncher(sandbox, spec.workdir) : isolated?.launcher;
+  const launcher = sandbox ? sandboxLauncher(sandbox, spec) : isolated?.launcher;
   return {
     ...(sandbox && launcher ? { launcher, innerBinary: sandbox.supervisor } : {}),
     ...(isolation && isolated
@@ -39,27 +40,30 @@ async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Pr
   try {
     return await isolation.launch(spec);
   } catch (err) {
+    if (err instanceof WorkdirRefusedError) throw workdirRefused(err);
     throw ApplicationFailure.create({
       type: RunFailureType.spawnFailed,
-      message:
-        err instanceof SandboxWorkdirError
-          ? err.message.replace('in the sandbox', 'by a session')
-          : `the command's session could not be set up: ${err instanceof Error ? err.message : String(err)}`,
+      message: `the command's session could not be set up: ${err instanceof Error ? err.message : String(err)}`,
       nonRetryable: true,
     });
   }
 }
 
-/** The sandbox's launcher for a workdir, or the task's end when the workdir would open it up. */
-function sandboxLauncher(sandbox: Sandbox, workdir: string): string[] {
+/** The sandbox's launcher for a command, or the task's end when its session may not run in its workdir. */
+function sandboxLauncher(sandbox: Sandbox, spec: CommandSpec): string[] {
   try {
-    return sandbox.launcher(workdir);
+    return sandbox.launcher(spec);
   } catch (err) {
-    if (!(err instanceof SandboxWorkdirError)) throw err;
-    throw ApplicationFailure.create({
-      type: RunFailureType.spawnFailed,
-      message: err.message,
-      nonRetryable: true,
-    });
+    if (!(err instanceof WorkdirRefusedError)) throw err;
+    throw workdirRefused(err);
   }
+}
+
+/** The task's end, in the refusal's one line: nothing ran. */
+function workdirRefused(err: WorkdirRefusedError): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: RunFailureType.workdirNotFound,
+    message: err.message,
+    nonRetryable: true,
+  });
 }

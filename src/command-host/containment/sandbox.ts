@@ -15,8 +15,12 @@ import {
   renameSync,
   rmSync,
 } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import type { CommandSpec } from '../../shared/task.js';
 import { executablePath } from '../supervisor/executable-path.js';
+import { realPathOf, SYSTEM_DIRS, sessionWorkdir, type WorkdirRules, within } from './session-workdir.js';
+import { workerCodeDirs } from './worker-code.js';
 
 export interface SandboxOptions {
   /** Let commands use the host's network (the default is a namespace with only loopback). */
@@ -30,14 +34,22 @@ export interface SandboxOptions {
   hidden?: readonly string[];
   /** The bubblewrap binary. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
   bwrap?: string;
+  /**
+   * Declared workdir roots (real paths, checked by `declaredRoots`): a directory of the worker's
+   * under one is writable to a command that names it as its workdir. @default none
+   */
+  workdirRoots?: readonly string[];
+  /** Where sandbox sessions' workspaces live: each session's is writable to its commands alone. @default none */
+  workspaceDir?: string;
 }
 
 export interface Sandbox {
   /**
-   * The launcher's argv for a command in `workdir`, up to (not including) the inner supervisor.
-   * Throws `SandboxWorkdirError` for a workdir that would open the sandbox up.
+   * The launcher's argv for a command of `spec`, up to (not including) the inner supervisor. Its
+   * workdir is writable when it is the session's own (session-workdir.ts), else read-only as the
+   * rest of the host; throws `WorkdirRefusedError` for one the session may not run in.
    */
-  launcher(workdir: string): string[];
+  launcher(spec: Pick<CommandSpec, 'workdir' | 'session'>): string[];
   /**
    * The supervisor binary every sandboxed task runs, outside and inside: a private copy in the
    * spill directory, which no sandboxed command can see or write (the one in the package may lie
@@ -48,28 +60,8 @@ export interface Sandbox {
   summary: string;
 }
 
-/** A workdir (or writable path) that would make part of the host writable inside the sandbox. */
-export class SandboxWorkdirError extends Error {
-  override readonly name = 'SandboxWorkdirError';
-}
-
-/** System directories a sandboxed command may never write, nor write above. */
-export const SYSTEM_DIRS = [
-  '/bin',
-  '/boot',
-  '/dev',
-  '/etc',
-  '/lib',
-  '/lib32',
-  '/lib64',
-  '/libx32',
-  '/proc',
-  '/run',
-  '/sbin',
-  '/sys',
-  '/usr',
-  '/var/run',
-];
+/** The session of commands that have no owner, as session-isolation.ts names it. */
+const UNOWNED_SESSION = '0'.repeat(32);
 
 /**
  * Checks that bubblewrap runs a command here with every restriction in place (a write in the
@@ -80,20 +72,28 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   const bwrap = findBwrap(options.bwrap ?? process.env.DURABLE_BASH_BWRAP ?? 'bwrap');
   const privateSupervisor = copySupervisor(supervisor, spillDir);
   // What no writable path may be or contain (nor, for system directories, lie in). The package
-  // itself is not among them: a workdir may hold the project that installed it, and the binary
-  // the worker runs outside the sandbox is the private copy in the spill directory.
-  const guarded = [...SYSTEM_DIRS, spillDir, path.dirname(bwrap)];
-  const check = (dir: string, what: string): string => writablePath(dir, what, guarded);
-  const writable = (options.writable ?? []).map((dir) => {
-    try {
-      return check(dir, 'sandbox writable path');
-    } catch (err) {
-      throw new Error(`the bwrap sandbox cannot start on this host: ${(err as Error).message}`);
-    }
-  });
+  // itself is not among them: a workdir may hold the project that installed it (its code stays
+  // read-only there), and the binary the worker runs outside the sandbox is the private copy in
+  // the spill directory.
+  const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
+  const guarded = [...SYSTEM_DIRS, spillDir, workspaceDir, path.dirname(bwrap)];
+  const writable = (options.writable ?? []).map((dir) => writablePath(dir, guarded));
+  const uid = process.getuid?.() ?? 0;
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
+  const rules: WorkdirRules = {
+    roots: options.workdirRoots ?? [],
+    spillDir: realPathOf(spillDir),
+    workspaceDir,
+    hidden: hidden.map(realPathOf),
+    guarded,
+    workerUid: uid,
+  };
+  // Commands run as the worker's uid, every capability dropped: its modes decide the way in.
+  const who = { uid, gids: [process.getgid?.() ?? 0, ...(process.getgroups?.() ?? [])] };
+  // A command may change its writable workdir; the code the worker runs stays as it is there.
+  const codeDirs = workerCodeDirs();
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
-  const argv = (workdir: string): string[] => [
+  const argv = (workdir: string, handed = true): string[] => [
     bwrap,
     '--die-with-parent',
     '--new-session',
@@ -115,12 +115,23 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
     // Sockets are reachable through a read-only mount (docker.sock, dbus, databases): none are.
     '--tmpfs',
     '/run',
+    ...writable.flatMap((dir) => ['--bind', dir, dir]),
+    // Writable when it is the session's own; else as the rest of the host is, read-only, and bound
+    // only below the private /tmp, to be there at all.
+    ...(handed
+      ? ['--bind', workdir, workdir]
+      : workdir.startsWith('/tmp/')
+        ? ['--ro-bind', workdir, workdir]
+        : []),
+    ...codeDirs
+      .filter((dir) => [...writable, ...(handed ? [workdir] : [])].some((open) => within(dir, open)))
+      .flatMap((dir) => ['--ro-bind', dir, dir]),
+    // After the workdir, so what it holds of them stays hidden too.
     ...hidden.flatMap(hide),
     // After the private /tmp and the hidden spill directory, so the supervisor is still there.
     '--ro-bind',
     privateSupervisor,
     privateSupervisor,
-    ...[...writable, workdir].flatMap((dir) => ['--bind', dir, dir]),
     // Last, once the binds inside them have their mount points: hidden directories stay empty.
     ...hiddenDirs.flatMap((dir) => ['--remount-ro', dir]),
     '--chdir',
@@ -129,38 +140,33 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   const failure = probe(argv, privateSupervisor, spillDir);
   if (failure !== undefined) throw new Error(`the bwrap sandbox cannot start on this host: ${failure}`);
   return {
-    launcher: (workdir) => argv(check(workdir, 'workdir')),
+    launcher: (spec) => {
+      const workdir = sessionWorkdir(spec.workdir, spec.session ?? UNOWNED_SESSION, who, rules);
+      return argv(workdir.path, workdir.handed);
+    },
     supervisor: privateSupervisor,
     summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, ${options.network ? 'host network' : 'no network'}, no capabilities, own PID namespace)`,
   };
 }
 
 /**
- * The real path of a directory a command may write, or a `SandboxWorkdirError`: it must not be,
- * or hold, a guarded path (`/` holds them all; `/tmp` holds the spill directory), nor lie inside a
- * system directory. Links are resolved first, as bwrap would.
+ * The real path of a `--sandbox-writable` path, for the worker's start: it must not be, or hold, a
+ * guarded path (`/` holds them all; `/tmp` holds the spill directory), nor lie inside a system
+ * directory; else one line saying why the sandbox cannot start. Links are resolved first, as bwrap would.
  */
-export function writablePath(dir: string, what: string, guarded: readonly string[]): string {
+function writablePath(dir: string, guarded: readonly string[]): string {
+  const refuse = (why: string) =>
+    new Error(`the bwrap sandbox cannot start on this host: sandbox writable path ${dir} ${why}`);
   let real: string;
   try {
     real = realpathSync(dir);
   } catch {
-    return dir; // Missing: the workdir check reports it.
+    throw refuse('does not exist');
   }
-  const within = (inner: string, outer: string) =>
-    inner === outer || inner.startsWith(outer.endsWith('/') ? outer : `${outer}/`);
-  for (const guard of guarded) {
-    const target = path.resolve(guard);
-    if (within(target, real)) {
-      throw new SandboxWorkdirError(
-        `${what} ${dir} cannot be used in the sandbox: it would make ${target} writable`,
-      );
-    }
-  }
+  const held = guarded.map((guard) => path.resolve(guard)).find((guard) => within(guard, real));
+  if (held !== undefined) throw refuse(`cannot be used in the sandbox: it would make ${held} writable`);
   const system = SYSTEM_DIRS.find((systemDir) => within(real, systemDir));
-  if (system !== undefined) {
-    throw new SandboxWorkdirError(`${what} ${dir} cannot be used in the sandbox: it lies in ${system}`);
-  }
+  if (system !== undefined) throw refuse(`cannot be used in the sandbox: it lies in ${system}`);
   return real;
 }
 
@@ -203,7 +209,8 @@ function probe(
   supervisor: string,
   spillDir: string,
 ): string | undefined {
-  const workdir = mkdtempSync(path.join(spillDir, '.probe-'));
+  // Outside the spill directory, which is hidden over the workdir's bind.
+  const workdir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-probe-'));
   try {
     const [program, ...args] = argv(workdir) as [string, ...string[]];
     const check = `touch probe && ! (: > ${JSON.stringify(path.join(spillDir, '.escaped'))}) 2>/dev/null && ! (: > /.durable-bash-escaped) 2>/dev/null`;

@@ -31,20 +31,30 @@ import path from 'node:path';
 import { DEFAULT_SPILL_RETENTION_MS } from '../../shared/limits.js';
 import type { CommandSpec } from '../../shared/task.js';
 import { taskFiles } from '../supervisor/task-files.js';
-import {
-  copySupervisor,
-  findBwrap,
-  hide,
-  SandboxWorkdirError,
-  SYSTEM_DIRS,
-  writablePath,
-} from './sandbox.js';
+import { copySupervisor, findBwrap, hide } from './sandbox.js';
 import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
 import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
+import {
+  realPathOf,
+  type SessionCredentials,
+  type SessionWorkdir,
+  SYSTEM_DIRS,
+  sessionWorkdir,
+  type WorkdirRules,
+  within,
+} from './session-workdir.js';
+import { workerCodeDirs } from './worker-code.js';
 
 export interface SessionIsolationOptions {
   /** Files and directories no command may read (the worker's key files, TLS keys). The spill directory always. */
   hidden?: readonly string[];
+  /**
+   * Declared workdir roots (real paths, checked by `declaredRoots`): a directory of the worker's
+   * under one is handed to a session that names it as its workdir. @default none
+   */
+  workdirRoots?: readonly string[];
+  /** Where sandbox sessions' workspaces live: each session's is handed to it alone. @default none */
+  workspaceDir?: string;
   /** The uids sessions get. @default 1879048192 + 1,000,000 */
   uids?: UidRange;
   /** The bubblewrap binary, for a worker without root. @default $DURABLE_BASH_BWRAP, else `bwrap` on PATH */
@@ -195,7 +205,19 @@ export function createSessionIsolation(
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
-  const guarded = [...SYSTEM_DIRS, spillDir, ...(bwrap !== undefined ? [path.dirname(bwrap)] : [])];
+  const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
+  const rules: WorkdirRules = {
+    roots: options.workdirRoots ?? [],
+    spillDir: realPathOf(spillDir),
+    workspaceDir,
+    hidden: hidden.map(realPathOf),
+    guarded: [...SYSTEM_DIRS, spillDir, workspaceDir, ...(bwrap !== undefined ? [path.dirname(bwrap)] : [])],
+    workerUid: ownUid,
+  };
+  // A session may change a handed workdir; the code the worker runs stays as it is there.
+  const codeDirs = workerCodeDirs();
+  const credentialsOf = (uid: number): SessionCredentials =>
+    root ? { uid, gids: [uid] } : { uid: ownUid, gids: [ownGid, ...(process.getgroups?.() ?? [])] };
   const home = homeOf();
   const failure =
     bwrap === undefined
@@ -227,27 +249,30 @@ export function createSessionIsolation(
       : `isolation: sessions apart without root (own user and PID namespaces, ${networkSummary(options)}, private /tmp and home; every session runs as the worker's uid ${ownUid}, so one can change another's workdir by its path)`,
     async launch(spec) {
       const session = spec.session ?? UNOWNED_SESSION;
-      const { uid, dirs, netns, userns } = await serially(session, async () => {
+      const { uid, workdir, dirs, netns, userns } = await serially(session, async () => {
+        const uid = uidOf(session);
+        // Before anything of the session is made: a refused workdir changes nothing.
+        const workdir = sessionWorkdir(spec.workdir, session, credentialsOf(uid), rules);
         // Marked first: the sweep keeps the network and directories of a session with a task marked.
         markTask(tasksDir(session), spec.taskId, taskFiles(spillDir, spec.taskId).attempt);
-        const uid = uidOf(session);
         let dirs = prepared.get(session);
         // Checked: another worker on this spill directory may have swept them.
         if (dirs === undefined || !existsSync(dirs.home)) {
           dirs = sessionDirs(path.join(base, session), uid);
           prepared.set(session, dirs);
         }
-        return { uid, dirs, ...(await networks.ensure(session)) };
+        return { uid, workdir, dirs, ...(await networks.ensure(session)) };
       });
-      const workdir = ownWorkdir(spec.workdir, guarded);
       // What a session's launcher gets, with root or without: its directories, its workdir bound
-      // (over its own /tmp or home when it lies there), then, after the workdir so a hidden path
-      // inside it stays hidden, the hidden paths, the supervisor and the session's resolv.conf.
+      // (over its own /tmp or home when it lies there), then, after the workdir so a path inside it
+      // stays as it must, the worker's code read-only, the hidden paths, the supervisor and the
+      // session's resolv.conf.
       const sessionView = [
         ...sessionBinds(dirs, home),
-        ...(workdir.mapped
-          ? [...wayDown(workdir.path, uid, home), '--bind', workdir.path, workdir.path]
-          : []),
+        ...workdirBind(workdir, root ? uid : undefined, home),
+        ...codeDirs
+          .filter((dir) => workdir.handed && within(dir, workdir.path))
+          .flatMap((dir) => ['--ro-bind', dir, dir]),
         ...hidden.flatMap(hide),
         '--ro-bind',
         privateSupervisor,
@@ -277,7 +302,7 @@ export function createSessionIsolation(
         return { launcher, inner: [] };
       }
       const launcher = [privateSupervisor, '--session-launch', '--net', netns, ...sessionView];
-      return { launcher, inner: ['--as', String(uid), ...(workdir.mapped ? ['--idmap', workdir.path] : [])] };
+      return { launcher, inner: ['--as', String(uid)] };
     },
     async sweep() {
       // Networks a worker of this directory SIGKILLed while making them never recorded.
@@ -403,24 +428,32 @@ function mtimeMs(file: string): number | undefined {
 }
 
 /**
- * The workdir as the session gets it. Mapped (bound, and shown as the session's by an idmapped
- * mount) unless that would hand the session a system directory or the spill directory: `/`, `/usr`,
- * a directory holding the spill directory. Those stay as they are, and the session writes there
- * only what its uid may; `/tmp` and `/var/tmp` are then the session's own.
+ * The launcher's binds of the workdir. One handed to the session comes down a way its uid can pass,
+ * bound writable, and with root shown as the session's (`--bind-as`, an idmapped mount). Any other
+ * is left where it is, with the rights the host's modes give the session's uid (nothing is made
+ * passable); only one below the session's own /tmp, /var/tmp or home is bound as it is, to be there
+ * at all. With root, a bind is pinned to the directory checked (`--inode`).
  */
-function ownWorkdir(workdir: string, guarded: readonly string[]): { path: string; mapped: boolean } {
-  try {
-    return { path: writablePath(workdir, 'workdir', guarded), mapped: true };
-  } catch (err) {
-    if (!(err instanceof SandboxWorkdirError)) throw err;
-    return { path: workdir, mapped: false };
+function workdirBind(workdir: SessionWorkdir, uid: number | undefined, home: string | undefined): string[] {
+  if (workdir.ino === 0) return []; // Not there: the workdir check says so.
+  const pin = uid !== undefined ? ['--inode', `${workdir.dev}:${workdir.ino}`] : [];
+  if (!workdir.handed) {
+    const below = ownDirs(home).some((own) => own !== workdir.path && within(workdir.path, own));
+    return below ? [...pin, '--bind', workdir.path, workdir.path] : [];
   }
+  const bind = uid !== undefined ? ['--bind-as', String(uid)] : ['--bind'];
+  const way = wayDown(workdir.path, uid ?? process.getuid?.() ?? 0, home);
+  return [...way, ...pin, ...bind, workdir.path, workdir.path];
+}
+
+/** The directories a session has its own of, bound over the host's. */
+function ownDirs(home: string | undefined): string[] {
+  return ['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])];
 }
 
 /**
- * Runs `true` as a session would run it (the supervisor's `--session-launch`, the inner
- * supervisor's uid switch and idmapped workdir, its seccomp filter), in a scratch workdir of
- * root's; undefined when it ran as the session and could write there, else the first line of why not.
+ * Runs `true` as a session would run it (the supervisor's `--session-launch` with an idmapped
+ * workdir, the inner supervisor's uid switch, its seccomp filter), in a scratch workdir of root's; undefined when it ran as the session and could write there, else the first line of why not.
  */
 function probe(supervisor: string, uid: number): string | undefined {
   // Where a session's uid can pass to it (not the spill directory, which is closed to it).
@@ -433,14 +466,17 @@ function probe(supervisor: string, uid: number): string | undefined {
         // Its own network (the worker's): the probe's launch joins it as a command joins its session's.
         '--net',
         '/proc/self/ns/net',
+        // Handed to the session as a workdir under a declared root is: bound, shown as its own.
+        '--bind-as',
+        String(uid),
+        workdir,
+        workdir,
         '--chdir',
         workdir,
         supervisor,
         '--inner',
         '--as',
         String(uid),
-        '--idmap',
-        workdir,
         '--',
         'bash',
         '-c',
@@ -547,7 +583,7 @@ function wayDown(workdir: string, uid: number, home: string | undefined): string
   const above: string[] = [];
   for (let dir = path.dirname(workdir); dir !== path.dirname(dir); dir = path.dirname(dir))
     above.unshift(dir);
-  const own = new Set(['/tmp', '/var/tmp', ...(home !== undefined ? [home] : [])]);
+  const own = new Set(ownDirs(home));
   const args: string[] = [];
   let replaced = false;
   for (const dir of above) {

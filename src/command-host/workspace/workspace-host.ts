@@ -34,6 +34,7 @@ import {
   workspaceErrorOf,
 } from '../../shared/workspace.js';
 import { commandLaunch } from '../containment/command-launch.js';
+import { realPathOf, within } from '../containment/session-workdir.js';
 import type { ExecutorConfig } from '../executor-config.js';
 import { readSpillRange } from '../spill/spill-files.js';
 import { taskFiles } from '../supervisor/task-files.js';
@@ -61,7 +62,7 @@ export const SESSION_KEY = /^[0-9a-f]{32}$/;
 /** What the host needs of the executor: its containment and where workspaces live. */
 export type WorkspaceHostConfig = Pick<
   ExecutorConfig,
-  'workspaceDir' | 'sandbox' | 'isolation' | 'taskQueue' | 'lostAfterMs' | 'spillDir'
+  'workspaceDir' | 'sandbox' | 'isolation' | 'taskQueue' | 'lostAfterMs' | 'spillDir' | 'workdirRoots'
 >;
 
 /** Runs one request on this host: its reply, or the bytes of a read or an archive. */
@@ -191,6 +192,13 @@ function createWorkspace(
   if (!SESSION_KEY.test(request.sessionKey)) failed(`invalid session key ${request.sessionKey}`);
   if (request.root !== undefined) {
     checkRoot(request.root);
+    // Where commands run as the session, a root the caller names is the session's only when it lies
+    // under a declared workdir root (session-workdir.ts): nothing is made on the host elsewhere.
+    if (
+      (config.isolation || config.sandbox) &&
+      !config.workdirRoots.some((dir) => within(realPathOf(request.root as string), dir))
+    )
+      failed(`workspace root ${request.root} is not under a declared workdir root (--workdir-root)`);
     mkdirSync(request.root, { recursive: true, mode: 0o700 });
     return request.root;
   }

@@ -41,6 +41,7 @@ import {
   makeTestNetworks,
   type TestNetworks,
 } from '../../helpers/test-networks.js';
+import { TEST_WORKDIR_ROOTS } from '../../helpers/workdir-roots.js';
 
 let env: TestWorkflowEnvironment;
 let worker: IsolatedWorker;
@@ -247,7 +248,7 @@ describe("a session's network on a host", () => {
   });
   it('ends once nothing of the session runs there, and not before', async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
-    const isolation = createSessionIsolation({}, supervisorPath(), spill);
+    const isolation = createSessionIsolation({ workdirRoots: TEST_WORKDIR_ROOTS }, supervisorPath(), spill);
     const running = `bash-${randomUUID()}`;
     const ended = `bash-${randomUUID()}`;
     await isolation.launch(spec(running, sessionKey('still-running')));
@@ -280,7 +281,7 @@ describe("a session's network on a host", () => {
   });
   it("marks a task with a link to its attempt's record, and forgets a mark never claimed", async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
-    const isolation = createSessionIsolation({}, supervisorPath(), spill);
+    const isolation = createSessionIsolation({ workdirRoots: TEST_WORKDIR_ROOTS }, supervisorPath(), spill);
     const session = sessionKey('never-claimed');
     const taskId = `bash-${randomUUID()}`;
     const files = taskFiles(spill, taskId);
@@ -308,7 +309,11 @@ describe("a session's network on a host", () => {
   });
   it("gives a session's directories and uid back once it has been idle for the retention", async () => {
     const spill = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sweep-')));
-    const isolation = createSessionIsolation({ retentionMs: 0 }, supervisorPath(), spill);
+    const isolation = createSessionIsolation(
+      { retentionMs: 0, workdirRoots: TEST_WORKDIR_ROOTS },
+      supervisorPath(),
+      spill,
+    );
     const session = sessionKey('short-lived');
     const launch = (taskId: string) => isolation.launch(spec(taskId, session));
     const taskId = `bash-${randomUUID()}`;

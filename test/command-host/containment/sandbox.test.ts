@@ -70,19 +70,18 @@ describe('the bwrap sandbox', () => {
     expect(readFileSync(path.join(root, 'outside.txt'), 'utf8')).toBe('host file\n');
   });
 
-  it('refuses a workdir that would make the host writable, and names what it would open', async () => {
-    const asWorkdir = async (dir: string) =>
-      text(
-        await bash.execute({ command: 'touch /durable-bash-escaped', description: 'Escape', workdir: dir }),
+  it("keeps a workdir read-only unless it is the session's own, and refuses one in the spill directory", async () => {
+    const inWorkdir = async (dir: string, command: string) =>
+      text(await bash.execute({ command, description: 'Escape', workdir: dir }));
+    // Not the worker's to hand over (a system directory, one holding the spill directory): there, as read-only as the rest.
+    for (const dir of ['/', root, '/etc/ssh'])
+      expect(await inWorkdir(dir, 'pwd; touch here')).toBe(
+        `${dir}\n[stderr]\ntouch: cannot touch 'here': Read-only file system\n[exit code: 1]`,
       );
-    expect(await asWorkdir('/')).toBe('workdir / cannot be used in the sandbox: it would make /bin writable');
-    expect(await asWorkdir(root)).toBe(
-      `workdir ${root} cannot be used in the sandbox: it would make ${path.join(root, 'spill')} writable`,
+    expect(existsSync(path.join(root, 'here'))).toBe(false);
+    expect(await inWorkdir(path.join(root, 'spill', '.bin'), 'touch durable-bash-supervisor')).toBe(
+      `workdir ${path.join(root, 'spill', '.bin')} cannot be used by a session: it lies in the worker's spill directory`,
     );
-    expect(await asWorkdir('/etc/ssh')).toBe(
-      'workdir /etc/ssh cannot be used in the sandbox: it lies in /etc',
-    );
-    expect(existsSync('/durable-bash-escaped')).toBe(false);
   });
 
   it("hides /run (the host's sockets) and the spill directory", async () => {

@@ -164,6 +164,19 @@ describe('sessions apart without root', () => {
   });
 });
 
+describe("a session's workdir without root", () => {
+  it("refuses one the worker's uid cannot enter, and the spill directory, in one line each", async () => {
+    const closed = path.join(root, 'roots-own');
+    mkdirSync(closed, { mode: 0o700 });
+    expect(await sessionTools({ client: env.client, taskQueue, workdir: closed }, 'mallory').run('ls')).toBe(
+      `workdir ${closed} cannot be entered by this session: ${closed} is mode 0700, owned by uid 0`,
+    );
+    expect(
+      await sessionTools({ client: env.client, taskQueue, workdir: spillDir }, 'mallory').run('ls'),
+    ).toBe(`workdir ${spillDir} cannot be used by a session: it lies in the worker's spill directory`);
+  });
+});
+
 describe('a worker without root, where sessions cannot be kept apart', () => {
   it('starts anyway and says what is not isolated, and why', async () => {
     const spill = nobodysDir(path.join(root, 'spill-no-tun'));

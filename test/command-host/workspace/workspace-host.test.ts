@@ -33,6 +33,7 @@ const plain: WorkspaceHostConfig = {
   taskQueue: 'unused',
   lostAfterMs: 60_000,
   spillDir,
+  workdirRoots: [],
 };
 
 async function create(config: WorkspaceHostConfig) {
@@ -122,7 +123,7 @@ describe('runWorkspaceRequest in the worker', () => {
 
 describe.runIf(process.getuid?.() === 0)('runWorkspaceRequest through the session launcher', () => {
   it("runs as the session's uid: writes are the session's, a mode-000 file is refused; and costs tens of ms", async () => {
-    const isolation = createSessionIsolation({}, supervisorPath(), spillDir);
+    const isolation = createSessionIsolation({ workspaceDir }, supervisorPath(), spillDir);
     const isolated: WorkspaceHostConfig = { ...plain, isolation };
     const ws = await create(isolated);
     const write = () =>

@@ -43,6 +43,7 @@ function configIn(workspaceDir: string, spillDir: string): WorkspaceSweepConfig 
     taskQueue: 'unused',
     lostAfterMs: 60_000,
     spillRetentionMs: RETENTION_MS,
+    workdirRoots: [],
   };
 }
 

@@ -4,7 +4,7 @@
  * sandbox or sessions apart (each probed with bwrap, running a private copy of the supervisor put
  * in the spill directory). `compileExecutorOptions` touches none of this.
  */
-import { closeSync, existsSync, openSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { SessionsApartUnavailableError } from '../shared/errors.js';
 import { detectContainment } from './containment/cgroups.js';
@@ -108,6 +108,10 @@ function missingMeans(options: SessionIsolationOptions): string | undefined {
     const script = existsSync(PROVISION_SCRIPT) ? `, or bash ${PROVISION_SCRIPT}` : '';
     return `${where} (install ${programs.length === 1 ? 'it' : 'them'}: apt-get install ${packages}${script})`;
   }
+  // The supervisor brings each session's loopback up, and slirp4netns its tap device, in network
+  // namespaces a worker with root makes in its own user namespace: neither works without it.
+  if (root && !effectiveCapability(CAP_NET_ADMIN))
+    return "each session's network needs CAP_NET_ADMIN, which this worker lacks (a container: cap_add: [NET_ADMIN])";
   if (egress) {
     try {
       closeSync(openSync(TUN_DEVICE, 'r+'));
@@ -128,3 +132,12 @@ const TUN_HINTS: Record<string, string> = {
   EACCES: "closed to this user: make it mode 0666, as Debian's udev does",
   EPERM: 'refused here: give a container the device (devices: [/dev/net/tun])',
 };
+
+/** The capability's number (linux/capability.h). */
+const CAP_NET_ADMIN = 12;
+
+/** Whether this process holds the capability in its effective set (`CapEff` of /proc/self/status). */
+function effectiveCapability(capability: number): boolean {
+  const mask = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+  return mask !== undefined && ((BigInt(`0x${mask}`) >> BigInt(capability)) & 1n) === 1n;
+}

@@ -44,13 +44,20 @@ function composeWorker(): {
   const text = readFileSync('docker-compose.yml', 'utf8');
   const block = /^ {2}worker:\n((?: {4}.*\n|\s*\n| {2}#.*\n)*)/m.exec(text)?.[1] ?? '';
   const lines = block.split('\n').filter((line) => !line.trim().startsWith('#'));
-  /** A key's list, `key: [a, b]` or `key:` with `- a` lines under it. */
+  /** A key's list: a flow sequence (`[a, "b"]`, on its line or the lines after it) or `- a` lines. */
   const list = (key: string): string[] => {
     const at = lines.findIndex((line) => line.startsWith(`    ${key}:`));
     if (at < 0) return [];
-    const inline = /: \[(.*)\]$/.exec(lines[at] as string)?.[1];
-    if (inline !== undefined)
-      return inline.startsWith('"') ? (JSON.parse(`[${inline}]`) as string[]) : inline.split(/,\s*/);
+    let flow = (lines[at] as string).slice(`    ${key}:`.length).trim();
+    if (flow.startsWith('[') || lines[at + 1]?.trim() === '[') {
+      for (let next = at + 1; !flow.endsWith(']'); next++) flow += (lines[next] ?? ']').trim();
+      return flow
+        .slice(1, -1)
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '')
+        .map((item) => (item.startsWith('"') ? (JSON.parse(item) as string) : item));
+    }
     const items: string[] = [];
     for (const line of lines.slice(at + 1)) {
       const item = /^ {6}- (.*)$/.exec(line)?.[1];

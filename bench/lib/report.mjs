@@ -169,13 +169,11 @@ export function terminalRenderTable(cost) {
   ].join('\n');
 }
 
-/** The isolation the run's workers had, as the worker's default (`auto`) is on this kind of host. */
+/** The isolation the run's workers had: the worker's default (`auto`) keeps sessions apart, or it would not start. */
 function isolationSaid(mode) {
   if (mode === 'none') return 'none';
   if (mode === 'session') return 'sessions apart';
-  return mode === 'auto'
-    ? 'the default, sessions apart where the host offers it (root here)'
-    : 'not recorded';
+  return mode === 'auto' ? 'the default, sessions apart (root here)' : 'not recorded';
 }
 
 /** Every figure of a results file, keyed `<server>/<id>`. */

@@ -15,8 +15,9 @@ import {
 } from '../dev-server/dev-server.js';
 import { provisionDev } from '../dev-server/provision.js';
 import type { HttpListen } from '../mcp/http.js';
+import { isSessionsApartUnavailableError } from '../shared/errors.js';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues.js';
-import { createBashWorker } from '../worker/bash-worker.js';
+import { type BashWorker, type BashWorkerOptions, createBashWorker } from '../worker/bash-worker.js';
 import { installQuietRuntime } from './quiet-logger.js';
 
 export interface DevFlags extends DevServerOptions {
@@ -106,12 +107,10 @@ export async function runDev(
     logger.target = server.address;
     const connection = await NativeConnection.connect({ address: server.address });
     try {
-      const worker = await createBashWorker({
-        connection,
-        taskQueue: flags.taskQueue,
-        executor,
-        ...(dataConverter ? { dataConverter } : {}),
-      });
+      const worker = await createDevWorker(
+        { connection, taskQueue: flags.taskQueue, executor, ...(dataConverter ? { dataConverter } : {}) },
+        log,
+      );
       const running = worker.run();
 
       /** Restarts the server each time it exits unexpectedly; stops the worker when that fails. */
@@ -190,6 +189,26 @@ export async function runDev(
       log(fatal);
       process.exitCode = 1;
     }
+  }
+}
+
+/**
+ * `dev`'s command worker. Where sessions cannot be kept apart and no mode but the default was asked
+ * for, `dev` alone goes on without them, saying why in one line, and its start line says what that
+ * leaves open: it is the one-command start on a developer's own machine. `worker` refuses instead.
+ */
+async function createDevWorker(
+  options: BashWorkerOptions & { executor: ExecutorOptions },
+  log: (line: string) => void,
+): Promise<BashWorker> {
+  try {
+    return await createBashWorker(options);
+  } catch (err) {
+    if (!isSessionsApartUnavailableError(err) || options.executor.isolation === 'session') throw err;
+    log(
+      `sessions cannot be kept apart on this host: ${err.reason}; dev runs commands without isolation, as with --isolation none`,
+    );
+    return createBashWorker({ ...options, executor: { ...options.executor, isolation: 'none' } });
   }
 }
 

@@ -86,7 +86,7 @@ export function withExecutorOptions(command: Command): Command {
     .addOption(
       new Option(
         '--isolation <mode>',
-        "session: each session's commands in their own PID namespace and network, as their own uid with root (docs/CONTAINMENT.md); auto: session where the host offers it",
+        "auto (the same) or session: each session's commands in their own PID namespace and network, as their own uid with root, or the worker refuses to start (docs/CONTAINMENT.md); none: commands run as the worker",
       )
         .choices(['auto', 'none', 'session'])
         .default('auto'),

@@ -171,10 +171,12 @@ export interface ExecutorOptions {
    * `session`: keep sessions apart (docs/CONTAINMENT.md, "Sessions apart"): each command runs in its
    * own PID namespace and its session's network (no host loopback), with private /tmp and home, the
    * spill directory and `sandboxHidden` paths hidden; as its session's own uid when the worker has
-   * root, as the worker's uid in a user namespace when not. Needs slirp4netns (and, without root,
-   * bwrap, unprivileged user namespaces and /dev/net/tun); a worker that cannot refuses to start.
-   * `auto`: `session` where the host offers the means, else none, said plainly at start. Not with
-   * the sandbox (the stricter mode).
+   * root, as the worker's uid in a user namespace when not. Needs slirp4netns and /dev/net/tun
+   * (unless `isolationEgress: false`), and without root bwrap and unprivileged user namespaces.
+   * `auto`: as `session`. Either way a worker that cannot keep sessions apart refuses to start
+   * (`SessionsApartUnavailableError`, whose line names what is missing and how to install it).
+   * `none`: commands run as the worker's user, see its processes and reach the Temporal server, as
+   * the start line says; only when asked. Not with the sandbox (the stricter mode).
    * @default 'auto'
    */
   isolation?: 'auto' | 'none' | 'session';
@@ -260,8 +262,8 @@ export type IsolationRequest =
   | { kind: 'sandbox' }
   /** None, as asked (`isolation: 'none'`). */
   | { kind: 'none' }
-  /** Sessions apart where the host offers the means (`auto`), or else the worker refuses to start (`session`). */
-  | { kind: 'auto' | 'session'; options: SessionIsolationOptions };
+  /** Sessions apart (`auto` or `session`), or else the worker refuses to start. */
+  | { kind: 'session'; options: SessionIsolationOptions };
 
 /** What the command activities run with: the compiled options, and what the host set up for them. */
 export interface ExecutorConfig extends CompiledExecutorOptions {
@@ -384,15 +386,14 @@ function warmCount(value: number): number {
 }
 
 /**
- * Sessions apart when asked for (`session`) or by default (`auto`: where the host offers the
- * means), with the sessions' options; none with `none`. The sandbox, stricter, stands alone.
+ * Sessions apart unless told `none` (`auto`, the default, and `session` alike), with the sessions'
+ * options. The sandbox, stricter, stands alone.
  */
 function isolationRequestOf(options: ExecutorOptions): IsolationRequest {
   if (options.sandbox === 'bwrap') return { kind: 'sandbox' };
-  const mode = options.isolation ?? 'auto';
-  if (mode === 'none') return { kind: 'none' };
+  if (options.isolation === 'none') return { kind: 'none' };
   return {
-    kind: mode === 'session' ? 'session' : 'auto',
+    kind: 'session',
     options: {
       hidden: options.sandboxHidden ?? [],
       ...(options.isolationUids ? { uids: options.isolationUids } : {}),

@@ -15,7 +15,8 @@ export const sandboxProvisionScript = path.join(packageRoot, 'scripts', 'provisi
 /**
  * Provisions what is missing, and returns the Temporal CLI's path. Without bubblewrap or
  * slirp4netns that the script cannot install (no root, no apt-get), its one line says what to run,
- * and `dev` goes on: the worker's start line then says that sessions are not kept apart, and why.
+ * and `dev` goes on: it says in one line why sessions are not kept apart (dev.ts), and the worker's
+ * start line what that leaves open.
  */
 export function provisionDev(executor: ExecutorOptions, log: (line: string) => void): string {
   if (executor.isolation !== 'none' || executor.sandbox === 'bwrap') {

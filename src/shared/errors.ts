@@ -45,6 +45,24 @@ export function isConnectionConfigError(err: unknown): err is ConnectionConfigEr
   return err instanceof ConnectionConfigError;
 }
 
+/**
+ * Thrown by `createBashWorker` (and the plugin's worker) when sessions are to be kept apart
+ * (`isolation: 'auto'`, the default, or `'session'`) and this host cannot: `reason` says what is
+ * missing and how to get it. No worker runs commands unisolated unless told `isolation: 'none'`.
+ */
+export class SessionsApartUnavailableError extends Error {
+  override readonly name = 'SessionsApartUnavailableError';
+  constructor(readonly reason: string) {
+    super(
+      `sessions cannot be kept apart on this host: ${reason}; --isolation none runs commands without isolation`,
+    );
+  }
+}
+
+export function isSessionsApartUnavailableError(err: unknown): err is SessionsApartUnavailableError {
+  return err instanceof SessionsApartUnavailableError;
+}
+
 /** Thrown by `BashTasks.result` when the caller aborted the wait; the run has been asked to stop. */
 export class RunAbortedError extends ToolCallError {
   override readonly name = 'RunAbortedError';

@@ -73,7 +73,12 @@ export {
   ToolCallError,
   UnknownTaskError,
 } from './shared/errors.js';
-export { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from './shared/limits.js';
+export {
+  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
+  DEFAULT_MCP_HTTP_MAX_SESSIONS,
+  DEFAULT_MCP_HTTP_SESSION_IDLE_MS,
+  MCP_MAX_WAIT_MS,
+} from './shared/limits.js';
 export type { AgentSessions } from './shared/notice.js';
 export { renderRun } from './shared/render.js';
 export {

@@ -7,9 +7,14 @@ import path from 'node:path';
 import { type Command, Option } from 'commander';
 import type { HttpListen } from '../mcp/http.js';
 import { SESSION_ENV } from '../mcp/session.js';
-import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS } from '../shared/limits.js';
+import {
+  DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS,
+  DEFAULT_MCP_HTTP_MAX_SESSIONS,
+  DEFAULT_MCP_HTTP_SESSION_IDLE_MS,
+} from '../shared/limits.js';
 import type { CodecFlags } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
+import { MCP_TOKEN_ENV, MCP_TOKEN_FILE_NAME } from './mcp-http-token.js';
 import type { MetricsFlags } from './metrics-option.js';
 import { collectRepeated, positiveInt, type ServerOptions } from './options.js';
 
@@ -23,6 +28,11 @@ export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   defaultAction: 'allow' | 'ask' | 'deny';
   cwd?: string;
   http?: HttpListen;
+  /** The rest apply only with --http (mcp.ts refuses them without it). */
+  httpTokenFile?: string;
+  httpNoAuth?: boolean;
+  httpMaxSessions?: number;
+  httpSessionIdleMs?: number;
   /** A number of milliseconds, or false from --no-auto-background. */
   autoBackground: number | false;
   stateDir: string;
@@ -45,6 +55,28 @@ export function withMcpOptions(command: Command): Command {
       '--http <[host:]port>',
       'serve Streamable HTTP on http://host:port/mcp instead of stdio (host: 127.0.0.1)',
       parseHttpListen,
+    )
+    .option(
+      '--http-token-file <file>',
+      `with --http: the file holding the token every request must send as Authorization: Bearer <token> (else ${MCP_TOKEN_ENV}, else <state dir>/${MCP_TOKEN_FILE_NAME}, made at the first start)`,
+    )
+    .addOption(
+      new Option(
+        '--http-no-auth',
+        'with --http on a loopback address only: ask no token (every process on this machine may use the server)',
+      ).conflicts('httpTokenFile'),
+    )
+    .addOption(
+      new Option(
+        '--http-max-sessions <n>',
+        `with --http: the most MCP sessions held at once (default: ${DEFAULT_MCP_HTTP_MAX_SESSIONS})`,
+      ).argParser(positiveInt),
+    )
+    .addOption(
+      new Option(
+        '--http-session-idle-ms <ms>',
+        `with --http: end a session after this long with no request open (default: ${DEFAULT_MCP_HTTP_SESSION_IDLE_MS})`,
+      ).argParser(positiveInt),
     )
     .addOption(
       new Option(

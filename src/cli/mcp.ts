@@ -8,6 +8,7 @@ import { startMcpServer } from '../mcp/start-server.js';
 import type { PermissionPolicy } from '../policy/policy-types.js';
 import { textRulePolicy } from '../policy/rules.js';
 import { codecDataConverter } from './codec-options.js';
+import { httpOptions, httpWarnings } from './mcp-http.js';
 import type { McpFlags } from './mcp-options.js';
 import { connectionTarget } from './options.js';
 import { installQuietRuntime } from './quiet-logger.js';
@@ -19,6 +20,7 @@ import { installQuietRuntime } from './quiet-logger.js';
 export async function runMcp(flags: McpFlags): Promise<void> {
   const cwd = path.resolve(flags.cwd ?? process.cwd());
   const sessionId = flags.session ?? defaultSessionId(cwd);
+  const http = httpOptions(flags);
   const config = resolveConnectionConfig(connectionTarget(flags));
   installQuietRuntime({ metrics: flags.metricsPort }).target = config.address;
   const dataConverter = codecDataConverter(flags);
@@ -34,9 +36,10 @@ export async function runMcp(flags: McpFlags): Promise<void> {
       stateDir: flags.stateDir,
       autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
       ...policyOf(flags),
-      ...(flags.http !== undefined ? { http: flags.http } : {}),
+      ...(http !== undefined ? { http } : {}),
       version: packageVersion(),
     });
+    if (http !== undefined) process.stderr.write(httpWarnings(http, host.url ?? '', sessionId));
     process.stderr.write(
       `durable-bash: MCP server for session ${sessionId} on ${host.url ?? 'stdio'} (${config.address}, ${config.namespace})\n`,
     );

@@ -11,7 +11,7 @@ import { sessionAgentTaskQueue } from '../agent-host/names.js';
 import { BashTasks } from '../client/bash-tasks.js';
 import type { PermissionPolicy } from '../policy/policy-types.js';
 import { MCP_MAX_WAIT_MS } from '../shared/limits.js';
-import { type HttpListen, type McpHttpServer, serveMcpHttp } from './http.js';
+import { compileMcpHttpOptions, type McpHttpOptions, type McpHttpServer, serveMcpHttp } from './http.js';
 import { McpNotices } from './mcp-notices.js';
 import { McpTasks } from './mcp-tasks.js';
 import { NoticeStore } from './notice-store.js';
@@ -27,8 +27,11 @@ export interface McpServerOptions extends McpSession {
   stateDir: string;
   /** @default DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS; undefined turns it off */
   autoBackgroundAfterMs: number | undefined;
-  /** Streamable HTTP on this address; absent: stdio. */
-  http?: HttpListen;
+  /**
+   * Streamable HTTP on this address, for the holders of its token (or, on loopback, anyone), with
+   * its sessions capped and expired when idle; absent: stdio.
+   */
+  http?: McpHttpOptions;
   /** The version the server reports in the MCP handshake. */
   version: string;
   /**
@@ -48,6 +51,8 @@ export interface RunningMcpServer {
 
 /** Starts the agent host (tools and agent worker) and the transport; `close` (or stdin ending, on stdio) stops both. */
 export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
+  // Checked first: options that cannot be start nothing.
+  const httpOptions = options.http === undefined ? undefined : compileMcpHttpOptions(options.http);
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
   // MCP tasks read and kill through a client of their own settings: the same server and queue.
   const tasks = new McpTasks(
@@ -78,8 +83,8 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
   let http: McpHttpServer | undefined;
   let closeTransport: () => Promise<void>;
   let ended: Promise<void>;
-  if (options.http !== undefined) {
-    http = await serveMcpHttp(options.http, newServer);
+  if (httpOptions !== undefined) {
+    http = await serveMcpHttp(httpOptions, newServer);
     closeTransport = http.close;
     ended = host.running;
   } else {

@@ -295,6 +295,20 @@ export const DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS = 45_000;
 export const MCP_MAX_WAIT_MS = 45_000;
 
 /**
+ * How many MCP sessions one `mcp --http` server holds at once. A server acts as one agent session,
+ * whose clients are a few (an editor, an inspector, their reconnects); 32 leaves room for clients
+ * that restart without ending their session until those expire, and bounds what a leak can hold.
+ */
+export const DEFAULT_MCP_HTTP_MAX_SESSIONS = 32;
+
+/**
+ * How long an MCP session over HTTP lives with no request open and none made: a client that went
+ * away without ending its session (DELETE) frees its place after this. A client listening on its
+ * event stream (GET) is never idle, so it is not cut off while it waits for notices.
+ */
+export const DEFAULT_MCP_HTTP_SESSION_IDLE_MS = 30 * 60_000;
+
+/**
  * How often a client is asked to poll `tasks/get`. Each poll is one describe of the task's workflow
  * (and, once it has ended, one read of its result); `tasks/result` waits on the workflow, not by polling.
  */

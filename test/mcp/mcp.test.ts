@@ -4,7 +4,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,7 +12,14 @@ import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from '../../src
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
-import { callTool, textOf, textsOf, useMcpServers } from '../helpers/mcp-client.js';
+import {
+  callTool,
+  INITIALIZE_REQUEST,
+  rawRequest,
+  textOf,
+  textsOf,
+  useMcpServers,
+} from '../helpers/mcp-client.js';
 
 const suite = useDevServerWithWorker();
 let stateDir: string;
@@ -69,29 +75,6 @@ async function waitForLog(logs: unknown[], expected: string, timeoutMs = 20_000)
       throw new Error(`no logging notification ${expected}; got ${JSON.stringify(logs)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** POSTs `body` with extra headers (node:http, which lets a test set Host); resolves the status. */
-function postStatus(url: string, body: unknown, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-      },
-      (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      },
-    );
-    request.once('error', reject);
-    request.end(JSON.stringify(body));
-  });
 }
 
 const session = () => `mcp-test-${randomUUID()}`;
@@ -257,10 +240,10 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
 
 describe('durable-bash mcp over Streamable HTTP', () => {
   it('serves the tools to two clients, each its own MCP session, for one agent session', async () => {
-    const { url } = await mcp.startHttp(session());
-    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    const a = await mcp.http(url);
-    const b = await mcp.http(url);
+    const server = await mcp.startHttp(session());
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    const a = await mcp.http(server);
+    const b = await mcp.http(server);
     expect(a.transport.sessionId).not.toBe(b.transport.sessionId);
     expect((await a.client.listTools()).tools.map((tool) => tool.name)).toEqual(
       expect.arrayContaining(['bash', 'bash_output', 'bash_kill']),
@@ -281,15 +264,14 @@ describe('durable-bash mcp over Streamable HTTP', () => {
   });
 
   it('refuses a request whose Host is not the server (DNS rebinding)', async () => {
-    const { url } = await mcp.startHttp(session());
-    const initialize = {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '0' } },
-    };
-    expect(await postStatus(url, initialize, { host: 'evil.example' })).toBe(403);
-    expect(await postStatus(url, initialize, { origin: 'http://evil.example' })).toBe(403);
-    expect(await postStatus(url, initialize, {})).toBe(200);
+    const { url, token } = await mcp.startHttp(session());
+    const initialize = (headers: Record<string, string>) =>
+      rawRequest(url, {
+        headers: { authorization: `Bearer ${token}`, ...headers },
+        body: INITIALIZE_REQUEST,
+      });
+    expect((await initialize({ host: 'evil.example' })).status).toBe(403);
+    expect((await initialize({ origin: 'http://evil.example' })).status).toBe(403);
+    expect((await initialize({})).status).toBe(200);
   });
 });

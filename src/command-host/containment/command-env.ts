@@ -61,8 +61,12 @@ function allowedBy(allowlist: readonly string[]): (name: string) => boolean {
 
 /**
  * The worker's own credentials, never a command's: Temporal's (`TEMPORAL_*`: API keys, TLS key
- * paths) and the payload codec's keys and codec server token (`DURABLE_BASH_CODEC_*`).
+ * paths), the payload codec's keys and codec server token (`DURABLE_BASH_CODEC_*`), and the MCP
+ * server's token (`DURABLE_BASH_MCP_TOKEN`, src/cli/mcp-http-token.ts), with which a command could
+ * answer its own approval as the MCP client.
  */
 export function isWorkerCredential(name: string): boolean {
-  return name.startsWith('TEMPORAL_') || name.startsWith('DURABLE_BASH_CODEC');
+  return (
+    name.startsWith('TEMPORAL_') || name.startsWith('DURABLE_BASH_CODEC') || name === 'DURABLE_BASH_MCP_TOKEN'
+  );
 }

@@ -11,11 +11,12 @@ const worker = {
   DURABLE_BASH_CODEC_KEYS: 'a=AAAA',
   DURABLE_BASH_CODEC_KEY_FILE: '/keys/codec',
   DURABLE_BASH_CODEC_SERVER_TOKEN: 't',
+  DURABLE_BASH_MCP_TOKEN: 'm',
   DEPLOY_TOKEN: 'secret',
 };
 
 describe("a command's environment", () => {
-  it("is the worker's, less its credentials (Temporal's and the codec's) and the configured secrets", () => {
+  it("is the worker's, less its credentials (Temporal's, the codec's, the MCP server's token) and the configured secrets", () => {
     expect(Object.keys(commandEnv(['DEPLOY_TOKEN'], undefined, worker)).sort()).toEqual([
       'HOME',
       'LC_ALL',

@@ -28,6 +28,10 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
     if (!input.background) {
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
       spec.hostKeepsDeadline = true;
+    } else if (input.keepTimeout === true) {
+      // The workflow's timer keeps it, not the host: a host takes a run whose memo says background
+      // for one moved there, and lets its command run past a deadline.
+      spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
     }
     return spec;
   };

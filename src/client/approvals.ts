@@ -22,15 +22,21 @@ import {
   alreadyDecided,
   approvalClosed,
   isApprovalIdShape,
+  tooManyPendingApprovals,
 } from '../shared/approval.js';
-import { positiveOption } from '../shared/checks.js';
+import { positiveIntegerOption, positiveOption } from '../shared/checks.js';
 import { ApprovalError } from '../shared/errors.js';
-import { CONNECT_TIMEOUT_MS, DEFAULT_APPROVAL_EXPIRY_MS } from '../shared/limits.js';
+import {
+  CONNECT_TIMEOUT_MS,
+  DEFAULT_APPROVAL_EXPIRY_MS,
+  MAX_PENDING_APPROVALS_PER_SESSION,
+} from '../shared/limits.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
 import type { NoticeTarget } from '../shared/task.js';
 import { bashApproval, callerLeftSignal, decideUpdate } from '../workflows/bash-approval.js';
 import type { BashTasks } from './bash-tasks.js';
 import { ownerToken } from './ownership.js';
+import { SessionCap } from './session-cap.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
@@ -59,18 +65,48 @@ export interface ApprovalsOptions {
   tasks: BashTasks;
   /** A request undecided this long is denied with a notice. @default DEFAULT_APPROVAL_EXPIRY_MS (24 hours) */
   expiryMs?: number;
+  /**
+   * Requests a session may have waiting for a decision; past it, a request is refused in one line.
+   * `Infinity`: no cap, and no count. @default MAX_PENDING_APPROVALS_PER_SESSION (20)
+   */
+  maxPendingPerSession?: number;
+  /**
+   * This agent host's background quota (`maxBackgroundTasksPerSession`), which each request carries:
+   * an approved run that starts in the background is counted against it then. @default no cap
+   */
+  maxBackgroundTasksPerSession?: number;
 }
 
 export class Approvals {
   private readonly client: Client;
   private readonly ownerHasher: OwnerHasher | undefined;
   readonly expiryMs: number;
+  /** Requests a session may have waiting for a decision (`Infinity`: no cap). */
+  private readonly maxPending: number;
+  /** Counts each session's undecided requests before it makes another. */
+  private readonly pending: SessionCap;
 
   constructor(private readonly options: ApprovalsOptions) {
     this.client = options.tasks.client;
     this.ownerHasher = ownerHasherOf(this.client);
     this.expiryMs = options.expiryMs ?? DEFAULT_APPROVAL_EXPIRY_MS;
     positiveOption('approvalExpiryMs', this.expiryMs);
+    this.maxPending = options.maxPendingPerSession ?? MAX_PENDING_APPROVALS_PER_SESSION;
+    if (this.maxPending !== Number.POSITIVE_INFINITY)
+      positiveIntegerOption('maxPendingApprovalsPerSession', this.maxPending);
+    this.pending = new SessionCap({
+      listed: async (owner, atLeast) => {
+        const executions = await listExecutions(
+          this.client,
+          this.pendingQuery(owner),
+          atLeast + DECIDED_SLACK,
+        );
+        return executions
+          .filter((execution) => !isDecided(execution.memo))
+          .map((execution) => execution.workflowId);
+      },
+      counts: (approvalId) => this.isPending(approvalId),
+    });
   }
 
   /** Where the notices of `owner`'s requests go; none when this host takes no notices. */
@@ -81,7 +117,9 @@ export class Approvals {
   /**
    * Makes a request for `run` (its owner is the session), for the reason the policy gave; answers
    * what was asked, with the request's id. A foreground caller says how long it waits
-   * (`callerWaitMs`): approved after that, the run starts in the background instead.
+   * (`callerWaitMs`): approved after that, the run starts in the background instead, within the
+   * call's timeout. Refused in one line (an ApprovalError) when the session takes no notices, or
+   * already has `maxPendingPerSession` requests waiting for a decision.
    */
   async request(
     run: StartRequest & { owner: string },
@@ -91,7 +129,23 @@ export class Approvals {
     const notice = this.noticeFor(run.owner);
     if (notice === undefined)
       throw new ApprovalError('approval requests need an agent host that takes notices');
+    const limit = this.maxPending;
+    const start = () => this.start(run, reason, notice, callerWaitMs);
+    if (limit === Number.POSITIVE_INFINITY) return start();
+    const made = await this.pending.startWithin(run.owner, limit, start, (question) => question.approvalId);
+    if ('atLimit' in made) throw new ApprovalError(tooManyPendingApprovals(made.atLimit, limit));
+    return made.started;
+  }
+
+  /** Starts the request's workflow. */
+  private async start(
+    run: StartRequest & { owner: string },
+    reason: string,
+    notice: NoticeTarget,
+    callerWaitMs: number | undefined,
+  ): Promise<ApprovalQuestion> {
     const { tasks } = this.options;
+    const { maxBackgroundTasksPerSession } = this.options;
     const approvalId = `approval-${randomUUID()}`;
     const request: ApprovalRequest = {
       command: run.command,
@@ -108,6 +162,10 @@ export class Approvals {
       start: tasks.prepareStart(run),
       ...(run.background ? {} : { backgroundStart: tasks.prepareStart(asBackground(run)) }),
       ...(callerWaitMs !== undefined ? { callerWaitMs } : {}),
+      ...(maxBackgroundTasksPerSession !== undefined &&
+      maxBackgroundTasksPerSession !== Number.POSITIVE_INFINITY
+        ? { maxBackgroundTasks: maxBackgroundTasksPerSession }
+        : {}),
       expiryMs: this.expiryMs,
       notice,
       ...('workflowId' in notice ? {} : { ownerAttribute }),
@@ -185,6 +243,23 @@ export class Approvals {
     }
   }
 
+  /** The visibility query for the running requests of `owner`. */
+  private pendingQuery(owner: string): string {
+    return `WorkflowType = ${quoteQueryValue(bashApproval.name)} AND ExecutionStatus = 'Running' AND ${ownerCondition(ownerToken(owner), this.ownerHasher)}`;
+  }
+
+  /** Whether a request still waits for a decision, asked of the server; one that cannot be described counts. */
+  private async isPending(approvalId: string): Promise<boolean> {
+    try {
+      const description = await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
+        this.client.workflow.getHandle(approvalId).describe(),
+      );
+      return description.status.name === 'RUNNING' && !isDecided(description.memo);
+    } catch (err) {
+      return !(err instanceof WorkflowNotFoundError);
+    }
+  }
+
   /** The pending requests, the oldest first: all of them, or one session's. */
   async list(owner: string | undefined, limit: number): Promise<PendingApproval[]> {
     const query = `WorkflowType = ${quoteQueryValue(bashApproval.name)} AND ExecutionStatus = 'Running'${
@@ -204,7 +279,8 @@ export class Approvals {
       if (description.status.name !== 'COMPLETED') return approvalClosed(approvalId);
       const outcome = await handle.result();
       if (outcome.kind === 'expired') return approvalClosed(approvalId);
-      return alreadyDecided(approvalId, { approved: outcome.kind === 'approved', by: outcome.by });
+      // A run the quota refused was approved all the same.
+      return alreadyDecided(approvalId, { approved: outcome.kind !== 'denied', by: outcome.by });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return `no approval request ${approvalId}`;
       return undefined;
@@ -212,10 +288,25 @@ export class Approvals {
   }
 }
 
-/** A foreground run's request, as the run it becomes when approved after its caller left. */
+/**
+ * Listed beyond the cap, for the session's requests that are decided but still running (telling the
+ * session, or starting the run): they wait for no one, so they are not counted.
+ */
+const DECIDED_SLACK = 20;
+
+/** Whether a request's memo holds its decision (the workflow writes it as the decision applies). */
+function isDecided(memo: Record<string, unknown> | undefined): boolean {
+  return memo?.decision !== undefined;
+}
+
+/**
+ * A foreground run's request, as the run it becomes when approved after its caller left: in the
+ * background, within the call's timeout still (`keepTimeout`), so an approval never lets a command
+ * run longer than the call that asked for it.
+ */
 function asBackground(run: StartRequest): StartRequest {
-  // `taskStart` leaves out what a background run has no use for (its timeout, the shown bytes).
-  return { ...run, background: true };
+  // `taskStart` leaves out what a background run has no use for (the shown bytes).
+  return { ...run, background: true, keepTimeout: true };
 }
 
 function pendingApproval(execution: WorkflowExecutionInfo): PendingApproval {

@@ -26,6 +26,8 @@ export interface StartRequest {
   workdir?: string;
   timeoutMs?: number;
   background: boolean;
+  /** A background run that keeps the foreground timeout (`BashTaskInput.keepTimeout`). */
+  keepTimeout?: boolean;
   /** The agent session that owns the task; undefined for a task with no owner. */
   owner?: string;
   /** The run's stdin stays open for `writeStdin` (a background run's, or a sandbox command's). */
@@ -75,8 +77,12 @@ export function taskStart(
     description: request.description,
     background: request.background,
     ...(request.workdir !== undefined ? { workdir: request.workdir } : {}),
-    // A background run has no timeout (the worker applies none), so its input carries none.
-    ...(request.timeoutMs !== undefined && !request.background ? { timeoutMs: request.timeoutMs } : {}),
+    // A background run has no timeout (the worker applies none), so its input carries none, unless
+    // it keeps a foreground call's.
+    ...(request.timeoutMs !== undefined && (!request.background || request.keepTimeout)
+      ? { timeoutMs: request.timeoutMs }
+      : {}),
+    ...(request.background && request.keepTimeout ? { keepTimeout: true } : {}),
     ...(request.background ? notice : {}),
     ...(request.notifyOn !== undefined ? { notifyOn: request.notifyOn } : {}),
     ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),
@@ -115,13 +121,25 @@ export function taskStart(
 
 /** Starts a run; resolves once the server has accepted it. */
 export async function startTask(context: StartContext, request: StartRequest): Promise<TaskId> {
-  const { client } = context;
   const taskId = newTaskId();
-  const start = taskStart(context, request, taskId, context.noticeFor(request.owner));
+  await startPrepared(context, taskStart(context, request, taskId, context.noticeFor(request.owner)));
+  return taskId;
+}
+
+/**
+ * Starts a run prepared earlier (`taskStart`): a run its client prepared when it asked for approval,
+ * started by the approval's activity. Resolves once the server has accepted it; an id already taken
+ * is refused (`WorkflowExecutionAlreadyStartedError`).
+ */
+export async function startPrepared(
+  context: Pick<StartContext, 'client' | 'taskQueue' | 'eagerStart'>,
+  start: TaskStart,
+): Promise<void> {
+  const { client } = context;
   try {
     await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, () =>
       client.workflow.start(bashTask, {
-        workflowId: taskId,
+        workflowId: start.input.taskId,
         taskQueue: context.taskQueue,
         args: [start.input],
         typedSearchAttributes: start.typedSearchAttributes,
@@ -136,7 +154,6 @@ export async function startTask(context: StartContext, request: StartRequest): P
   } catch (err) {
     throw asClientError(client, err);
   }
-  return taskId;
 }
 
 /** Whether the client's connection can start workflows eagerly (it is a worker's `NativeConnection`). */

@@ -22,3 +22,8 @@ export const ToolCallActivityName = {
   callBashTool: 'callBashTool',
   prepareTaskStart: 'prepareTaskStart',
 } as const;
+
+/** The approval request's activity (workflows/bash-approval.ts records it), likewise fixed (checked in client/approved-runs.ts). */
+export const ApprovalActivityName = {
+  startApprovedRun: 'startApprovedRun',
+} as const;

@@ -8,12 +8,15 @@
  *   a background call answers `waiting for approval: <id>` at once, a foreground call waits for the
  *   decision within its timeout (asking the MCP client meanwhile, mcp/approval-prompt.ts).
  * - workflows/bash-approval.ts: waits for one decision (`decide` update or signal) up to its expiry;
- *   approved, it starts the prepared `bashTask` as an abandoned child; it tells the session by
- *   notice (workflows/completion-notice.ts), unless the foreground caller took the answer itself.
+ *   approved, it has the prepared `bashTask` started by the `startApprovedRun` activity
+ *   (client/approved-runs.ts), which counts a background run against the session's background
+ *   quota first; it tells the session by notice (workflows/completion-notice.ts), unless the
+ *   foreground caller took the answer itself.
  * - Decisions: the CLI (`durable-bash approvals`, `approve`, `deny`), a `decide` signal from the Web
  *   UI or `temporal workflow signal`, an MCP client's elicitation answer.
  * Pure: workflow code renders its notices with it.
  */
+import { tooManyBackgroundTasks } from './errors.js';
 import type { NoticeTarget, TaskStart } from './task.js';
 
 /** A request's id: `approval-` and a UUID; its workflow's id. */
@@ -52,10 +55,15 @@ export interface ApprovalInput {
   /** The run to start once approved, prepared by the client that asked. */
   start: TaskStart;
   /**
-   * A foreground call's run as a background one: started instead when the approval comes after its
-   * caller stopped waiting (its own `start` is then nobody's to wait for).
+   * A foreground call's run as a background one that keeps the call's timeout: started instead when
+   * the approval comes after its caller stopped waiting (its own `start` is then nobody's to wait for).
    */
   backgroundStart?: TaskStart;
+  /**
+   * The session's background quota at the agent host that asked (`maxBackgroundTasksPerSession`): an
+   * approved run that starts in the background is counted against it then. Absent: not counted.
+   */
+  maxBackgroundTasks?: number;
   /** How long a foreground caller waits for the decision, from the request; absent for a background call. */
   callerWaitMs?: number;
   /** A request undecided this long is denied (`approvalExpiryMs`). */
@@ -66,11 +74,35 @@ export interface ApprovalInput {
   ownerAttribute?: string;
 }
 
-/** How a request ended: the workflow's result. */
+/**
+ * How a request ended: the workflow's result. `refused`: approved by `by`, but the run was refused
+ * as it started, the session already running `running` background tasks of its `limit`.
+ */
 export type ApprovalOutcome =
   | { kind: 'approved'; by: string; taskId: string; background: boolean }
+  | { kind: 'refused'; by: string; running: number; limit: number }
   | { kind: 'denied'; by: string; reason?: string }
   | { kind: 'expired'; afterMs: number };
+
+/** What the `startApprovedRun` activity is asked: the approved run, and its session's quota. */
+export interface ApprovedRunRequest {
+  start: TaskStart;
+  /** The session the run is for. */
+  sessionId: string;
+  /** The session's background quota, for a run that starts in the background; absent: not counted. */
+  maxBackgroundTasks?: number;
+}
+
+/** What the `startApprovedRun` activity answers: the run started, or the quota refused it (nothing started). */
+export type ApprovedRunStart = { kind: 'started' } | { kind: 'overQuota'; running: number; limit: number };
+
+/**
+ * The approval request's activity, on the command queue (client/approved-runs.ts): the approved
+ * run's start, counted first against its session's background quota when it starts in the background.
+ */
+export interface ApprovalActivities {
+  startApprovedRun(request: ApprovedRunRequest): Promise<ApprovedRunStart>;
+}
 
 /** What the `decide` update answers when it applied the decision. */
 export const decisionApplied = (approvalId: string, decision: ApprovalDecision) =>
@@ -93,7 +125,11 @@ export const waitingForApproval = (approvalId: string) => `waiting for approval:
 
 /** What a foreground call that stopped waiting says of its request. */
 const staysOpen = (approvalId: string) =>
-  `request ${approvalId} stays open, and if it is approved the command runs in the background with a notice to this session`;
+  `request ${approvalId} stays open, and if it is approved the command runs in the background, within its timeout, with a notice to this session`;
+
+/** A request refused because its session has `pending` requests waiting already, its `limit`. */
+export const tooManyPendingApprovals = (pending: number, limit: number) =>
+  `this session has ${pending} approval requests pending (the limit is ${limit}); wait for a decision on one (bash_list shows them)`;
 
 /** A foreground call's refusal when no decision came within its wait: the request stays open. */
 export const noDecisionInTime = (approvalId: string, waitedMs: number) =>
@@ -120,6 +156,8 @@ export function approvalNotice(approvalId: string, command: string, outcome: App
   switch (outcome.kind) {
     case 'approved':
       return `approval ${approvalId} granted by ${outcome.by}: ${shown} started as background task ${outcome.taskId}. Read its output with bash_output.`;
+    case 'refused':
+      return `approval ${approvalId} granted by ${outcome.by}, but ${shown} did not start: ${tooManyBackgroundTasks(outcome.running, outcome.limit)}`;
     case 'denied':
       return `approval ${approvalId} denied by ${outcome.by}${outcome.reason ? `: ${outcome.reason}` : ''}. ${shown} did not run.`;
     case 'expired':

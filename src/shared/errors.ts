@@ -129,21 +129,29 @@ export class CommandNotApprovedError extends ToolCallError {
   }
 }
 
-/** Thrown by an approval decision or listing that cannot apply: an unknown request, one decided already. */
+/**
+ * Thrown by an approval decision or listing that cannot apply (an unknown request, one decided
+ * already), or by a request that cannot be made (no notice path, too many pending).
+ */
 export class ApprovalError extends ToolCallError {
   override readonly name = 'ApprovalError';
 }
 
-/** Thrown by the `bash` tool when a session already runs its limit of background tasks; nothing was started. */
+/** The background quota's line: a refused start's error, and the notice of an approved run it refused. */
+export const tooManyBackgroundTasks = (running: number, limit: number) =>
+  `too many background tasks: this session already runs ${running} (the limit is ${limit}); wait for one to end or kill one with bash_kill`;
+
+/**
+ * Thrown by the `bash` tool when a session already runs its limit of background tasks (a call's own
+ * start, or one approved while the call waited); nothing was started.
+ */
 export class BackgroundQuotaError extends ToolCallError {
   override readonly name = 'BackgroundQuotaError';
   constructor(
     readonly running: number,
     readonly limit: number,
   ) {
-    super(
-      `too many background tasks: this session already runs ${running} (the limit is ${limit}); wait for one to end or kill one with bash_kill`,
-    );
+    super(tooManyBackgroundTasks(running, limit));
   }
 }
 

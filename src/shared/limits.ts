@@ -232,8 +232,9 @@ export const LIST_SCAN_LIMIT = 1_000;
 export const DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION = 20;
 
 /**
- * How long the background quota counts a task this agent host started by asking for it directly
- * rather than trusting visibility, which may lag a start by a moment on a real cluster.
+ * How long a session's cap (the background quota, pending approval requests) counts a workflow this
+ * process started by asking for it directly rather than trusting visibility, which may lag a start
+ * by a moment on a real cluster.
  */
 export const QUOTA_RECENT_START_MS = 30_000;
 
@@ -390,6 +391,13 @@ export const MONITOR_FLOOD_WINDOW_MS = 60_000;
 
 /** Default time an approval request waits for a decision before it is denied with a notice. */
 export const DEFAULT_APPROVAL_EXPIRY_MS = 24 * 60 * 60_000;
+
+/**
+ * The most approval requests one session may have waiting for a decision at once, as many as it may
+ * have reminders: each is a workflow and a row in every approver's list, and a model that asks more
+ * is flooding the people who decide, not waiting for them.
+ */
+export const MAX_PENDING_APPROVALS_PER_SESSION = 20;
 
 /** The most approval requests `durable-bash approvals` lists. */
 export const MAX_LISTED_APPROVALS = 200;

@@ -8,7 +8,7 @@
  */
 import { NOTICE_TAIL_CHARS } from './limits.js';
 import { type ReadPosition, START_OF_OUTPUT } from './read-position.js';
-import { NO_OUTPUT, STDERR_HEADER } from './render.js';
+import { markers, NO_OUTPUT, STDERR_HEADER } from './render.js';
 import { screenLine, screenRows } from './render-screen.js';
 import { textFrom } from './stream-text.js';
 import type { BashTaskResult } from './task.js';
@@ -28,12 +28,25 @@ export const noticeMarkers = {
 
 /**
  * The notice's output lines for a run that ended with `result`, whose readers have been given the
- * bytes before `read`: a terminal run's, its last screen (whatever reads showed).
+ * bytes before `read`: a terminal run's, its last screen (whatever reads showed). A run that kept a
+ * foreground call's timeout (`keepTimeout`) and ran into it says so after them, as the call's
+ * answer would have.
  */
 export function renderNoticeOutput(
-  result: Pick<BashTaskResult, 'stdout' | 'stderr' | 'terminal'>,
+  result: Pick<BashTaskResult, 'stdout' | 'stderr' | 'terminal' | 'timedOutAfterMs'>,
   limit = NOTICE_TAIL_CHARS,
   read: ReadPosition = START_OF_OUTPUT,
+): string {
+  const output = noticeOutput(result, limit, read);
+  return result.timedOutAfterMs === undefined
+    ? output
+    : `${output}\n${markers.timedOut(result.timedOutAfterMs)}`;
+}
+
+function noticeOutput(
+  result: Pick<BashTaskResult, 'stdout' | 'stderr' | 'terminal'>,
+  limit: number,
+  read: ReadPosition,
 ): string {
   if (result.terminal) return renderNoticeScreen(result.terminal.screen, limit);
   const unread = {

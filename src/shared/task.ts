@@ -74,9 +74,18 @@ export interface BashTaskInput {
   description: string;
   /** Absolute, or undefined to use the worker's default workdir (else the worker's cwd). */
   workdir?: string;
-  /** Requested foreground timeout; the worker applies its default and cap. Ignored in the background. */
+  /**
+   * Requested foreground timeout; the worker applies its default and cap. Ignored in the background,
+   * unless the run keeps it (`keepTimeout`).
+   */
   timeoutMs?: number;
   background: boolean;
+  /**
+   * A background run that keeps a foreground call's timeout (`timeoutMs`, else the worker's default,
+   * within its cap): the call approved after its caller stopped waiting (shared/approval.ts). Its
+   * workflow's timer ends it, as a foreground run's; it is never moved, so nothing cancels that.
+   */
+  keepTimeout?: boolean;
   /** Set for a background task with an owning session whose agent host serves notices. */
   notice?: NoticeTarget;
   /** A monitor's pattern (`notify_on`): each matching line of output comes to the session as a notice. */

@@ -19,6 +19,7 @@ import { createChooseHost } from '../activities/choose-host.js';
 import { createReleaseCommand } from '../activities/release-command.js';
 import { createResolveCommand } from '../activities/resolve-command.js';
 import { Approvals } from '../client/approvals.js';
+import { createApprovalActivities } from '../client/approved-runs.js';
 import { BashTasks } from '../client/bash-tasks.js';
 import { AttachedTasks } from '../command-host/attached-tasks.js';
 import {
@@ -246,7 +247,11 @@ export class ScriptedHost {
       // A command whose host dies plays in one attempt here, heartbeating at each event: each
       // heartbeat must reach the server at once, however little wall time passed since the last.
       maxHeartbeatThrottleInterval: 1,
-      activities: { ...commandActivities, ...createToolCallActivities(this.client, this.taskQueue) },
+      activities: {
+        ...commandActivities,
+        ...createToolCallActivities(this.client, this.taskQueue),
+        ...createApprovalActivities(this.client, this.taskQueue),
+      },
     });
     this.hostWorkers = [
       await Worker.create({ ...common, taskQueue: this.hostQueue, activities: commandActivities }),

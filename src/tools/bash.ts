@@ -14,7 +14,7 @@ import {
 } from '../shared/approval.js';
 import { positiveOption } from '../shared/checks.js';
 import { errorResult } from '../shared/error-result.js';
-import { CommandNotApprovedError } from '../shared/errors.js';
+import { BackgroundQuotaError, CommandNotApprovedError } from '../shared/errors.js';
 import { DEFAULT_TIMEOUT_MS } from '../shared/limits.js';
 import { BYTES_PER_TOKEN } from '../shared/output-budget.js';
 import { backgroundStarted, renderMovedRun, renderRun } from '../shared/render.js';
@@ -197,6 +197,9 @@ async function awaitApproval(
       case 'approved':
         if (outcome.background) throw new CommandNotApprovedError(noDecisionInTime(approvalId, waitMs));
         return { taskId: outcome.taskId as TaskId };
+      case 'refused':
+        // Approved, but the session was at its background quota when the run would have started.
+        throw new BackgroundQuotaError(outcome.running, outcome.limit);
       case 'denied':
         throw new CommandNotApprovedError(deniedBy(outcome));
       case 'expired':

@@ -57,10 +57,17 @@ export interface BashToolsOptions {
   approvalExpiryMs?: number;
   /**
    * The background tasks one agent session may run at once; past it, a `bash` call with
-   * `run_in_background` starts nothing and says so. `Infinity` turns the cap off; tasks started
-   * with no agent session are not counted. @default DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION (20)
+   * `run_in_background` starts nothing and says so, and an approved run that would start in the
+   * background does not start (its session is told by notice). `Infinity` turns the cap off; tasks
+   * started with no agent session are not counted. @default DEFAULT_MAX_BACKGROUND_TASKS_PER_SESSION (20)
    */
   maxBackgroundTasksPerSession?: number;
+  /**
+   * The approval requests one session may have waiting for a decision; past it, a call the policy
+   * asks about starts nothing and says so. `Infinity` turns the cap off (and its visibility count).
+   * @default MAX_PENDING_APPROVALS_PER_SESSION (20)
+   */
+  maxPendingApprovalsPerSession?: number;
   /**
    * The reminders (`bash_remind`, offered with `agentTaskQueue`) one session may have pending; past
    * it, a new one sets nothing and says so. `Infinity` turns the cap off (and its visibility count:
@@ -143,6 +150,11 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
       : new Approvals({
           tasks,
           ...(options.approvalExpiryMs !== undefined ? { expiryMs: options.approvalExpiryMs } : {}),
+          ...(options.maxPendingApprovalsPerSession !== undefined
+            ? { maxPendingPerSession: options.maxPendingApprovalsPerSession }
+            : {}),
+          // An approved run counts against the quota this host sets, wherever it starts.
+          ...(quota !== undefined ? { maxBackgroundTasksPerSession: quota.limit } : {}),
         });
   return {
     tasks,

@@ -9,6 +9,7 @@
 import { Client, type DataConverter } from '@temporalio/client';
 import { type NativeConnection, Worker, type WorkerOptions, type WorkerStatus } from '@temporalio/worker';
 import { type CommandActivities, createCommandActivities } from '../activities/index.js';
+import { type ApprovalActivityFunctions, createApprovalActivities } from '../client/approved-runs.js';
 import { AttachedTasks } from '../command-host/attached-tasks.js';
 import {
   compileExecutorOptions,
@@ -53,8 +54,11 @@ export interface CommandHostOptions {
 export class CommandHost {
   /** The command activities, for the command queue's worker too. */
   readonly activities: CommandActivities;
-  /** What the command queue's worker runs: the command activities and the tool calls of agent workflows. */
-  readonly queueActivities: CommandActivities & ToolCallActivities;
+  /**
+   * What the command queue's worker runs: the command activities, the tool calls of agent workflows
+   * and the start of approved runs.
+   */
+  readonly queueActivities: CommandActivities & ToolCallActivities & ApprovalActivityFunctions;
   /** What every worker running command activities is created with: the host's and the command queue's. */
   readonly workerOptions: Pick<
     WorkerOptions,
@@ -117,6 +121,7 @@ export class CommandHost {
     this.queueActivities = {
       ...this.activities,
       ...createToolCallActivities(this.client, options.taskQueue),
+      ...createApprovalActivities(this.client, options.taskQueue),
     };
     this.workerOptions = {
       connection: options.connection,

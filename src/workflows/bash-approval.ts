@@ -2,22 +2,23 @@
  * A durable approval request (shared/approval.ts has the whole path): one workflow per request, on
  * the command queue, owned as a task is. It waits for one decision, by update (the CLI, an MCP
  * client's answer: a second one is refused in one line) or by signal (the Web UI, `temporal
- * workflow signal`: a second one is dropped), up to its expiry. Approved, it starts the prepared
- * `bashTask` as an abandoned child; the session is told by notice unless a foreground caller still
- * waits for the answer. Waiting costs the server nothing: one timer, and the workflow is evicted.
+ * workflow signal`: a second one is dropped), up to its expiry. Approved, it has the prepared
+ * `bashTask` started by an activity that counts a background run against the session's background
+ * quota first (a run over it does not start: the approval stands, and the outcome says why); the
+ * session is told by notice unless a foreground caller still waits for the answer. Waiting costs the
+ * server nothing: one timer, and the workflow is evicted.
  */
 import {
   condition,
   defineSignal,
   defineUpdate,
   log,
-  ParentClosePolicy,
+  proxyActivities,
   setHandler,
-  startChild,
   upsertMemo,
-  WorkflowIdReusePolicy,
 } from '@temporalio/workflow';
 import {
+  type ApprovalActivities,
   type ApprovalDecision,
   type ApprovalInput,
   type ApprovalOutcome,
@@ -28,8 +29,6 @@ import {
   decisionApplied,
 } from '../shared/approval.js';
 import { oneLine } from '../shared/checks.js';
-import type { TaskStart } from '../shared/task.js';
-import type { bashTask } from './bash-task.js';
 import { deliverOwnNotice } from './completion-notice.js';
 
 /** A decision that answers: applied, or refused in one line (decided already, or no longer waiting). */
@@ -47,6 +46,13 @@ export const callerLeftSignal = defineSignal('callerLeft');
  * foreground run nobody reads.
  */
 const CALLER_ANSWER_MARGIN_MS = 2_000;
+
+const { startApprovedRun } = proxyActivities<ApprovalActivities>({
+  // A visibility count, a describe of each counted task at the limit, and a start: seconds at most.
+  startToCloseTimeout: '1 minute',
+  // A server that does not answer is retried until it does: the decision has been made.
+  retry: { maximumInterval: '30 seconds' },
+});
 
 export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcome> {
   const requestedAtMs = Date.now();
@@ -118,13 +124,15 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     outcome = { kind: 'denied', by: made.by, ...(made.reason !== undefined ? { reason: made.reason } : {}) };
   } else {
     const start = callerTakesIt ? input.start : (input.backgroundStart ?? input.start);
-    await startRun(start);
-    outcome = {
-      kind: 'approved',
-      by: made.by,
-      taskId: start.input.taskId,
-      background: start.input.background,
-    };
+    const started = await startApprovedRun({
+      start,
+      sessionId: input.request.sessionId,
+      ...(input.maxBackgroundTasks !== undefined ? { maxBackgroundTasks: input.maxBackgroundTasks } : {}),
+    });
+    outcome =
+      started.kind === 'started'
+        ? { kind: 'approved', by: made.by, taskId: start.input.taskId, background: start.input.background }
+        : { kind: 'refused', by: made.by, running: started.running, limit: started.limit };
   }
   upsertMemo({ outcome });
   if (!callerTakesIt)
@@ -138,20 +146,6 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
       'approval notice',
     );
   return outcome;
-}
-
-/** Starts the approved run as the client would have: its own workflow, which outlives this one. */
-async function startRun(start: TaskStart): Promise<void> {
-  await startChild<typeof bashTask>('bashTask', {
-    workflowId: start.input.taskId,
-    args: [start.input],
-    typedSearchAttributes: start.typedSearchAttributes,
-    memo: start.memo,
-    staticSummary: start.staticSummary,
-    staticDetails: start.staticDetails,
-    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-    parentClosePolicy: ParentClosePolicy.ABANDON,
-  });
 }
 
 function isDecision(value: unknown): value is ApprovalDecision {

@@ -28,6 +28,8 @@ export interface ReaderNotice {
   viaChannel?: boolean;
   /** The host queue whose spill files the streams' byte counts are of (`CommandOutcome.hostQueue`). */
   hostQueue?: string;
+  /** The run kept a foreground call's timeout and ran into it (`BashTaskResult.timedOutAfterMs`). */
+  timedOutAfterMs?: number;
 }
 
 /** To a reader, from a `bash_output` call that stopped waiting: its host read (by claim id) must not move the position. */

@@ -61,6 +61,7 @@ export async function leaveNoticeToReader(
     ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
     ...(viaChannel ? { viaChannel } : {}),
     ...(result.hostQueue !== undefined ? { hostQueue: result.hostQueue } : {}),
+    ...(result.timedOutAfterMs !== undefined ? { timedOutAfterMs: result.timedOutAfterMs } : {}),
   };
   if (!(await tellReader(taskId, notice))) await startNotice(taskId, target, state, result, viaChannel);
 }

@@ -30,6 +30,7 @@ test('a decision played 3 hours later starts the approved run, and the session h
       agentTaskQueue: `${taskQueue}-agent`,
       policy: createRulePolicy({ rules: [{ prefix: 'make release', action: 'ask' }] }),
       maxBackgroundTasksPerSession: Infinity, // the test server has no visibility to count in
+      maxPendingApprovalsPerSession: Infinity, // nor the session's requests
     });
     const bash = tools.find((tool) => tool.name === 'bash');
     const answer = text(

@@ -156,7 +156,7 @@ describe('durable approvals', () => {
     );
     const approvalId = /request (approval-[0-9a-f-]{36})/.exec(answer)?.[1] as string;
     expect(answer).toBe(
-      `command not approved: no decision within 3000ms; request ${approvalId} stays open, and if it is approved the command runs in the background with a notice to this session`,
+      `command not approved: no decision within 3000ms; request ${approvalId} stays open, and if it is approved the command runs in the background, within its timeout, with a notice to this session`,
     );
     await approvals.decide(approvalId, alice);
     await waitFor(() => inbox.notices.length === 2, 30_000, 100);
@@ -172,7 +172,7 @@ describe('durable approvals', () => {
     const answer = text(await tool('bash').execute({ command: 'echo quick', description: 'Quick' }, exec));
     const approvalId = /request (approval-[0-9a-f-]{36})/.exec(answer)?.[1] as string;
     expect(answer).toBe(
-      `command not approved: no decision within 2000ms; request ${approvalId} stays open, and if it is approved the command runs in the background with a notice to this session`,
+      `command not approved: no decision within 2000ms; request ${approvalId} stays open, and if it is approved the command runs in the background, within its timeout, with a notice to this session`,
     );
     await suite.env.client.workflow.getHandle(approvalId).terminate();
   });

@@ -45,6 +45,14 @@ describe('a completion notice', () => {
     expect(renderNoticeOutput(result(stream('')))).toBe('(no output)');
   });
 
+  it('ends with the timeout a run kept from its foreground call, when it ran into it', () => {
+    const timedOut = { ...result(stream('tick\n')), signal: 'SIGTERM', timedOutAfterMs: 3_000 };
+    expect(renderNoticeOutput(timedOut)).toBe('[output]\ntick\n[timed out after 3000ms]');
+    expect(renderNoticeOutput({ ...timedOut, stdout: stream('') })).toBe(
+      '(no output)\n[timed out after 3000ms]',
+    );
+  });
+
   it('carries the last lines of a long output, whole lines, and says bash_output returns all of it', () => {
     const text = renderNoticeOutput(result(stream(lines(1, 500))), 100);
     // The last 100 characters start inside "line 489"; the notice starts at the next whole line.

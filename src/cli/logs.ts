@@ -4,6 +4,7 @@ import type { TaskSnapshot } from '../client/task-snapshot.js';
 import type { ReadPosition, StreamRead } from '../shared/read-position.js';
 import { nameSpillFile } from '../shared/render.js';
 import { renderScreen, SCREEN_UNAVAILABLE } from '../shared/render-screen.js';
+import { shownLine } from '../shared/shown-text.js';
 import { statusLine } from '../shared/status-line.js';
 import { heldBytes, tailBytes } from '../shared/stream-text.js';
 import type { StreamTail } from '../shared/task.js';
@@ -28,6 +29,8 @@ const FOLLOW_WAIT_MS = 10_000;
  * holds that), then what its host has past that (a running task), the task's stdout on stdout and
  * its stderr on stderr; with --follow, new output until the task ends, read on the task's host as
  * it is printed; then its status line. An operator's view: it never moves `bash_output`'s position.
+ * The output is the task's bytes as it printed them; the lines logs adds (the status line, a note
+ * of bytes left out) are in the shown form, as a failure's reason may quote what the model gave.
  */
 export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
   return withTasks(flags, async (tasks) => {
@@ -43,7 +46,7 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
       // terminal renders them as they come.
       if (snapshot.onTerminal && !flags.raw && !flags.follow) {
         process.stdout.write(`${await screenOf(tasks, taskId, flags.owner, snapshot)}\n`);
-        process.stderr.write(`${statusLine(snapshot.state)}\n`);
+        process.stderr.write(`${shownLine(statusLine(snapshot.state))}\n`);
         return 0;
       }
       for (;;) {
@@ -83,7 +86,7 @@ export function runLogs(taskId: string, flags: LogsFlags): Promise<number> {
         snapshot = await tasks.snapshot(taskId, flags.owner);
       }
       if (interrupted) return 130;
-      process.stderr.write(`${statusLine(snapshot.state)}\n`);
+      process.stderr.write(`${shownLine(statusLine(snapshot.state))}\n`);
       return 0;
     } finally {
       process.off('SIGINT', onSigint);
@@ -114,7 +117,9 @@ async function writeNew(
   const { bytes, droppedBytes } = heldBytes(stream, tailBytes(stream), from, stream.bytes);
   if (droppedBytes > 0) {
     const file = nameSpillFile(stream.spillPath, snapshot.host, os.hostname());
-    process.stderr.write(`[${droppedBytes} bytes of ${name} not held by the server; full output: ${file}]\n`);
+    process.stderr.write(
+      `[${droppedBytes} bytes of ${name} not held by the server; full output: ${shownLine(file)}]\n`,
+    );
   }
   if (bytes.length > 0) await new Promise<void>((resolve) => out.write(bytes, () => resolve()));
   return Math.max(from, stream.bytes);
@@ -131,7 +136,9 @@ async function writePeeked(
 ): Promise<number> {
   if (read.droppedBytes > 0) {
     const file = nameSpillFile(read.spillPath, host, os.hostname());
-    process.stderr.write(`[${read.droppedBytes} bytes of ${name} left out; full output: ${file}]\n`);
+    process.stderr.write(
+      `[${read.droppedBytes} bytes of ${name} left out; full output: ${shownLine(file)}]\n`,
+    );
   }
   if (read.text !== '') await new Promise<void>((resolve) => out.write(read.text, () => resolve()));
   return Math.max(from, upTo);

@@ -60,7 +60,10 @@ const { version = 'unknown' } = JSON.parse(
 const program = new Command('durable-bash')
   .description('bash tools for AI agents where every command run is a Temporal workflow')
   .version(version, '-V, --version', 'print the version')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // A command's flags follow its name and are its own: `approvals show --address A` gives the
+  // address to `show`, not to `approvals`, which takes the same flags.
+  .enablePositionalOptions();
 
 withMetricsOption(
   withCodecOption(
@@ -281,16 +284,33 @@ withCodecOption(
   process.exitCode = await runMonitor(taskId, pattern, flags);
 });
 
-withCodecOption(
+const approvalsCommand = withCodecOption(
   withServerOptions(
     program
       .command('approvals')
-      .description("list the approval requests waiting for a decision (a policy's ask), the oldest first")
-      .option('--owner <session-id>', "only this session's requests"),
+      .description(
+        "list the approval requests waiting for a decision (a policy's ask), the oldest first, each command whole",
+      )
+      .option('--owner <session-id>', "only this session's requests")
+      .enablePositionalOptions(),
   ),
 ).action(async (flags: ApprovalsFlags) => {
   const { runApprovals } = await import('./approvals.js');
   process.exitCode = await runApprovals(flags);
+});
+
+withCodecOption(
+  withServerOptions(
+    approvalsCommand
+      .command('show')
+      .description(
+        'print one request as it would run: command, workdir, session, reason, age, how it runs, where it stands',
+      )
+      .argument('<approval-id>', 'the request, as durable-bash approvals lists it'),
+  ),
+).action(async (approvalId: string, flags: ServerOptions & CodecFlags) => {
+  const { runShow } = await import('./approvals.js');
+  process.exitCode = await runShow(approvalId, flags);
 });
 
 for (const [name, approved] of [

@@ -12,7 +12,10 @@ export interface PsFlags extends ServerOptions, CodecFlags {
   query?: boolean;
 }
 
-/** `durable-bash ps`: a table of one owner's tasks (or every task), running ones first, then by end time. */
+/**
+ * `durable-bash ps`: a table of one owner's tasks (or every task), running ones first, then by end
+ * time; commands in the shown form, so none reaches the terminal as a control.
+ */
 export async function runPs(flags: PsFlags): Promise<void> {
   const filter: TaskFilter = flags.all ? { all: true } : { owner: flags.owner };
   if (flags.query) {
@@ -22,5 +25,5 @@ export async function runPs(flags: PsFlags): Promise<void> {
     return;
   }
   const tasks = await withTasks(flags, (client) => client.list(filter));
-  process.stdout.write(`${taskTable(tasks, new Date())}\n`);
+  process.stdout.write(`${taskTable(tasks, new Date(), 'shown')}\n`);
 }

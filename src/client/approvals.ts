@@ -32,9 +32,11 @@ import {
   MAX_PENDING_APPROVALS_PER_SESSION,
 } from '../shared/limits.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
-import type { NoticeTarget } from '../shared/task.js';
+import { markdownCodeBlock, markdownLine } from '../shared/shown-markdown.js';
+import type { BashTaskInput, NoticeTarget } from '../shared/task.js';
 import { bashApproval, callerLeftSignal, decideUpdate } from '../workflows/bash-approval.js';
 import type { BashTasks } from './bash-tasks.js';
+import { decodePayload } from './decode-payload.js';
 import { ownerToken } from './ownership.js';
 import { SessionCap } from './session-cap.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
@@ -48,6 +50,12 @@ import { DeadlinePassed, untilDeadline } from './until-deadline.js';
  */
 const DECIDE_WAIT_MS = 30_000;
 
+/**
+ * Longest command a request's summary shows (the Web UI's one-line title in lists), cut with `…`:
+ * its details, on the same page, show the whole command.
+ */
+const SUMMARY_COMMAND_CHARS = 100;
+
 /** A request waiting for a decision, as `durable-bash approvals` lists it. */
 export interface PendingApproval {
   approvalId: string;
@@ -58,6 +66,31 @@ export interface PendingApproval {
   background: boolean;
   reason: string;
   requestedAt: Date;
+}
+
+/** Where a request stands: waiting, or how it ended (a request ended otherwise: its workflow's status). */
+export type ApprovalState = { kind: 'waiting' } | ApprovalOutcome | { kind: 'closed'; status: string };
+
+/**
+ * One request as `durable-bash approvals show` prints it: what runs once it is approved (the run
+ * its workflow holds), for whom, why the policy asked, and where it stands.
+ */
+export interface ApprovalDescription {
+  approvalId: string;
+  /** The session the command would run for. */
+  sessionId: string;
+  /** Why the policy asked. */
+  reason: string;
+  requestedAt: Date;
+  /** When an undecided request is denied. */
+  expiresAt: Date;
+  /** The run an approval starts: its command, workdir, background or not, timeout. */
+  run: BashTaskInput;
+  /** A foreground request's: how long its caller waits for the decision. */
+  callerWaitMs?: number;
+  /** A foreground request's: the run an approval starts once its caller stopped waiting. */
+  lateRun?: BashTaskInput;
+  state: ApprovalState;
 }
 
 export interface ApprovalsOptions {
@@ -179,8 +212,8 @@ export class Approvals {
           typedSearchAttributes: [{ key: ownerSearchAttribute, value: ownerAttribute }],
           // The listing's columns (under encryption, the session id the hashed attribute hides).
           memo: { ...request, requestedAtMs: Date.now() },
-          staticSummary: `Approval: ${run.command.split('\n', 1)[0]}`,
-          staticDetails: `${reason}\n\n\`\`\`bash\n${run.command}\n\`\`\`\n\nDecide with the \`decide\` signal: {"approved": true, "by": "<you>"}`,
+          staticSummary: `Approval: ${markdownLine(run.command, SUMMARY_COMMAND_CHARS)}`,
+          staticDetails: approvalDetails(request),
         }),
       );
     } catch (err) {
@@ -260,6 +293,43 @@ export class Approvals {
     }
   }
 
+  /**
+   * One request, read from its workflow: the run it starts as its start input holds it (what runs,
+   * whatever its memo says), and where it stands. An ApprovalError for an id that names none.
+   */
+  async describe(approvalId: string): Promise<ApprovalDescription> {
+    const unknown = new ApprovalError(`no approval request ${approvalId}`);
+    if (!isApprovalIdShape(approvalId)) throw unknown;
+    const handle = this.client.workflow.getHandle<typeof bashApproval>(approvalId);
+    try {
+      const description = await handle.describe();
+      if (description.type !== bashApproval.name) throw unknown;
+      const [started] = (await handle.fetchHistory()).events ?? [];
+      const [payload] = started?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+      if (payload === undefined) throw unknown;
+      const input = await decodePayload<ApprovalInput>(this.client, payload);
+      const memo = (description.memo ?? {}) as { requestedAtMs?: number; outcome?: ApprovalOutcome };
+      const requestedAt = new Date(memo.requestedAtMs ?? description.startTime.getTime());
+      return {
+        approvalId,
+        sessionId: input.request.sessionId,
+        reason: input.request.reason,
+        requestedAt,
+        expiresAt: new Date(requestedAt.getTime() + input.expiryMs),
+        run: input.start.input,
+        ...(input.callerWaitMs !== undefined ? { callerWaitMs: input.callerWaitMs } : {}),
+        ...(input.backgroundStart !== undefined ? { lateRun: input.backgroundStart.input } : {}),
+        state:
+          description.status.name === 'RUNNING'
+            ? { kind: 'waiting' }
+            : (memo.outcome ?? { kind: 'closed', status: description.status.name.toLowerCase() }),
+      };
+    } catch (err) {
+      if (err === unknown || err instanceof WorkflowNotFoundError) throw unknown;
+      throw asClientError(this.client, err);
+    }
+  }
+
   /** The pending requests, the oldest first: all of them, or one session's. */
   async list(owner: string | undefined, limit: number): Promise<PendingApproval[]> {
     const query = `WorkflowType = ${quoteQueryValue(bashApproval.name)} AND ExecutionStatus = 'Running'${
@@ -297,6 +367,23 @@ const DECIDED_SLACK = 20;
 /** Whether a request's memo holds its decision (the workflow writes it as the decision applies). */
 function isDecided(memo: Record<string, unknown> | undefined): boolean {
   return memo?.decision !== undefined;
+}
+
+/**
+ * A request's details in the Web UI (markdown): why the policy asked, for whom, where, and the
+ * command whole, each in the shown form, then how to decide.
+ */
+function approvalDetails(request: ApprovalRequest): string {
+  return [
+    [
+      `- Reason: ${markdownLine(request.reason)}`,
+      `- Session: ${markdownLine(request.sessionId)}`,
+      `- Workdir: ${request.workdir !== undefined ? markdownLine(request.workdir) : "the worker's default"}`,
+      `- Runs: in the ${request.background ? 'background' : 'foreground'}`,
+    ].join('\n'),
+    markdownCodeBlock(request.command, 'bash'),
+    'Decide with the `decide` signal: `{"approved": true, "by": "<you>"}`',
+  ].join('\n\n');
 }
 
 /**

@@ -11,6 +11,7 @@ import type { OwnerHasher } from '../codec/owner-hash.js';
 import { MonitorError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS } from '../shared/limits.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../shared/search-attributes.js';
+import { markdownCodeBlock, markdownLine } from '../shared/shown-markdown.js';
 import type { BashTaskInput, CommandHost, NoticeTarget, TaskId, TaskStart } from '../shared/task.js';
 import { TaskStatus } from '../shared/task.js';
 import type { TerminalSize } from '../shared/terminal.js';
@@ -114,8 +115,9 @@ export function taskStart(
       // The search attribute holds only a hash then: listings show the owner from here.
       ...(context.ownerHasher !== undefined && request.owner !== undefined ? { owner: request.owner } : {}),
     },
-    staticSummary: request.description,
-    staticDetails: `\`\`\`bash\n${request.command}\n\`\`\``,
+    // Markdown the Web UI renders: the texts in the shown form, where they cannot write their own.
+    staticSummary: markdownLine(request.description),
+    staticDetails: markdownCodeBlock(request.command, 'bash'),
   };
 }
 

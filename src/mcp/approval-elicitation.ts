@@ -7,6 +7,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalDecision, ApprovalPrompt, ApprovalQuestion } from '../shared/approval.js';
+import { shownLine } from '../shared/shown-text.js';
 
 /**
  * How long a form may stay unanswered on the client: a day, as a request does by default. The
@@ -59,12 +60,16 @@ export function elicitApproval(server: McpServer, requestId: RequestId): Approva
   };
 }
 
-/** The form's message: what would run, where, and why the policy asks. */
+/**
+ * The form's message: what would run, where, and why the policy asks, each on one line in the
+ * shown form (shared/shown-text.ts): no character of them reaches the user's screen as a control,
+ * and none can start a paragraph of its own.
+ */
 function approvalMessage(question: ApprovalQuestion): string {
   return [
     `Run this command? (approval ${question.approvalId})`,
-    question.command,
-    ...(question.workdir !== undefined ? [`in ${question.workdir}`] : []),
-    `The policy asks because: ${question.reason}`,
+    shownLine(question.command),
+    ...(question.workdir !== undefined ? [`in ${shownLine(question.workdir)}`] : []),
+    `The policy asks because: ${shownLine(question.reason)}`,
   ].join('\n\n');
 }

@@ -48,7 +48,7 @@ export function createBashListTool(
         ]);
         const now = new Date();
         const after = [
-          ...(waiting.length > 0 ? [approvalTable(waiting, now, false)] : []),
+          ...(waiting.length > 0 ? [approvalTable(waiting, now)] : []),
           ...(pending.length > 0 ? [reminderTable(pending, now)] : []),
         ]
           .map((table) => `\n\n${table}`)

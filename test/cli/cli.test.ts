@@ -256,7 +256,7 @@ describe('durable-bash approvals, approve, deny', () => {
       })
       .toMatch(
         new RegExp(
-          `^APPROVAL +AGE +SESSION +COMMAND +REASON\\n${first} +\\d+s +cli-approvals +echo deploy main +\`echo deploy main\` matches the ask rule \`echo deploy\`\\n${second} .*dev`,
+          `^APPROVAL +AGE +SESSION +RUNS\\n${first} +\\d+s +cli-approvals +background\\n  command  echo deploy main\\n  reason   \`echo deploy main\` matches the ask rule \`echo deploy\`\\n${second} .*\\n  command  echo deploy dev\\n`,
         ),
       );
     expect(await cli(['approve', ...common(), '--by', 'alice', first])).toEqual({

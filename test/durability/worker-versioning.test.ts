@@ -25,6 +25,7 @@ import { readToEnd, splitAnswer } from '../helpers/read-to-end.js';
 import { removeDir } from '../helpers/remove-dir.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 const execFileAsync = promisify(execFile);
@@ -153,7 +154,12 @@ describe('durable-bash worker as a Worker Deployment version', () => {
         namespace: env.namespace ?? 'default',
         taskQueue,
         workerDeploymentOptions,
-        plugins: [durableBashPlugin({ taskQueue, executor: { spillDir, defaultWorkdir: workdir } })],
+        plugins: [
+          durableBashPlugin({
+            taskQueue,
+            executor: { spillDir, defaultWorkdir: workdir, workdirRoots: TEST_WORKDIR_ROOTS },
+          }),
+        ],
       });
     await expect(
       create({

@@ -4,7 +4,6 @@
 // processes and mounts; needs root.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,14 +26,17 @@ function asSession(workdir: string, script: string): { lines: string[]; status: 
       '--session-launch',
       '--net',
       '/proc/self/ns/net',
+      // The workdir handed to the session, as the worker hands a workspace.
+      '--bind-as',
+      String(SESSION_UID),
+      workdir,
+      workdir,
       '--chdir',
       workdir,
       bin,
       '--inner',
       '--as',
       String(SESSION_UID),
-      '--idmap',
-      workdir,
       '--',
       'bash',
       '-c',
@@ -47,7 +49,9 @@ function asSession(workdir: string, script: string): { lines: string[]; status: 
 }
 
 function workdir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-session-'));
+  // In /tmp itself: the command enters its workdir as the session, so the way there must be open
+  // to it (the worker replaces closed directories above a handed workdir; this runs the launcher alone).
+  const dir = mkdtempSync(path.join('/tmp', 'durable-bash-session-'));
   dirs.push(dir);
   writeFileSync(path.join(dir, 'README'), 'the project\n');
   chmodSync(path.join(dir, 'README'), 0o644);

@@ -70,7 +70,8 @@ export function variableNameReason(command: string, name: Word): string | undefi
 /**
  * Why a simple command's words (quotes removed) make bash evaluate what may run a command: the
  * builtins that take variable names (`test -v`, `printf -v`, `read`, `wait -p`, `unset`, `declare`,
- * `typeset`, `local`), `let`, and `declare -i`/`-n`. `export` and `readonly`, `getopts` and
+ * `typeset`, `local`), `let`, `declare -i`/`-n`/`-a`, and `set -H` (history expansion). `export`
+ * and `readonly`, `getopts` and
  * `mapfile` refuse a subscripted name (bash 5.2: "not a valid identifier"), so only their
  * assignments are checked.
  */
@@ -105,9 +106,32 @@ export function builtinEvaluations(words: Word[]): string[] {
       return declaration(head.text, args, false);
     case 'let':
       return args.flatMap((word) => (word.text === '--' ? [] : (arithmeticReason(word.text) ?? [])));
+    case 'set':
+    case 'shopt':
+      return historyExpansion(head.text, args);
     default:
       return [];
   }
+}
+
+/**
+ * `set -H`, `set -o histexpand`, `shopt -s -o histexpand`: with a history list (`set -o history`),
+ * a later line's `!!` or `!rm` runs an earlier command again, which that line does not show.
+ */
+function historyExpansion(command: string, args: Word[]): string[] {
+  const turnsOn =
+    command === 'set'
+      ? args.some(
+          (word, i) =>
+            /^-[A-Za-z]*H/.test(word.text) || (word.text === '-o' && args[i + 1]?.text === 'histexpand'),
+        )
+      : args.some((word) => /^-[A-Za-z]*s/.test(word.text)) &&
+        args.some((word) => /^-[A-Za-z]*o/.test(word.text)) &&
+        args.some((word) => word.text === 'histexpand');
+  if (!turnsOn) return [];
+  return [
+    `history expansion can run a command the line does not show: ${excerpt([command, ...args.map((word) => word.text)].join(' '))}`,
+  ];
 }
 
 /** `test -v NAME` (and `[`): the word after `-v` is a name; a subscripted literal anywhere may be one. */

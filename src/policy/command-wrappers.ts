@@ -241,6 +241,12 @@ function unwrapShell(words: Word[]): Unwrapped {
       continue;
     }
     if (!/^[-+]/.test(text)) break;
+    // An interactive shell expands its prompts and runs its history (`fc -s`), which no words show.
+    if (text[0] === '-' && text.includes('i'))
+      return {
+        kind: 'unknown',
+        reason: `${name} -i is interactive: its prompts and history run what this check does not read`,
+      };
     if (text[0] === '-' && text.includes('c')) command = true;
     if (text[0] === '-' && text.includes('s')) stdin = true;
     if (/[oO]/.test(text)) i++;

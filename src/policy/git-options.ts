@@ -75,7 +75,7 @@ export function unwrapGit(words: Word[]): Unwrapped {
     if (option === '-c' || option === '--config-env') {
       if (!value.literal)
         return { kind: 'unknown', reason: 'git -c sets a configuration computed at run time' };
-      const setting = configSetting(value.text, option === '-c');
+      const setting = configSetting(value.text, option);
       if (setting.reason !== undefined) return { kind: 'unknown', reason: setting.reason };
       if (setting.script !== undefined) scripts.push({ ...value, text: setting.script });
     }
@@ -154,35 +154,38 @@ const COMMAND_KEYS = new Set([
 ]);
 
 /**
- * What a `-c NAME=VALUE` (or `--config-env NAME=ENVVAR`, `valueGiven` false) does for a check: a
- * reason when the key can make git run what the check cannot see, or the script a shell key's
- * value is.
+ * What a `-c NAME=VALUE` (or `--config-env NAME=ENVVAR`, whose value is not in the words) does for
+ * a check: a reason when the key can make git run what the check cannot see, or the script a shell
+ * key's value is.
  */
-function configSetting(setting: string, valueGiven: boolean): { reason?: string; script?: string } {
+function configSetting(setting: string, option: string): { reason?: string; script?: string } {
   const eq = setting.indexOf('=');
   const key = (eq === -1 ? setting : setting.slice(0, eq)).toLowerCase();
   const value = eq === -1 ? '' : setting.slice(eq + 1);
-  const reason = configKeyReason(key, setting);
+  const reason = configKeyReason(key, `git ${option}`, setting);
   if (reason !== undefined) return { reason };
   if (!isShellKey(key)) return {};
-  return valueGiven ? { script: value } : { reason: `git --config-env sets a command git runs: ${key}` };
+  return option === '-c'
+    ? { script: value }
+    : { reason: `git ${option} sets a command git runs: ${setting}` };
 }
 
 function isShellKey(key: string): boolean {
   return SHELL_KEYS.has(key) || /^pager\.[^.]+$/.test(key);
 }
 
-/** Why a configuration key (lower case) makes a git command uncertain, or undefined. */
-function configKeyReason(key: string, shown: string): string | undefined {
+/** Why a configuration key (lower case) that `setter` sets makes a git command uncertain, or undefined. */
+function configKeyReason(key: string, setter: string, shown: string): string | undefined {
   const parts = key.split('.');
   const section = parts[0] as string;
-  if (section === 'alias') return `git -c sets an alias, which can stand for another git command: ${shown}`;
+  if (section === 'alias')
+    return `${setter} sets an alias, which can stand for another git command: ${shown}`;
   if (isShellKey(key)) return undefined;
   const plain =
     PLAIN_SECTIONS.has(section) ||
     (section === 'core' && parts.length === 2 && !COMMAND_KEYS.has(key)) ||
     (DRIVER_SECTIONS.has(section) && parts.length === 2 && !COMMAND_KEYS.has(key));
-  return plain ? undefined : `git -c sets a key that can make git run a command: ${shown}`;
+  return plain ? undefined : `${setter} sets a key that can make git run a command: ${shown}`;
 }
 
 /**
@@ -196,7 +199,7 @@ export function gitEnvironmentReason(name: string, value: string | undefined): s
   if (!/^GIT_CONFIG_KEY_\d+$/.test(name)) return undefined;
   const key = value?.replace(/["'\\]/g, '');
   if (key === undefined || /[$`]/.test(key)) return `${name} names a git configuration key at run time`;
-  const reason = configKeyReason(key.toLowerCase(), `${name}=${key}`);
+  const reason = configKeyReason(key.toLowerCase(), name, key);
   if (reason !== undefined) return reason;
   return isShellKey(key.toLowerCase()) ? `${name} sets a command git runs: ${key}` : undefined;
 }

@@ -28,10 +28,12 @@ export function evaluatedNodeReasons(node: Node, type: string): string[] {
     case 'compound_statement':
       return node.firstChild?.type === '((' ? found(arithmeticReason(node.text)) : [];
     case 'c_style_for_statement': {
+      // The header between `((` and `))`, without the word `for`.
+      const open = node.children.find((child) => child?.type === '((');
       const close = node.children.find((child) => child?.type === '))');
-      return found(
-        arithmeticReason(node.text.slice(0, close ? close.endIndex - node.startIndex : undefined)),
-      );
+      if (!open || !close) return [];
+      const header = node.text.slice(open.startIndex - node.startIndex, close.endIndex - node.startIndex);
+      return found(arithmeticReason(header, `for ${header}`));
     }
     case 'test_command':
       if (node.firstChild?.type === '((') return found(arithmeticReason(node.text));
@@ -115,7 +117,7 @@ function expansionReasons(node: Node): string[] {
  */
 function listsNames(rest: Node[]): boolean {
   const [target, next] = rest;
-  if (target?.type === 'special_variable_name' && target.text === '#') return next?.type === '}';
+  if (target?.text === '#') return next?.type === '}';
   if (target?.type === 'variable_name')
     return (next?.type === '@' || next?.type === '*') && rest[2]?.type === '}';
   if (target?.type !== 'subscript') return false;

@@ -36,7 +36,7 @@ export function subscriptReason(index: string, shown: string): string | undefine
   return index === '@' || index === '*' ? undefined : arithmeticReason(index, shown);
 }
 
-/** The variables whose value a command can run through: PS4 is expanded as a prompt when bash traces. */
+/** The variable a command can run through: bash expands PS4 as a prompt each time it traces a command. */
 const PROMPT_VARIABLE = 'PS4';
 
 /**
@@ -70,10 +70,9 @@ export function variableNameReason(command: string, name: Word): string | undefi
 /**
  * Why a simple command's words (quotes removed) make bash evaluate what may run a command: the
  * builtins that take variable names (`test -v`, `printf -v`, `read`, `wait -p`, `unset`, `declare`,
- * `typeset`, `local`), `let`, `declare -i`/`-n`/`-a`, and `set -H` (history expansion). `export`
- * and `readonly`, `getopts` and
- * `mapfile` refuse a subscripted name (bash 5.2: "not a valid identifier"), so only their
- * assignments are checked.
+ * `typeset`, `local`), `let`, `declare -i`/`-n`/`-a`, and `set -H` (history expansion). `export`,
+ * `readonly`, `getopts` and `mapfile` refuse a subscripted name (bash 5.2: "not a valid
+ * identifier"), so only the assignments of the first two are checked.
  */
 export function builtinEvaluations(words: Word[]): string[] {
   const head = words[0];
@@ -136,18 +135,10 @@ function historyExpansion(command: string, args: Word[]): string[] {
 
 /** `test -v NAME` (and `[`): the word after `-v` is a name; a subscripted literal anywhere may be one. */
 function testNames(command: string, args: Word[]): string[] {
-  const reasons: string[] = [];
-  args.forEach((word, i) => {
-    const name = `${command} -v`;
-    if (i > 0 && args[i - 1]?.text === '-v') {
-      const reason = variableNameReason(name, word);
-      if (reason) reasons.push(reason);
-    } else if (word.literal && SUBSCRIPTED_NAME.test(word.text)) {
-      const reason = variableNameReason(name, word);
-      if (reason) reasons.push(reason);
-    }
+  return args.flatMap((word, i) => {
+    const named = args[i - 1]?.text === '-v' || (word.literal && SUBSCRIPTED_NAME.test(word.text));
+    return (named && variableNameReason(`${command} -v`, word)) || [];
   });
-  return reasons;
 }
 
 interface BuiltinOptions {
@@ -233,8 +224,8 @@ function declaration(command: string, args: Word[], evaluates: boolean): string[
       reasons.push(`${command} -n names a variable bash evaluates at each use: ${excerpt(word.text)}`);
     // With -a or -A, a quoted or computed value that is `( ... )` is parsed and expanded once more
     // (`declare -a a="$v"`); an unquoted one is an array in the tree, which the walk reads.
-    const quoted = word.literal ? value.startsWith('(') : !value.startsWith('(');
-    if (!/[aA]/.test(letters) || !quoted) continue;
+    const parsedAgain = word.literal ? value.startsWith('(') : !value.startsWith('(');
+    if (!/[aA]/.test(letters) || !parsedAgain) continue;
     if (/[$`]/.test(unquoted)) reasons.push(`${command} expands an array value again: ${excerpt(word.text)}`);
     if (letters.includes('A')) continue;
     for (const key of unquoted.matchAll(/\[([^\]]*)\]\+?=[^\s)]*/g)) {

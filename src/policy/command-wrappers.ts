@@ -12,8 +12,6 @@ import { basename, isKeyword, PASS_THROUGH_KEYWORDS, shellQuote, type Word } fro
 import type { Unwrapped } from './unwrapped.js';
 import { type OptionSpec, readOptions, SETARCH_NAMES, UNREAD_RUNNERS, WRAPPERS } from './wrapper-options.js';
 
-export type { Unwrapped } from './unwrapped.js';
-
 const SHELLS = new Set([
   'bash',
   'sh',

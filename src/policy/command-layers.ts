@@ -3,6 +3,7 @@
  * (`sudo nice rm x` gives `sudo nice rm x`, `nice rm x`, `rm x`), with the strings it hands a shell
  * passed on to be read (command-wrappers.ts says which commands wrap what).
  */
+import { builtinEvaluations } from './bash-evaluation.js';
 import { runsCommands, unwrap, xargsReplace } from './command-wrappers.js';
 import {
   basename,
@@ -66,6 +67,7 @@ export function analyzeCommand(words: Word[], reader: CommandReader, fedBy?: Fee
       reader.unsure(`the command name is a pattern bash may expand: ${head.text}`);
       return;
     }
+    for (const reason of builtinEvaluations(rest)) reader.unsure(reason);
     const name = basename(head.text);
     if (feeder?.replace !== undefined && head.text.includes(feeder.replace)) {
       reader.unsure(`the command name comes from what ${feeder.name} reads: ${head.text}`);
@@ -80,6 +82,13 @@ export function analyzeCommand(words: Word[], reader: CommandReader, fedBy?: Fee
         }
         return;
       case 'wrapper': {
+        for (const script of step.scripts ?? []) {
+          if (!script.literal) {
+            reader.unsure(`${name} runs a string computed at run time`);
+            return;
+          }
+          reader.script(script.text);
+        }
         if (name === 'xargs') feeder = { name, replace: xargsReplace(rest) };
         rest = dropAssignments(step.command);
         // `time { ...; }`, `coproc if ...`, `! cmd`: the command is the one the keyword opens.

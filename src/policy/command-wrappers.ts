@@ -1,81 +1,16 @@
 /**
  * Wrappers: commands that run the rest of their arguments as a command (`sudo`, `env`, `nohup`,
- * `timeout`, `xargs`, ...) or hand a string to a shell (`bash -c`, `eval`, `su -c`, `env -S`,
- * `watch`, `trap`, `mapfile -C`), and `find -exec`. This is what no bash grammar can know:
- * `unwrap` takes a simple command's words, once the grammar has found them, and says what they run
- * (command-layers.ts follows it layer by layer).
+ * `timeout`, `xargs`, `chrt`, ...; wrapper-options.ts lists them with their options) or hand a
+ * string to a shell (`bash -c`, `eval`, `su -c`, `env -S`, `sg`, `watch`, `trap`, `mapfile -C`,
+ * `flock -c`, `script -c`, `compgen -C`), `find -exec`, and git's global options (git-options.ts).
+ * This is what no bash grammar can know: `unwrap` takes a simple command's words, once the grammar
+ * has found them, and says what they run (command-layers.ts follows it layer by layer).
  */
+import { assignmentReason } from './bash-evaluation.js';
+import { unwrapGit } from './git-options.js';
 import { basename, isKeyword, PASS_THROUGH_KEYWORDS, shellQuote, type Word } from './shell-words.js';
-
-export type Unwrapped =
-  | { kind: 'none' }
-  | { kind: 'wrapper'; command: Word[] }
-  /** Words bash joins with spaces and runs as a script. */
-  | { kind: 'script'; script: Word[] }
-  | { kind: 'commands'; commands: Word[][] }
-  | { kind: 'unknown'; reason: string };
-
-interface OptionSpec {
-  /** Short options that take an argument. */
-  short: string;
-  /** Long options that take an argument (unless given as `--name=value`). */
-  long?: string[];
-  /** `nice -10`: a number as an option. */
-  numeric?: boolean;
-  /** Operands before the command (`timeout DURATION`). */
-  operands?: number;
-}
-
-const WRAPPERS: Record<string, OptionSpec> = {
-  sudo: {
-    short: 'ughpCDrtTUR',
-    long: [
-      'chroot',
-      'user',
-      'group',
-      'host',
-      'prompt',
-      'close-from',
-      'chdir',
-      'role',
-      'type',
-      'command-timeout',
-      'other-user',
-    ],
-  },
-  doas: { short: 'uC' },
-  nohup: { short: '' },
-  time: { short: 'fo', long: ['format', 'output'] },
-  nice: { short: 'n', long: ['adjustment'], numeric: true },
-  ionice: { short: 'cn', long: ['class', 'classdata'] },
-  timeout: { short: 'sk', long: ['signal', 'kill-after'], operands: 1 },
-  stdbuf: { short: 'ioe', long: ['input', 'output', 'error'] },
-  command: { short: '' },
-  pkexec: { short: '', long: ['user'] },
-  chroot: { short: '', long: ['userspec', 'groups'], operands: 1 },
-  toybox: { short: '' },
-  builtin: { short: '' },
-  exec: { short: 'a' },
-  coproc: { short: '' },
-  setsid: { short: '' },
-  unbuffer: { short: '' },
-  busybox: { short: '' },
-  chronic: { short: '' },
-  xargs: {
-    short: 'adEILnPs',
-    long: [
-      'arg-file',
-      'delimiter',
-      'eof',
-      'replace',
-      'max-lines',
-      'max-args',
-      'max-procs',
-      'max-chars',
-      'process-slot-var',
-    ],
-  },
-};
+import type { Unwrapped } from './unwrapped.js';
+import { type OptionSpec, readOptions, SETARCH_NAMES, UNREAD_RUNNERS, WRAPPERS } from './wrapper-options.js';
 
 const SHELLS = new Set([
   'bash',
@@ -108,31 +43,82 @@ export function unwrap(words: Word[]): Unwrapped {
   if (name === 'source' || name === '.') return unwrapSource(words);
   if (name === 'trap') return unwrapTrap(words);
   if (name === 'mapfile' || name === 'readarray') return unwrapMapfile(words);
+  if (name === 'compgen') return unwrapCompgen(words);
+  if (name === 'git') return unwrapGit(words);
+  if (name === 'sg') return unwrapSg(words);
+  if (name === 'flock') return unwrapFlock(words);
+  if (name === 'script') return unwrapScript(words);
+  if (name === 'at' || name === 'batch') return unwrapAt(words);
+  if (UNREAD_RUNNERS.has(name))
+    return { kind: 'unknown', reason: `${name} runs a command that this check does not read` };
   if (name === 'alias' && words.slice(1).some((word) => word.text.includes('=')))
     return { kind: 'unknown', reason: 'an alias can give a command another name' };
   if (name === 'hash' && words.slice(1).some((word) => /^-[^-]*p/.test(word.text)))
     return { kind: 'unknown', reason: 'hash -p can give a command another name' };
+  if (SETARCH_NAMES.has(name)) return unwrapWrapper(name, words, 1, WRAPPERS.setarch as OptionSpec);
   const spec = WRAPPERS[name];
   if (spec === undefined) return { kind: 'none' };
-  const start = skipOptions(words, 1, spec);
-  if (start === undefined)
-    return { kind: 'unknown', reason: `the options of ${name} are computed at run time` };
-  let command = words.slice(start + (spec.operands ?? 0));
+  // `setarch ARCH [options]`: the architecture comes before the options.
+  const from = name === 'setarch' && words[1] !== undefined && !words[1].text.startsWith('-') ? 2 : 1;
+  return unwrapWrapper(name, words, from, spec);
+}
+
+/** A wrapper of wrapper-options.ts: the command after its options and operands. */
+function unwrapWrapper(name: string, words: Word[], from: number, spec: OptionSpec): Unwrapped {
+  const options = readOptions(name, words, from, spec);
+  if ('reason' in options) return { kind: 'unknown', reason: options.reason };
+  const given = (list: readonly string[] | undefined) => list?.find((option) => options.seen.has(option));
+  if (given(spec.noCommand) !== undefined) return { kind: 'none' };
+  const other = given(spec.runsOther);
+  if (other !== undefined)
+    return { kind: 'unknown', reason: `${name} ${other} runs a command that this check does not read` };
+  if (name === 'systemd-run') {
+    const property = execProperty(words.slice(from, options.start));
+    if (property !== undefined)
+      return { kind: 'unknown', reason: `systemd-run runs the command of a property: ${property}` };
+  }
+  let command = words.slice(options.start + (spec.operands ?? 0));
   // sudo takes `NAME=value` words (quoted or not) before the command as its environment.
-  if (name === 'sudo')
-    while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(command[0]?.text ?? '')) command = command.slice(1);
+  if (name === 'sudo') {
+    while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(command[0]?.text ?? '')) {
+      const text = (command[0] as Word).text;
+      const eq = text.indexOf('=');
+      const reason = assignmentReason(text.slice(0, eq), text.slice(eq + 1));
+      if (reason !== undefined) return { kind: 'unknown', reason };
+      command = command.slice(1);
+    }
+  }
   // `coproc NAME { ...; }`: a name only before a compound command.
   if (name === 'coproc' && command.length > 1 && isKeyword(command[1] as Word, PASS_THROUGH_KEYWORDS))
     command = command.slice(1);
-  return command.length > 0 ? { kind: 'wrapper', command } : { kind: 'none' };
+  if (command.length > 0) return { kind: 'wrapper', command };
+  const shell = spec.shell === true || given(spec.shell) !== undefined;
+  return shell
+    ? { kind: 'unknown', reason: `${name} starts a shell that reads its commands from standard input` }
+    : { kind: 'none' };
+}
+
+/** A systemd-run `-p` (or `--*-property`) that gives its unit a command of its own (`ExecStartPre=`). */
+function execProperty(options: Word[]): string | undefined {
+  for (let i = 0; i < options.length; i++) {
+    const text = (options[i] as Word).text;
+    const attached = /^(?:-p|--(?:path-|socket-|timer-)?property=)(.+)$/s.exec(text)?.[1];
+    const value =
+      attached ??
+      (/^(?:-p|--(?:path-|socket-|timer-)?property)$/.test(text) ? options[i + 1]?.text : undefined);
+    if (value !== undefined && /^\s*Exec/i.test(value)) return value;
+  }
+  return undefined;
 }
 
 /** Whether a command runs the command its arguments name: a wrapper, env, a shell, su. */
 export function runsCommands(name: string): boolean {
   return (
     WRAPPERS[name] !== undefined ||
+    SETARCH_NAMES.has(name) ||
+    UNREAD_RUNNERS.has(name) ||
     SHELLS.has(name) ||
-    ['env', 'su', 'runuser', 'watch', 'find', 'eval'].includes(name)
+    ['env', 'su', 'runuser', 'watch', 'find', 'eval', 'sg', 'flock', 'script', 'at', 'batch'].includes(name)
   );
 }
 
@@ -148,33 +134,21 @@ export function xargsReplace(words: Word[]): string | undefined {
   return undefined;
 }
 
-/** The index of the first word after `from` that is not an option, or undefined if one is computed. */
-function skipOptions(words: Word[], from: number, spec: OptionSpec): number | undefined {
-  let i = from;
-  while (i < words.length) {
-    const word = words[i] as Word;
-    if (!word.literal) return undefined;
-    const text = word.text;
-    if (text === '--') return i + 1;
-    if (!text.startsWith('-') || text === '-') return i;
-    if (spec.numeric && /^-\d+$/.test(text)) {
-      i++;
-    } else if (text.startsWith('--')) {
-      const name = text.slice(2);
-      i += !name.includes('=') && spec.long?.includes(name) ? 2 : 1;
-    } else {
-      i += shortOptionWords(text, spec.short);
-    }
-  }
-  return i;
-}
+/** env's long options that take no argument (or only an attached `=value`). */
+const ENV_LONG_FLAGS = [
+  'ignore-environment',
+  'null',
+  'block-signal',
+  'default-signal',
+  'ignore-signal',
+  'list-signal-handling',
+  'debug',
+  'help',
+  'version',
+];
 
-/** How many words a cluster of short options like `-un` or `-uroot` takes: 2 when its argument follows. */
-function shortOptionWords(cluster: string, withArgument: string): number {
-  for (let j = 1; j < cluster.length; j++) {
-    if (withArgument.includes(cluster[j] as string)) return j === cluster.length - 1 ? 2 : 1;
-  }
-  return 1;
+function unknownEnvOption(text: string): Unwrapped {
+  return { kind: 'unknown', reason: `env has an option this check does not know: ${text}` };
 }
 
 /** `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... COMMAND`; short options cluster (`-iS`). */
@@ -194,14 +168,19 @@ function unwrapEnv(words: Word[]): Unwrapped {
     if (text.startsWith('--')) {
       const eq = text.indexOf('=');
       const long = eq === -1 ? text.slice(2) : text.slice(2, eq);
-      const takesNext = eq === -1 && ['split-string', 'unset', 'chdir'].includes(long);
+      const withArgument = ['split-string', 'unset', 'chdir'].includes(long);
+      if (!withArgument && !ENV_LONG_FLAGS.includes(long)) return unknownEnvOption(text);
+      const takesNext = eq === -1 && withArgument;
       if (long === 'split-string') split = eq === -1 ? words[i + 1] : { ...word, text: text.slice(eq + 1) };
       i += takesNext ? 2 : 1;
     } else if (text.startsWith('-') && text !== '-') {
       let taken = 1;
       for (let j = 1; j < text.length; j++) {
         const option = text[j] as string;
-        if (!'SuC'.includes(option)) continue;
+        if (!'SuC'.includes(option)) {
+          if (!'i0v'.includes(option)) return unknownEnvOption(text);
+          continue;
+        }
         const value = text.slice(j + 1);
         if (value === '') taken = 2;
         if (option === 'S') split = value === '' ? words[i + 1] : { ...word, text: value };
@@ -214,6 +193,9 @@ function unwrapEnv(words: Word[]): Unwrapped {
       // Bash imports `BASH_FUNC_name%%=() { ...; }` from its environment as a function.
       if (text.startsWith('BASH_FUNC_'))
         return { kind: 'unknown', reason: 'env defines a shell function through the environment' };
+      const eq = text.indexOf('=');
+      const reason = assignmentReason(text.slice(0, eq), text.slice(eq + 1));
+      if (reason !== undefined) return { kind: 'unknown', reason };
       i++;
     } else {
       break;
@@ -257,6 +239,12 @@ function unwrapShell(words: Word[]): Unwrapped {
       continue;
     }
     if (!/^[-+]/.test(text)) break;
+    // An interactive shell expands its prompts and runs its history (`fc -s`), which no words show.
+    if (text[0] === '-' && text.includes('i'))
+      return {
+        kind: 'unknown',
+        reason: `${name} -i is interactive: its prompts and history run what this check does not read`,
+      };
     if (text[0] === '-' && text.includes('c')) command = true;
     if (text[0] === '-' && text.includes('s')) stdin = true;
     if (/[oO]/.test(text)) i++;
@@ -286,15 +274,23 @@ function unwrapSu(words: Word[]): Unwrapped {
     }
   }
   if (name === 'runuser' && words.some((word) => /^(?:-u|--user(?:=|$))/.test(word.text))) {
-    const start = skipOptions(words, 1, {
-      short: 'ugGsw',
-      long: ['user', 'group', 'supp-group', 'shell', 'whitelist-environment'],
-    });
-    const command = start === undefined ? [] : words.slice(start);
-    if (command.length > 0) return { kind: 'wrapper', command };
+    const options = readOptions(name, words, 1, RUNUSER);
+    if ('reason' in options) return { kind: 'unknown', reason: options.reason };
+    const command = words.slice(options.start);
+    return command.length > 0 ? { kind: 'wrapper', command } : { kind: 'none' };
   }
-  return { kind: 'none' };
+  if (words.slice(1).some((word) => /^(?:-h|--help|-V|--version)$/.test(word.text))) return { kind: 'none' };
+  // Without a command, su (and runuser without -u) starts a shell as the user.
+  return { kind: 'unknown', reason: `${name} starts a shell that reads its commands from standard input` };
 }
+
+/** runuser's options (util-linux), for `runuser -u USER [options] COMMAND...`. */
+const RUNUSER: OptionSpec = {
+  short: 'ugGsw',
+  flags: 'mplfPhV',
+  long: ['user', 'group', 'supp-group', 'shell', 'whitelist-environment'],
+  longFlags: ['preserve-environment', 'login', 'fast', 'pty', 'help', 'version'],
+};
 
 /** `source FILE` / `. FILE`: a file is not read here, but a computed name or standard input is refused. */
 function unwrapSource(words: Word[]): Unwrapped {
@@ -338,15 +334,32 @@ function unwrapMapfile(words: Word[]): Unwrapped {
 
 /** `watch [options] COMMAND...`: runs `sh -c` with the words joined by spaces. */
 function unwrapWatch(words: Word[]): Unwrapped {
-  const start = skipOptions(words, 1, {
-    short: 'nqd',
-    long: ['interval', 'differences', 'equexit', 'errexit', 'beep', 'no-title'],
-  });
-  if (start === undefined)
-    return { kind: 'unknown', reason: 'the options of watch are computed at run time' };
-  const script = words.slice(start);
+  const options = readOptions('watch', words, 1, WATCH);
+  if ('reason' in options) return { kind: 'unknown', reason: options.reason };
+  const script = words.slice(options.start);
   return script.length > 0 ? { kind: 'script', script } : { kind: 'none' };
 }
+
+/** watch's options (procps-ng). */
+const WATCH: OptionSpec = {
+  short: 'nq',
+  flags: 'bcegptwxhv',
+  optional: 'd',
+  long: ['interval', 'equexit'],
+  longFlags: [
+    'differences',
+    'errexit',
+    'beep',
+    'color',
+    'chgexit',
+    'precise',
+    'no-title',
+    'no-wrap',
+    'exec',
+    'help',
+    'version',
+  ],
+};
 
 /** `find ... -exec COMMAND ;` (and `-execdir`, `-ok`, `-okdir`, ending in `;` or `+`). */
 function unwrapFind(words: Word[]): Unwrapped {
@@ -359,4 +372,113 @@ function unwrapFind(words: Word[]): Unwrapped {
     if (command.length > 0) commands.push(command);
   }
   return commands.length > 0 ? { kind: 'commands', commands } : { kind: 'none' };
+}
+
+/** `compgen -C COMMAND` runs a command; `compgen -W WORDLIST` expands its words, running their substitutions. */
+function unwrapCompgen(words: Word[]): Unwrapped {
+  const scripts: Word[] = [];
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i] as Word;
+    if (!word.literal) return { kind: 'unknown', reason: 'the options of compgen are computed at run time' };
+    if (word.text === '--' || !word.text.startsWith('-')) break;
+    for (let j = 1; j < word.text.length; j++) {
+      const option = word.text[j] as string;
+      if (!'AGWFCXPSo'.includes(option)) continue;
+      const attached = word.text.slice(j + 1);
+      const argument = attached === '' ? words[++i] : { ...word, text: attached };
+      if (argument !== undefined && option === 'C') scripts.push(argument);
+      if (argument !== undefined && option === 'W' && (!argument.literal || /[$`]/.test(argument.text)))
+        return {
+          kind: 'unknown',
+          reason: `compgen -W expands its word list, running what it holds: ${argument.text}`,
+        };
+      break;
+    }
+  }
+  return scripts.length > 0 ? { kind: 'wrapper', command: [], scripts } : { kind: 'none' };
+}
+
+/**
+ * `sg [-] GROUP [-c] COMMAND`: shadow's sg hands the one word COMMAND to `/bin/sh -c` (the words
+ * after it are the shell's `$0`, `$1`, ...); with no command, it starts a shell.
+ */
+function unwrapSg(words: Word[]): Unwrapped {
+  let i = words[1]?.text === '-' ? 2 : 1;
+  if (words.slice(1, i + 1).some((word) => !word.literal))
+    return { kind: 'unknown', reason: 'the arguments of sg are computed at run time' };
+  i++;
+  if (words[i]?.text === '-c') i++;
+  const command = words[i];
+  if (command !== undefined) return { kind: 'script', script: [command] };
+  return words.length > 1
+    ? { kind: 'unknown', reason: 'sg starts a shell that reads its commands from standard input' }
+    : { kind: 'none' };
+}
+
+/**
+ * `at` and `batch` read the commands they schedule from standard input or a file (`-f`); only
+ * their listing, removing and printing forms run nothing.
+ */
+function unwrapAt(words: Word[]): Unwrapped {
+  if (words.slice(1).some((word) => /^-[lrdcV]$/.test(word.text))) return { kind: 'none' };
+  const name = basename((words[0] as Word).text);
+  return { kind: 'unknown', reason: `${name} runs commands it reads from standard input or a file` };
+}
+
+/** flock's options (util-linux): it stops at its first operand, the lock's file or descriptor. */
+const FLOCK: OptionSpec = {
+  short: 'wE',
+  flags: 'sexnoFuhV',
+  long: ['timeout', 'wait', 'conflict-exit-code'],
+  longFlags: [
+    'shared',
+    'exclusive',
+    'unlock',
+    'nonblock',
+    'nb',
+    'close',
+    'no-fork',
+    'verbose',
+    'help',
+    'version',
+  ],
+};
+
+/** `flock [options] FILE COMMAND...`, `flock [options] FILE -c STRING` (a shell runs it), or `flock FD`. */
+function unwrapFlock(words: Word[]): Unwrapped {
+  const options = readOptions('flock', words, 1, FLOCK);
+  if ('reason' in options) return { kind: 'unknown', reason: options.reason };
+  const after = words.slice(options.start + 1);
+  if (after[0]?.text === '-c' || after[0]?.text === '--command')
+    return after[1] === undefined ? { kind: 'none' } : { kind: 'script', script: [after[1]] };
+  return after.length > 0 ? { kind: 'wrapper', command: after } : { kind: 'none' };
+}
+
+/** script's options that take an argument (util-linux; it reads options anywhere on its line). */
+const SCRIPT_ARGUMENTS = 'cEIOBTmo';
+
+/** `script -c STRING [file]`: a shell runs the string; without `-c`, it starts a shell reading standard input. */
+function unwrapScript(words: Word[]): Unwrapped {
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i] as Word;
+    if (!word.literal) return { kind: 'unknown', reason: 'the options of script are computed at run time' };
+    const text = word.text;
+    if (text === '--') break;
+    const long = /^--command(?:=(.*))?$/s.exec(text);
+    if (long) {
+      const script = long[1] !== undefined ? { ...word, text: long[1] } : words[i + 1];
+      return script === undefined ? { kind: 'none' } : { kind: 'script', script: [script] };
+    }
+    if (!/^-[^-]/.test(text)) continue;
+    for (let j = 1; j < text.length; j++) {
+      const option = text[j] as string;
+      if (!SCRIPT_ARGUMENTS.includes(option)) continue;
+      const attached = text.slice(j + 1);
+      const argument = attached === '' ? words[++i] : { ...word, text: attached };
+      if (option === 'c')
+        return argument === undefined ? { kind: 'none' } : { kind: 'script', script: [argument] };
+      break;
+    }
+  }
+  return { kind: 'unknown', reason: 'script starts a shell that reads its commands from standard input' };
 }

@@ -118,55 +118,58 @@ export function ruleFromFlag(value: string, kind = 'permission'): CommandMatch {
   return { prefix: value };
 }
 
-/** Checks a command line against compiled rules. */
+/**
+ * Checks a command line against compiled rules. The strictest action wins: a rule's, the default
+ * action's for a command no rule covers, or `whenUncertain`'s for a line the splitter cannot read
+ * with certainty. The reason names every rule of that action that matched, in the order of the
+ * line (one part each, joined by `; `: a rule's own reason, or `` `COMMAND` matches the ACTION rule
+ * LABEL ``); with none, it says why the line is uncertain, or which command no rule covers.
+ */
 export async function checkCommand(line: string, rules: CompiledRules): Promise<RuleVerdict> {
-  let verdict: RuleVerdict = { action: RuleAction.allow, reason: 'no rule refuses it' };
-  let verdictWeight = 0;
-  // The strictest action wins; between equals, a rule tells more than uncertainty, and uncertainty
-  // more than the default action (`weight`).
-  const consider = (candidate: RuleVerdict, weight: number) => {
-    const stricter = STRICTNESS[candidate.action] - STRICTNESS[verdict.action];
-    if (stricter > 0 || (stricter === 0 && candidate.action !== RuleAction.allow && weight > verdictWeight)) {
-      verdict = candidate;
-      verdictWeight = weight;
-    }
-  };
   const split = await splitCommands(line);
+  /** Each rule that matched, with the first command it matched (undefined: only the whole line). */
+  const matched = new Map<CompiledRule, string | undefined>();
+  let uncovered: string | undefined;
+  let action: RuleAction = RuleAction.allow;
+  const stricter = (candidate: RuleAction) => {
+    if (STRICTNESS[candidate] > STRICTNESS[action]) action = candidate;
+  };
   for (const command of split.commands) {
     for (const words of command.layers) {
       const text = words.join(' ');
-      const matched = rules.rules.filter((rule) => rule.matches(words, text));
-      const strictest = matched.reduce<CompiledRule | undefined>(
-        (best, rule) =>
-          best === undefined || STRICTNESS[rule.action] > STRICTNESS[best.action] ? rule : best,
-        undefined,
-      );
-      if (strictest === undefined) {
-        consider(
-          { action: rules.defaultAction, reason: `\`${quoted(text)}\` is not covered by any rule` },
-          1,
-        );
+      const layerMatches = rules.rules.filter((rule) => rule.matches(words, text));
+      for (const rule of layerMatches) if (!matched.has(rule)) matched.set(rule, text);
+      if (layerMatches.length === 0) {
+        uncovered ??= text;
+        stricter(rules.defaultAction);
       } else {
-        const reason = `\`${quoted(text)}\` matches the ${strictest.action} rule ${strictest.label}`;
-        consider({ action: strictest.action, reason: strictest.reason ?? reason }, 3);
+        for (const rule of layerMatches) stricter(rule.action);
       }
     }
   }
   for (const rule of rules.rules) {
     if (rule.action !== RuleAction.allow && rule.matchesLine?.(line)) {
-      const reason = `the command matches the ${rule.action} rule ${rule.label}`;
-      consider({ action: rule.action, reason: rule.reason ?? reason }, 3);
+      if (!matched.has(rule)) matched.set(rule, undefined);
+      stricter(rule.action);
     }
   }
   const [uncertain] = split.uncertain;
-  if (uncertain !== undefined) {
-    const action =
-      STRICTNESS[rules.defaultAction] > STRICTNESS[rules.whenUncertain]
-        ? rules.defaultAction
-        : rules.whenUncertain;
-    consider({ action, reason: `cannot check the command with certainty: ${oneLine(uncertain)}` }, 2);
-  }
-  return verdict;
+  const uncertainAction =
+    STRICTNESS[rules.defaultAction] > STRICTNESS[rules.whenUncertain]
+      ? rules.defaultAction
+      : rules.whenUncertain;
+  if (uncertain !== undefined) stricter(uncertainAction);
+  if (action === RuleAction.allow) return { action, reason: 'no rule refuses it' };
+  const parts = [...matched]
+    .filter(([rule]) => rule.action === action)
+    .map(([rule, text]) => {
+      const subject = text === undefined ? 'the command' : `\`${quoted(text)}\``;
+      return rule.reason ?? `${subject} matches the ${rule.action} rule ${rule.label}`;
+    });
+  if (parts.length > 0) return { action, reason: [...new Set(parts)].join('; ') };
+  if (uncertain !== undefined && uncertainAction === action)
+    return { action, reason: `cannot check the command with certainty: ${oneLine(uncertain)}` };
+  return { action, reason: `\`${quoted(uncovered ?? line)}\` is not covered by any rule` };
 }
 
 function compileRule(rule: CommandRule, index: number): CompiledRule {

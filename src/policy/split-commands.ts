@@ -20,6 +20,7 @@
 import type { Node } from 'web-tree-sitter';
 import { type BashGrammar, loadBashGrammar } from './bash-grammar.js';
 import { analyzeCommand, type CommandUnit } from './command-layers.js';
+import { evaluatedNodeReasons } from './evaluated-nodes.js';
 
 export type { CommandUnit } from './command-layers.js';
 
@@ -140,11 +141,13 @@ class Walk extends WordReader {
       if (misread) this.unsure(misread);
       return;
     }
-    if (STATEMENTS.has(node.type) && escapedBlankBefore(node, this.source))
+    const type = node.type;
+    for (const reason of evaluatedNodeReasons(node, type)) this.unsure(reason);
+    if (STATEMENTS.has(type) && escapedBlankBefore(node, this.source))
       this.unsure(
         `an escaped blank before \`${node.text.slice(0, 8)}\`: bash reads it as part of a command name`,
       );
-    switch (node.type) {
+    switch (type) {
       case 'comment':
         // `\ # ; rm x`: bash reads a word ` #`, then runs rm; the grammar drops the `\ ` and reads
         // a comment. What follows is read again with the `#` escaped.

@@ -87,6 +87,26 @@ describe('splitCommands', () => {
     ]);
     expect(layers('nohup time -p stdbuf -oL command exec xargs -n1 -I{} curl {}')).toContain('curl {}');
     expect(layers('/usr/bin/sudo -- /bin/rm x')).toEqual(['/usr/bin/sudo -- /bin/rm x', '/bin/rm x']);
+    expect(layers('chrt -o 0 taskset -c 1 setpriv --nnp unshare -f prlimit --nofile=8 make')).toEqual([
+      'chrt -o 0 taskset -c 1 setpriv --nnp unshare -f prlimit --nofile=8 make',
+      'taskset -c 1 setpriv --nnp unshare -f prlimit --nofile=8 make',
+      'setpriv --nnp unshare -f prlimit --nofile=8 make',
+      'unshare -f prlimit --nofile=8 make',
+      'prlimit --nofile=8 make',
+      'make',
+    ]);
+    expect(layers('command -v rm')).toEqual(['command -v rm']);
+  });
+
+  it("skips git's global options, and reads a pager git -c sets as a script", () => {
+    expect(layers('git -C repo --no-pager -c user.name=x push -f')).toEqual([
+      'git -C repo --no-pager -c user.name=x push -f',
+      'git push -f',
+    ]);
+    expect(layers('git -c core.pager=less log')).toEqual(['git -c core.pager=less log', 'git log', 'less']);
+    expect(uncertain('git -c alias.p=push p')).toEqual([
+      'git -c sets an alias, which can stand for another git command: alias.p=push',
+    ]);
   });
 
   it('parses the strings bash -c, sh -c, eval, su -c, env -S and watch run', () => {
@@ -176,6 +196,82 @@ describe('splitCommands', () => {
     splitCommands('a; '.repeat(50_000));
     splitCommands(`${'"'.repeat(10_001)}`);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+/**
+ * What bash evaluates beyond a command's words (bash-evaluation.ts): each line below ran `rm` under
+ * a deny rule on bash 5.2, or runs nothing bash could hide (checked with a stand-in `rm` on PATH).
+ */
+describe('splitCommands on what bash evaluates itself', () => {
+  it('is uncertain where bash evaluates a value set elsewhere as code, saying why', () => {
+    const run = 'arithmetic on a value known only at run time';
+    const cases: [string, string][] = [
+      ['x=$1; echo $((x + 1))', `${run}: $((x + 1))`],
+      ['echo $[x]', `${run}: $[x]`],
+      ['(( i++ ))', `${run}: (( i++ ))`],
+      ['for ((i = 0; i < n; i++)); do :; done', `${run}: for ((i = 0; i < n; i++))`],
+      ["let 'y = x'", `${run}: y = x`],
+      ['[[ $n -gt 3 ]]', `${run}: $n -gt 3`],
+      ['[[ -v a[i] ]]', '[[ -v takes a variable name whose subscript bash evaluates: a[i]'],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+      ['echo ${a[i]}', `${run}: a[i]`],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+      ['echo ${s:1:$n} ${@:n}', `${run}: \${s:1:$n}`],
+      ['a[i]=1', `${run}: a[i]`],
+      ['a=([i]=1)', `${run}: [i]=1`],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+      ['echo ${!name}', 'an indirect expansion reads a variable named at run time: ${!name}'],
+      [
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+        'echo "${p@P}"',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+        'the @P transformation expands a value as a prompt, running its commands: ${p@P}',
+      ],
+      ['read -r "$name"', 'read takes a variable name computed at run time: $name'],
+      ["printf -v 'a[i]' %s y", 'printf -v takes a variable name whose subscript bash evaluates: a[i]'],
+      ["unset -v 'a[i]'", 'unset takes a variable name whose subscript bash evaluates: a[i]'],
+      ['declare -i n', 'declare -i makes each later assignment arithmetic: declare -i n'],
+      ['local -n ref=$1', 'local -n names a variable bash evaluates at each use: ref=$1'],
+      ["declare -a a='([i]=1)'", `${run}: [i]=1`],
+      ["PS4='+ $(date) '", "PS4 is expanded as a prompt each time bash traces a command: PS4='+ $(date) '"],
+      [
+        'shopt -s -o histexpand',
+        'history expansion can run a command the line does not show: shopt -s -o histexpand',
+      ],
+      [
+        'set -o history -o histexpand',
+        'history expansion can run a command the line does not show: set -o history -o histexpand',
+      ],
+      ['GIT_CONFIG_KEY_0=$k git status', 'GIT_CONFIG_KEY_0 names a git configuration key at run time'],
+      ['GIT_CONFIG_KEY_1=core.editor git commit', 'GIT_CONFIG_KEY_1 sets a command git runs: core.editor'],
+      ['git --config-env=core.pager=PAGER log', 'git --config-env sets a command git runs: core.pager=PAGER'],
+    ];
+    for (const [line, reason] of cases) expect(uncertain(line)[0], line).toBe(reason);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+    expect(uncertain('echo ${s:1:$n} ${@:n}')).toHaveLength(2);
+  });
+
+  it('stays certain where bash evaluates only numbers, or refuses the name', () => {
+    for (const line of [
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+      'echo $((1 + 2)) $(( 0x1f | 8#17 | 2#101 | 64#z )) $(( $# + $? + ${#x} + ${#a[@]} ))',
+      '(( 3 > 2 ))',
+      'for ((;;)); do break; done',
+      '[[ $# -eq 0 && -v HOME && $x == y ]]',
+      '[ "$x" -eq 1 ] && test "$y" -lt 2',
+      'read -r -p "name: " line; read -a words',
+      'printf -v out %s y; wait -n -p pid',
+      'unset -f f; unset x y',
+      'declare -A m=([k]=v); declare -a arr=(1 2); local x=1; declare -n r=x',
+      "export 'a[$(rm x)]=1'; readonly 'a[$(rm x)]'",
+      "getopts ab 'a[$(rm x)]'; mapfile 'a[$(rm x)]'",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: bash syntax, not a template
+      'echo ${a[0]} ${a[-1]} ${a[@]} ${!a[@]} ${!pre@} ${!#} ${x:1:2} ${x:-d} ${x@Q} ${x@E}',
+      `x='a[$(rm x)]'; shift $x; printf %d "$x"; expr $x + 1`,
+      'set -x; set -o errexit; shopt -s extglob',
+    ])
+      expect(uncertain(line), line).toEqual([]);
   });
 });
 

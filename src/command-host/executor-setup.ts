@@ -14,15 +14,23 @@ import { supervisorPath } from './supervisor/supervisor.js';
 /**
  * The config the command activities run with, from what this host offers: throws one line when the
  * sandbox cannot start, or when sessions must be kept apart (`isolation: 'session'`) and cannot be.
+ * `temporalAddress`, the server's address as the worker's connection was made to it, when known:
+ * sessions' networks refuse its addresses.
  */
-export function setUpExecutor(options: CompiledExecutorOptions): ExecutorConfig {
+export function setUpExecutor(options: CompiledExecutorOptions, temporalAddress?: string): ExecutorConfig {
+  const request = options.isolationRequest;
   return {
     ...options,
     containment: detectContainment(options.wantedLimits, options.processTreeOnly),
     sandbox: options.sandboxOptions
       ? createSandbox(options.sandboxOptions, supervisorPath(), options.spillDir)
       : undefined,
-    ...isolationOf(options.isolationRequest, options.spillDir),
+    ...isolationOf(
+      'options' in request && temporalAddress !== undefined
+        ? { ...request, options: { ...request.options, temporalAddress } }
+        : request,
+      options.spillDir,
+    ),
     commandEnvs: commandEnvs(options),
   };
 }

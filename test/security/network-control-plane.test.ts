@@ -14,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSessionNetworks } from '../../src/command-host/containment/session-isolation.js';
+import { compileExecutorOptions, SANDBOX_NETWORK_REFUSED } from '../../src/command-host/executor-config.js';
 import { CLI_BIN } from '../helpers/cli.js';
 import {
   connectCommand,
@@ -108,7 +109,7 @@ afterAll(async () => {
 describe("a session's network and the control plane", () => {
   it('says at the worker start what sessions cannot reach', () => {
     expect(worker?.stderr()).toContain(
-      `isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network reaching the host's loopback only at port ${ALLOWED_PORT}, without the host's own addresses, the Temporal server's (${TEMPORAL_HOST}) or link-local and metadata ones, private /tmp and home)`,
+      `isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network reaching the host's loopback only at port ${ALLOWED_PORT}, without the host's own addresses, the Temporal server's (${TEMPORAL_HOST}) or link-local and metadata addresses, private /tmp and home)`,
     );
   });
 
@@ -140,5 +141,40 @@ describe("a session's network and the control plane", () => {
       'RTNETLINK answers: Operation not permitted\n2\n',
     );
     expect(await runAsSession(connectCommand(METADATA_ADDRESS, 80))).toBe('EACCES\n');
+  });
+});
+
+describe("the sandbox and the host's network", () => {
+  it('is refused: a sandboxed command would share the network where the Temporal server is', async () => {
+    expect(() => compileExecutorOptions({ sandbox: 'bwrap', sandboxNetwork: true }, taskQueue)).toThrow(
+      SANDBOX_NETWORK_REFUSED,
+    );
+    const started = await promisify(execFile)(
+      'nsenter',
+      [
+        `--net=${nets.hostNs}`,
+        process.execPath,
+        CLI_BIN,
+        'worker',
+        '--address',
+        TEMPORAL_ADDRESS,
+        '--task-queue',
+        `${taskQueue}-sandbox`,
+        '--spill-dir',
+        path.join(root, 'sandbox-spill'),
+        '--sandbox',
+        'bwrap',
+        '--sandbox-network',
+      ],
+      { timeout: 30_000 },
+    ).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number | null; stderr: string }) => ({ code: err.code, stderr: err.stderr }),
+    );
+    expect(started).toEqual({
+      code: 1,
+      stderr:
+        "durable-bash: sandboxNetwork (--sandbox-network) is refused: the host's network gives commands the Temporal server; for commands with a network, keep sessions apart (--isolation session), whose networks refuse it\n",
+    });
   });
 });

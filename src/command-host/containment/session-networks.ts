@@ -144,19 +144,32 @@ export class SessionNetworks {
     }
   }
 
-  /** One line for the worker's start: where a session's commands reach, and what is refused them. */
+  /** For the worker's start line: where a session's commands reach, and what is refused them. */
   get summary(): string {
-    const ports = this.ports;
-    const loopback =
-      ports.length === 0
-        ? "without the host's loopback"
-        : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
-    if (this.slirp === undefined) return `the session's own localhost and no way out, ${loopback}`;
+    return this.slirp === undefined
+      ? `the session's own localhost and no way out, ${this.loopback()}`
+      : `the session's own network ${this.refusals}`;
+  }
+
+  /** What a command in one of these networks reaches of the host, and what not, as the worker's start line says it. */
+  get refusals(): string {
     const shown = this.options.temporal?.shown ?? [];
-    const temporal = shown.length === 0 ? '' : `, the Temporal server's (${shown.join(', ')})`;
-    const hostAddresses = ports.length === 0 ? ' or own addresses' : ", without the host's own addresses";
-    const joiner = temporal !== '' || ports.length > 0 ? '' : ',';
-    return `the session's own network ${loopback}${hostAddresses}${temporal}${joiner} or link-local and metadata ones`;
+    const refused = [
+      ...(this.ports.length === 0
+        ? ["the host's loopback", 'its own addresses']
+        : ["the host's own addresses"]),
+      ...(shown.length === 0 ? [] : [`the Temporal server's (${shown.join(', ')})`]),
+      'link-local and metadata addresses',
+    ];
+    const without = `without ${refused.slice(0, -1).join(', ')} or ${refused.at(-1)}`;
+    return this.ports.length === 0 ? without : `${this.loopback()}, ${without}`;
+  }
+
+  private loopback(): string {
+    const ports = this.ports;
+    return ports.length === 0
+      ? "without the host's loopback"
+      : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
   }
 
   /** Ends the session's network: its slirp4netns, then the namespace (once no process is in it, it is gone). */

@@ -164,10 +164,10 @@ describe("what a session's network refuses", () => {
 
   it("names them in the worker's start line", () => {
     expect(refusing.summary).toBe(
-      `the session's own network without the host's loopback or own addresses, the Temporal server's (${TEMPORAL_HOST}) or link-local and metadata ones`,
+      `the session's own network without the host's loopback, its own addresses, the Temporal server's (${TEMPORAL_HOST}) or link-local and metadata addresses`,
     );
     expect(networks.summary).toBe(
-      "the session's own network without the host's loopback or own addresses, or link-local and metadata ones",
+      "the session's own network without the host's loopback, its own addresses or link-local and metadata addresses",
     );
     const allowing = new SessionNetworks({
       dir: path.join(dir, 'summary'),
@@ -175,7 +175,7 @@ describe("what a session's network refuses", () => {
       temporal: temporalAddresses('[fd00::5]:7233'),
     });
     expect(allowing.summary).toBe(
-      "the session's own network reaching the host's loopback only at ports 5432, 6379, without the host's own addresses, the Temporal server's (fd00::5) or link-local and metadata ones",
+      "the session's own network reaching the host's loopback only at ports 5432, 6379, without the host's own addresses, the Temporal server's (fd00::5) or link-local and metadata addresses",
     );
     const closed = new SessionNetworks({
       dir: path.join(dir, 'summary'),

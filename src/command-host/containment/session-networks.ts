@@ -96,7 +96,7 @@ export const SESSION_DNS_ADDRESS = '10.0.2.3';
  * metadata and credentials (169.254.169.254), and AWS's IPv6 metadata address. IPv6 link-local
  * ones (fe80::/10) lie on a link, and a session's one link is its own tap.
  */
-export const LINK_LOCAL_AND_METADATA: readonly string[] = ['169.254.0.0/16', 'fd00:ec2::254/128'];
+const LINK_LOCAL_AND_METADATA: readonly string[] = ['169.254.0.0/16', 'fd00:ec2::254/128'];
 
 export class SessionNetworks {
   private readonly slirp: string | undefined;
@@ -146,13 +146,7 @@ export class SessionNetworks {
 
   /** For the worker's start line: where a session's commands reach, and what is refused them. */
   get summary(): string {
-    return this.slirp === undefined
-      ? `the session's own localhost and no way out, ${this.loopback()}`
-      : `the session's own network ${this.refusals}`;
-  }
-
-  /** What a command in one of these networks reaches of the host, and what not, as the worker's start line says it. */
-  get refusals(): string {
+    if (this.slirp === undefined) return `the session's own localhost and no way out, ${this.loopback()}`;
     const shown = this.options.temporal?.shown ?? [];
     const refused = [
       ...(this.ports.length === 0
@@ -162,7 +156,7 @@ export class SessionNetworks {
       'link-local and metadata addresses',
     ];
     const without = `without ${refused.slice(0, -1).join(', ')} or ${refused.at(-1)}`;
-    return this.ports.length === 0 ? without : `${this.loopback()}, ${without}`;
+    return `the session's own network ${this.ports.length === 0 ? without : `${this.loopback()}, ${without}`}`;
   }
 
   private loopback(): string {
@@ -192,18 +186,19 @@ export class SessionNetworks {
   }
 
   private async make(key: string): Promise<SessionNetwork> {
-    const refused = await this.refused();
     const record = this.recordOf(key);
     if (record !== undefined && this.complete(record, key)) {
       const network = this.networkOf(key, record);
       // Found, not made by this worker: readied once more, since a worker before the refusals
-      // made it without them, and the Temporal server's addresses may have changed since.
+      // made it without them, and the addresses to refuse may have changed since.
       if (!this.readied.has(key)) {
-        await this.startRelay(network, refused, [], this.logFile(key, 'relay'));
+        await this.startRelay(network, await this.refused(), [], this.logFile(key, 'relay'));
         this.readied.add(key);
       }
       return network;
     }
+    // Known before anything starts: a failure to resolve them leaves nothing to end.
+    const refused = await this.refused();
     // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
     this.release(key);
     const started: NetworkRecord = {};

@@ -73,6 +73,7 @@ function wholePrefixes(addresses: readonly string[]): string[] {
   return [...new Set(kept)].map((address) => `${address}/${isIP(address) === 4 ? 32 : 128}`);
 }
 
+/** Socket states as /proc/net/tcp writes them (the kernel's include/net/tcp_states.h, in hex). */
 const TCP_ESTABLISHED = '01';
 const TCP_LISTEN = '0A';
 

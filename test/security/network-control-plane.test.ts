@@ -5,7 +5,8 @@
 // (test/helpers/test-networks.ts): `durable-bash worker` runs in "host" (198.51.100.1), keeping
 // sessions apart; the Temporal server runs on another host ("internet", at 198.51.100.3), with a
 // metadata service at 169.254.169.254; tasks start with `durable-bash run`, as an operator's
-// agent would, from "host". Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
+// agent would, from "host". And the sandbox no longer gives commands the host's network: a worker
+// asked for it refuses to start. Needs root, bwrap and slirp4netns (scripts/provision-sandbox.sh).
 import type { ChildProcess } from 'node:child_process';
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';

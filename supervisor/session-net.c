@@ -1,16 +1,21 @@
 /* A session's network namespace (docs/CONTAINMENT.md, "Sessions apart"): its holder, for a worker
- * without root, and the relay of the host loopback ports an operator allows it (--allow-host-port).
+ * without root, the addresses it refuses, and the relay of the host loopback ports an operator
+ * allows it (--allow-host-port).
  *
- *   durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...
+ *   durable-bash-supervisor --session-net [--userns <file>] [--refuse <address>[/<bits>]]... <netns file> [port]...
  *
- * brings the namespace's loopback up (a new namespace's is down, and a session with no way out still
- * needs localhost) and, given ports, relays each connection to 127.0.0.1:<port> inside it to
- * 127.0.0.1:<port> of the namespace it was started in (the host's). A forked child enters the
- * session's namespaces (its user namespace first, when a worker without root owns it), listens
- * there and passes the sockets back over a socket pair: a socket keeps the namespace it was made
- * in, so the relay itself never leaves the host's. Once listening it drops to nobody when it is
- * root, writes `1` on fd 3, and forks one relay per connection until it is signalled (its process
- * group: the relays go with it). Without ports it exits 0 once the loopback is up.
+ * readies the namespace: brings its loopback up (a new namespace's is down, and a session with no
+ * way out still needs localhost), and refuses each --refuse address and every address of the
+ * namespace it was started in (the host's own), by a route of type prohibit (session-routes.c).
+ * Given ports, it then relays each connection to 127.0.0.1:<port> inside it to 127.0.0.1:<port> of
+ * the namespace it was started in (the host's). A forked child enters the session's namespaces
+ * (its user namespace first, when a worker without root owns it: its owner's rights there are what
+ * a route needs), readies it, listens there and passes the sockets back over a socket pair: a
+ * socket keeps the namespace it was made in, so the relay itself never leaves the host's. Once
+ * listening it drops to nobody when it is root, writes `1` on fd 3, and forks one relay per
+ * connection until it is signalled (its process group: the relays go with it). Without ports it
+ * exits 0 once the namespace is ready; run again on a ready namespace, it changes nothing (a
+ * restarted worker readies each network it finds, as one from before the refusals had none).
  *
  *   durable-bash-supervisor --session-holder [--net-only]
  *
@@ -30,7 +35,11 @@
 
 #include "supervisor.h"
 
-enum { MAX_PORTS = 32, NOBODY = 65534 };
+/* MAX_REFUSALS: the Temporal server's addresses, link-local and metadata ones, and every address of
+ * the host (a host with many containers has one per bridge). */
+enum { MAX_PORTS = 32, MAX_REFUSALS = 1024, NOBODY = 65534 };
+
+static struct refusal refusals[MAX_REFUSALS];
 
 static int fail(const char *what) {
   fprintf(stderr, "durable-bash-supervisor: %s: %s\n", what, strerror(errno));
@@ -107,9 +116,9 @@ static _Noreturn void serve(const int *listeners, const int *ports, int n) {
   }
 }
 
-/* The child's part: into the session's namespaces, the loopback up, the listening sockets made and
- * sent back on `back`. Exits 0 when done, 1 with what failed on stderr. */
-static _Noreturn void listen_inside(const char *userns, const char *netns, const int *ports, int n, int back) {
+/* The child's part: into the session's namespaces, the loopback up, the refusals routed, the
+ * listening sockets made and sent back on `back`. Exits 0 when done, 1 with what failed on stderr. */
+static _Noreturn void listen_inside(const char *userns, const char *netns, int n_refused, const int *ports, int n, int back) {
   if (userns) {
     int fd = open(userns, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || setns(fd, CLONE_NEWUSER) < 0) _exit(fail("cannot enter the session's user namespace"));
@@ -119,6 +128,11 @@ static _Noreturn void listen_inside(const char *userns, const char *netns, const
   if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) _exit(fail("cannot enter the session's network"));
   close(fd);
   if (loopback_up() < 0) _exit(fail("cannot bring the session's loopback up"));
+  char failed[64], what[128];
+  if (refuse_routes(refusals, n_refused, failed, sizeof failed) < 0) {
+    snprintf(what, sizeof what, "cannot refuse %s in the session's network", failed);
+    _exit(fail(what));
+  }
   int listeners[MAX_PORTS];
   for (int i = 0; i < n; i++) {
     int one = 1;
@@ -143,16 +157,31 @@ static _Noreturn void listen_inside(const char *userns, const char *netns, const
 }
 
 int session_net_main(int argc, char **argv) {
-  int first = 2;
+  static const char usage[] =
+      "usage: durable-bash-supervisor --session-net [--userns <file>] [--refuse <address>[/<bits>]]... <netns file> [port]...\n";
+  int first = 2, n_refused = 0;
   const char *userns = NULL;
-  if (argc > 3 && strcmp(argv[2], "--userns") == 0) {
-    userns = argv[3];
-    first = 4;
+  for (; first + 1 < argc; first += 2) {
+    if (strcmp(argv[first], "--userns") == 0) {
+      userns = argv[first + 1];
+    } else if (strcmp(argv[first], "--refuse") == 0) {
+      if (n_refused == MAX_REFUSALS || parse_refusal(argv[first + 1], &refusals[n_refused]) < 0) {
+        fprintf(stderr, "durable-bash-supervisor --session-net: not an address to refuse: %s\n", argv[first + 1]);
+        return 2;
+      }
+      n_refused++;
+    } else {
+      break;
+    }
   }
-  if (argc < first + 1) {
-    fprintf(stderr, "usage: durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...\n");
+  if (argc < first + 1 || argv[first][0] == '-') {
+    fputs(usage, stderr);
     return 2;
   }
+  /* Read here, in the namespace it was started in: the host's. */
+  int own = own_addresses(refusals + n_refused, MAX_REFUSALS - n_refused);
+  if (own < 0) return fail("cannot read the host's addresses");
+  n_refused += own;
   const char *netns = argv[first];
   int n = argc - first - 1, ports[MAX_PORTS], listeners[MAX_PORTS];
   if (n > MAX_PORTS) {
@@ -174,7 +203,7 @@ int session_net_main(int argc, char **argv) {
   if (child < 0) return fail("fork");
   if (child == 0) {
     close(pair[0]);
-    listen_inside(userns, netns, ports, n, pair[1]);
+    listen_inside(userns, netns, n_refused, ports, n, pair[1]);
   }
   close(pair[1]);
   if (n > 0) {

@@ -23,12 +23,12 @@
  * cgroup's cgroup.procs waits for an RCU grace period, about 20 ms here). docs/SUPERVISOR.md has
  * its protocol on stdin and stdout (nursery.c; the warm supervisors, warm.c).
  *
- *   durable-bash-supervisor --session-net [--userns <file>] <netns file> [port]...
+ *   durable-bash-supervisor --session-net [--userns <file>] [--refuse <address>[/<bits>]]... <netns file> [port]...
  *   durable-bash-supervisor --session-holder [--net-only]
  *   durable-bash-supervisor --session-launch --net <netns> [op]... <program> [args...]
  *
- * bring a session's network namespace's loopback up and relay the host loopback ports an operator
- * allows it; hold a session's namespaces: its network's alone for a worker with root, a user
+ * ready a session's network namespace (its loopback up, the addresses it refuses routed away:
+ * session-routes.c) and relay the host loopback ports an operator allows it; hold a session's namespaces: its network's alone for a worker with root, a user
  * namespace around it for one without (session-net.c); launch a command in its session's
  * namespaces for a worker with root, as bubblewrap would (session-launch.c).
  *

@@ -183,6 +183,17 @@ _Noreturn void warm_main(const char *const *parents, int n_parents, int seq);
 /* nursery.c: --nursery, which starts a worker's supervisors */
 int nursery_main(int argc, char **argv);
 
+/* session-routes.c: the addresses a session's network refuses, as prohibit routes in it */
+/* An address or prefix: `bits` of `addr` (4 bytes for AF_INET, 16 for AF_INET6). */
+struct refusal {
+  unsigned char family;
+  unsigned char bits;
+  unsigned char addr[16];
+};
+int parse_refusal(const char *text, struct refusal *out);
+int own_addresses(struct refusal *out, int max);
+int refuse_routes(const struct refusal *refusals, int n, char *failed, size_t size);
+
 /* session-net.c: --session-net and --session-holder, a session's network namespace */
 int session_net_main(int argc, char **argv);
 int session_holder_main(bool net_only);

@@ -100,7 +100,10 @@ export function withExecutorOptions(command: Command): Command {
       '--no-session-egress',
       "with isolation: commands reach no network but their session's localhost (and allowed host ports)",
     )
-    .option('--sandbox-network', 'with --sandbox bwrap: let commands use the host network')
+    .option(
+      '--sandbox-network',
+      "refused: the host's network gives commands the Temporal server (for a network, keep sessions apart)",
+    )
     .option(
       '--sandbox-writable <path>',
       'with --sandbox bwrap: another path commands may write (repeatable)',

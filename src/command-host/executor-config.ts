@@ -162,8 +162,8 @@ export interface ExecutorOptions {
   denyCommands?: DenyRule[];
   /**
    * Run every command under bubblewrap (`bwrap`): read-only root, writable workdir (and
-   * `sandboxWritable`), private /tmp, no network unless `sandboxNetwork`, no capabilities, its own
-   * PID namespace. Fails closed: a worker whose sandbox cannot start refuses to start.
+   * `sandboxWritable`), private /tmp, no network, no capabilities, its own PID namespace. Fails
+   * closed: a worker whose sandbox cannot start refuses to start.
    * @default 'none'
    */
   sandbox?: 'none' | 'bwrap';
@@ -198,7 +198,11 @@ export interface ExecutorOptions {
    * makes), whose loopback is then "the host's". @default the worker's own
    */
   isolationEgressNetns?: string;
-  /** With the sandbox: let commands use the host's network. @default false */
+  /**
+   * Refused: a worker given `true` does not start. The sandbox shared the host's network, where
+   * commands reach the Temporal server; commands that need a network keep sessions apart instead
+   * (`isolation: 'session'`), each session's network refusing the control plane. @default false
+   */
   sandboxNetwork?: boolean;
   /** With the sandbox: more paths commands may write (a cache, a home directory). @default [] */
   sandboxWritable?: string[];
@@ -308,6 +312,7 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
       `invalid workspaceDir: expected a directory apart from the spill directory ${spillDir}, got ${workspaceDir}`,
     );
   }
+  if (options.sandboxNetwork) throw new TypeError(SANDBOX_NETWORK_REFUSED);
   const commandTaskQueue = options.commandTaskQueue ?? taskQueue;
   const hostId = options.hostId ?? defaultHostId(spillDir);
   if (!/^[\w.@-]{1,100}$/.test(hostId)) {
@@ -355,7 +360,6 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     sandboxOptions:
       options.sandbox === 'bwrap'
         ? {
-            network: options.sandboxNetwork ?? false,
             writable: options.sandboxWritable ?? [],
             hidden: options.sandboxHidden ?? [],
           }
@@ -365,6 +369,10 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
     warmSupervisors: warmCount(options.warmSupervisors ?? DEFAULT_WARM_SUPERVISORS),
   };
 }
+
+/** Why a worker asked for the sandbox with the host's network does not start. */
+export const SANDBOX_NETWORK_REFUSED =
+  "sandboxNetwork (--sandbox-network) is refused: the host's network gives commands the Temporal server; for commands with a network, keep sessions apart (--isolation session), whose networks refuse it";
 
 /** Half the host's memory, in whole MiB: one task can never take the worker's and the others'. */
 function defaultMaxMemoryBytes(): number {

@@ -25,12 +25,20 @@ import { supervisorPath } from './supervisor/supervisor.js';
  * declared workdir root cannot be used or the sandbox cannot start, and
  * `SessionsApartUnavailableError` when sessions are to be kept apart (`auto`, the default, or
  * `session`) and cannot be. The roots are checked, then isolation set up, before anything else, so
- * a worker that refuses has made nothing else.
+ * a worker that refuses has made nothing else. `temporalAddress`, the server's address as the
+ * worker's connection was made to it, when known: sessions' networks refuse its addresses.
  */
-export function setUpExecutor(options: CompiledExecutorOptions): ExecutorConfig {
+export function setUpExecutor(options: CompiledExecutorOptions, temporalAddress?: string): ExecutorConfig {
   // Checked, and their links resolved, once: a launch compares real paths with them.
   const workdirs = { workdirRoots: declaredRoots(options.workdirRoots), workspaceDir: options.workspaceDir };
-  const isolation = isolationOf(options.isolationRequest, options.spillDir, workdirs);
+  const request = options.isolationRequest;
+  const isolation = isolationOf(
+    'options' in request && temporalAddress !== undefined
+      ? { ...request, options: { ...request.options, temporalAddress } }
+      : request,
+    options.spillDir,
+    workdirs,
+  );
   return {
     ...options,
     workdirRoots: workdirs.workdirRoots,

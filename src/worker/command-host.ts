@@ -21,6 +21,7 @@ import { ensurePrivateDir } from '../command-host/spill/spill-files.js';
 import { assertSupervisorBinary, supervisorPath } from '../command-host/supervisor/supervisor.js';
 import { SupervisorNursery } from '../command-host/supervisor/supervisor-nursery.js';
 import { WorkspaceSweeper } from '../command-host/workspace/workspace-sweep.js';
+import { connectionAddress } from '../connection/native-connection.js';
 import {
   CLOSED_RUN_CHECK_INTERVAL_MS,
   CONTROL_ACTIVITY_SLOTS,
@@ -93,8 +94,12 @@ export class CommandHost {
   constructor(private readonly options: CommandHostOptions) {
     assertSupervisorBinary();
     // As the SDK's Worker.create: the options compiled (defaults, checks), then the host probed
-    // and its resources made (cgroups, the sandbox or sessions apart, with their supervisor copies).
-    this.config = setUpExecutor(compileExecutorOptions(options.executor ?? {}, options.taskQueue));
+    // and its resources made (cgroups, the sandbox or sessions apart, with their supervisor copies);
+    // sessions' networks refuse the addresses of the server this connection was made to.
+    this.config = setUpExecutor(
+      compileExecutorOptions(options.executor ?? {}, options.taskQueue),
+      connectionAddress(options.connection),
+    );
     this.client = new Client({
       connection: options.connection,
       namespace: options.namespace,

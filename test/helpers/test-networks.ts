@@ -2,7 +2,8 @@
  * A worker host's network made for a test, never the machine's own (no address, route or firewall
  * of the host changes): a namespace "host" with services on its loopback, joined by a veth pair to
  * a namespace "internet" with servers on 198.51.100.2. Sessions' traffic leaves from "host"
- * (`egressNetns`), so "the host's loopback" of a test is the loopback of "host".
+ * (`egressNetns`, or a worker run in it), so "the host's loopback" of a test is the loopback of
+ * "host", and its own address 198.51.100.1. A Temporal server may run in either (`startTemporalIn`).
  *
  * Each namespace is held by a process of the test's (`unshare --net`), named by its /proc path:
  * not a file bind-mounted on the host, since every session's bubblewrap copies the host's mounts,
@@ -10,8 +11,14 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
+import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
+import { dynamicConfigArgs } from '../../src/dev-server/dynamic-config.js';
+import { searchAttributeNames } from '../../src/shared/search-attributes.js';
+import { waitFor } from './processes.js';
 
 export const INTERNET_ADDRESS = '198.51.100.2';
+/** The address of "host" on the link to "internet": the worker host's own, not its loopback. */
+export const HOST_ADDRESS = '198.51.100.1';
 
 export interface TestNetworks {
   hostNs: string;
@@ -64,6 +71,49 @@ export async function heldNamespace(): Promise<{ netns: string; holder: ChildPro
   return { netns: `/proc/${holder.pid}/ns/net`, holder };
 }
 
+/**
+ * A Temporal dev server (in memory, no Web UI) in `netns`, reached at `host:port` there; resolves
+ * once it answers. It listens on every address of `netns`: its own services dial each other at
+ * 127.0.0.1, so bound to `host` alone they never start. The caller kills it.
+ */
+export async function startTemporalIn(netns: string, host: string, port: number): Promise<ChildProcess> {
+  const binary = findTemporalBinary(TemporalBinary.cli);
+  if (binary.kind === 'download') throw new Error('no temporal binary: run npm run provision');
+  const server = spawn(
+    'nsenter',
+    [
+      `--net=${netns}`,
+      binary.path,
+      'server',
+      'start-dev',
+      '--headless',
+      '--ip',
+      '0.0.0.0',
+      '--port',
+      String(port),
+      '--log-level',
+      'error',
+      ...searchAttributeNames.flatMap((name) => ['--search-attribute', `${name}=Keyword`]),
+      ...dynamicConfigArgs(),
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+  const health = () =>
+    spawnSync('nsenter', [
+      `--net=${netns}`,
+      binary.path,
+      'operator',
+      'cluster',
+      'health',
+      '--address',
+      `${host}:${port}`,
+    ]).status === 0;
+  await waitFor(() => health() || server.exitCode !== null, 60_000);
+  if (server.exitCode !== null)
+    throw new Error(`the Temporal dev server in ${netns} exited (${server.exitCode})`);
+  return server;
+}
+
 export async function makeTestNetworks(): Promise<TestNetworks> {
   const host = await heldNamespace();
   const internet = await heldNamespace();
@@ -74,7 +124,7 @@ export async function makeTestNetworks(): Promise<TestNetworks> {
     hostNs,
     `ip link set lo up && ip link add v0 type veth peer name v1 && ip link set v1 netns ${internet.holder.pid}`,
   );
-  inNs(hostNs, 'ip addr add 198.51.100.1/24 dev v0 && ip link set v0 up');
+  inNs(hostNs, `ip addr add ${HOST_ADDRESS}/24 dev v0 && ip link set v0 up`);
   inNs(internetNs, `ip link set lo up && ip addr add ${INTERNET_ADDRESS}/24 dev v1 && ip link set v1 up`);
   return {
     hostNs,

@@ -1,7 +1,7 @@
 /**
  * The optional bubblewrap sandbox: commands see a read-only root, their workdir (and any configured
- * paths) writable, a private /tmp, no network unless allowed, no capabilities and their own PID
- * namespace. Chosen on the worker, never by a tool argument; and it fails closed: a worker whose
+ * paths) writable, a private /tmp, no network (the host's would give them the Temporal server), no
+ * capabilities and their own PID namespace. Chosen on the worker, never by a tool argument; and it fails closed: a worker whose
  * sandbox cannot start refuses to start at all, so nothing ever runs unsandboxed by accident.
  */
 import { spawnSync } from 'node:child_process';
@@ -23,8 +23,6 @@ import { realPathOf, SYSTEM_DIRS, sessionWorkdir, type WorkdirRules, within } fr
 import { workerCodeDirs } from './worker-code.js';
 
 export interface SandboxOptions {
-  /** Let commands use the host's network (the default is a namespace with only loopback). */
-  network?: boolean;
   /** More paths commands may write besides their workdir (a cache, a home directory). */
   writable?: readonly string[];
   /**
@@ -100,7 +98,6 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
     '--unshare-all',
     // The inner supervisor is the namespace's PID 1 (and reaps its orphans): one process less a task.
     '--as-pid-1',
-    ...(options.network ? ['--share-net'] : []),
     '--cap-drop',
     'ALL',
     '--ro-bind',
@@ -145,7 +142,7 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
       return argv(workdir.path, workdir.handed);
     },
     supervisor: privateSupervisor,
-    summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, ${options.network ? 'host network' : 'no network'}, no capabilities, own PID namespace)`,
+    summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, no network, no capabilities, own PID namespace)`,
   };
 }
 

@@ -43,6 +43,7 @@ import {
   type WorkdirRules,
   within,
 } from './session-workdir.js';
+import { temporalAddresses } from './temporal-addresses.js';
 import { workerCodeDirs } from './worker-code.js';
 
 export interface SessionIsolationOptions {
@@ -67,6 +68,11 @@ export interface SessionIsolationOptions {
   allowedPorts?: readonly number[];
   /** The network namespace sessions' traffic leaves from. @default the worker's own */
   egressNetns?: string;
+  /**
+   * The Temporal server's address as the worker connects to it (`host:port`): sessions' networks
+   * refuse every address it resolves to at start. @default the servers the worker is connected to at start
+   */
+  temporalAddress?: string;
   /**
    * How long a session's /tmp, /var/tmp and home stay after its last task here ended, as its
    * output does (then they go, and its uid is given back). @default the spill retention, 7 days
@@ -202,6 +208,7 @@ export function createSessionIsolation(
     ...(options.egress === false ? { egress: false } : {}),
     ...(options.allowedPorts ? { allowedPorts: options.allowedPorts } : {}),
     ...(options.egressNetns ? { egressNetns: options.egressNetns } : {}),
+    temporal: temporalAddresses(options.temporalAddress),
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
@@ -245,8 +252,8 @@ export function createSessionIsolation(
   return {
     supervisor: privateSupervisor,
     summary: root
-      ? `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networkSummary(options)}, private /tmp and home)`
-      : `isolation: sessions apart without root (own user and PID namespaces, ${networkSummary(options)}, private /tmp and home; every session runs as the worker's uid ${ownUid}, so one can change another's workdir by its path)`,
+      ? `isolation: sessions apart (a uid per session from ${(options.uids ?? DEFAULT_SESSION_UIDS).first}, own PID namespace, ${networks.summary}, private /tmp and home)`
+      : `isolation: sessions apart without root (own user and PID namespaces, ${networks.summary}, private /tmp and home; every session runs as the worker's uid ${ownUid}, so one can change another's workdir by its path)`,
     async launch(spec) {
       const session = spec.session ?? UNOWNED_SESSION;
       const { uid, workdir, dirs, netns, userns } = await serially(session, async () => {
@@ -343,18 +350,6 @@ function sessionBinds(dirs: ReturnType<typeof sessionDirs>, home: string | undef
     '/run',
     ...(home !== undefined ? ['--bind', dirs.home, home] : []),
   ];
-}
-
-/** The session's network, as the start line says it. */
-function networkSummary(options: SessionIsolationOptions): string {
-  const ports = [...new Set(options.allowedPorts ?? [])];
-  const loopback =
-    ports.length === 0
-      ? "without the host's loopback"
-      : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
-  return options.egress === false
-    ? `the session's own localhost and no way out, ${loopback}`
-    : `the session's own network ${loopback}`;
 }
 
 /**

@@ -4,9 +4,12 @@
  * session's next command, and no other session's is. Its way out is slirp4netns, a user-mode TCP/IP
  * stack that opens connections from the worker host as any program there does, except to the
  * host's loopback (`--disable-host-loopback`): the Temporal server and every other service that
- * listens only on the host's 127.0.0.1 stay out of reach, while the internet does not. An operator
- * may turn the way out off (`egress: false`: localhost only), and allow loopback services by port:
- * the supervisor's `--session-net` relays 127.0.0.1:<port> inside to 127.0.0.1:<port> of the host.
+ * listens only on the host's 127.0.0.1 stay out of reach, while the internet does not. Nor does it
+ * reach the control plane by another address: the supervisor's `--session-net` routes away (a
+ * route of type prohibit in the namespace, before any command joins it) the Temporal server's
+ * addresses, the host's own, and link-local and metadata ones. An operator may turn the way out off
+ * (`egress: false`: localhost only), and allow loopback services by port: `--session-net` then
+ * relays 127.0.0.1:<port> inside to 127.0.0.1:<port> of the host.
  *
  * A namespace is held by a process (the supervisor's `--session-holder`), and it, its slirp4netns
  * and its relay each run in their own session, so all outlive a worker that restarts; the next
@@ -34,6 +37,7 @@ import { executablePath } from '../supervisor/executable-path.js';
 import { signalRecorded } from '../supervisor/process-groups.js';
 import { processStart } from '../supervisor/process-identity.js';
 import { supervisorPath } from '../supervisor/supervisor.js';
+import type { TemporalAddresses } from './temporal-addresses.js';
 
 export interface SessionNetworksOptions {
   /** Where each session's namespace file and record live (inside the spill directory, hidden from commands). */
@@ -57,6 +61,8 @@ export interface SessionNetworksOptions {
    * @default false
    */
   userNamespace?: boolean;
+  /** The Temporal server's addresses, refused with the host's own and link-local and metadata ones. @default none */
+  temporal?: TemporalAddresses;
 }
 
 /** A session's network on this host: the namespace its commands join, and its owner to join first. */
@@ -85,12 +91,21 @@ interface NetworkRecord {
 /** The address a command reaches the host's DNS through (slirp4netns's forwarder). */
 export const SESSION_DNS_ADDRESS = '10.0.2.3';
 
+/**
+ * Refused in every session's network: link-local addresses, where clouds serve each machine's
+ * metadata and credentials (169.254.169.254), and AWS's IPv6 metadata address. IPv6 link-local
+ * ones (fe80::/10) lie on a link, and a session's one link is its own tap.
+ */
+const LINK_LOCAL_AND_METADATA: readonly string[] = ['169.254.0.0/16', 'fd00:ec2::254/128'];
+
 export class SessionNetworks {
   private readonly slirp: string | undefined;
   private readonly supervisor: string;
   private readonly ports: readonly number[];
   /** Sessions whose network is being made now, so two commands of one session make one. */
   private readonly making = new Map<string, Promise<SessionNetwork>>();
+  /** Sessions whose network this worker made or readied since it started: its refusals are in place. */
+  private readonly readied = new Set<string>();
 
   constructor(private readonly options: SessionNetworksOptions) {
     this.supervisor = options.supervisor ?? supervisorPath();
@@ -129,8 +144,31 @@ export class SessionNetworks {
     }
   }
 
+  /** For the worker's start line: where a session's commands reach, and what is refused them. */
+  get summary(): string {
+    if (this.slirp === undefined) return `the session's own localhost and no way out, ${this.loopback()}`;
+    const shown = this.options.temporal?.shown ?? [];
+    const refused = [
+      ...(this.ports.length === 0
+        ? ["the host's loopback", 'its own addresses']
+        : ["the host's own addresses"]),
+      ...(shown.length === 0 ? [] : [`the Temporal server's (${shown.join(', ')})`]),
+      'link-local and metadata addresses',
+    ];
+    const without = `without ${refused.slice(0, -1).join(', ')} or ${refused.at(-1)}`;
+    return `the session's own network ${this.ports.length === 0 ? without : `${this.loopback()}, ${without}`}`;
+  }
+
+  private loopback(): string {
+    const ports = this.ports;
+    return ports.length === 0
+      ? "without the host's loopback"
+      : `reaching the host's loopback only at port${ports.length === 1 ? '' : 's'} ${ports.join(', ')}`;
+  }
+
   /** Ends the session's network: its slirp4netns, then the namespace (once no process is in it, it is gone). */
   release(key: string): void {
+    this.readied.delete(key);
     const record = this.recordOf(key);
     if (record?.slirp) signalRecorded('--signal', record.slirp.pid, record.slirp.start, 'SIGTERM');
     if (record?.holder) signalRecorded('--signal', record.holder.pid, record.holder.start, 'SIGTERM');
@@ -149,7 +187,18 @@ export class SessionNetworks {
 
   private async make(key: string): Promise<SessionNetwork> {
     const record = this.recordOf(key);
-    if (record !== undefined && this.complete(record, key)) return this.networkOf(key, record);
+    if (record !== undefined && this.complete(record, key)) {
+      const network = this.networkOf(key, record);
+      // Found, not made by this worker: readied once more, since a worker before the refusals
+      // made it without them, and the addresses to refuse may have changed since.
+      if (!this.readied.has(key)) {
+        await this.startRelay(network, await this.refused(), [], this.logFile(key, 'relay'));
+        this.readied.add(key);
+      }
+      return network;
+    }
+    // Known before anything starts: a failure to resolve them leaves nothing to end.
+    const refused = await this.refused();
     // Anything left of an earlier one (a process of it died) goes first: a fresh namespace.
     this.release(key);
     const started: NetworkRecord = {};
@@ -160,10 +209,11 @@ export class SessionNetworks {
         this.logFile(key, 'holder'),
       );
       const network = this.networkOf(key, started);
+      // Readied before its way out exists: no packet leaves before the refusals are routed.
+      started.relay = await this.startRelay(network, refused, this.ports, this.logFile(key, 'relay'));
       if (this.slirp !== undefined)
         started.slirp = await this.startSlirp(this.slirp, network, this.logFile(key, 'slirp'));
-      // Its loopback up (slirp4netns and the holder did that too), and the allowed ports relayed.
-      started.relay = await this.startRelay(network, this.logFile(key, 'relay'));
+      this.readied.add(key);
       return network;
     } finally {
       // Written even when a part failed, so the next try ends what did start.
@@ -205,19 +255,32 @@ export class SessionNetworks {
     }
   }
 
+  /** What every session's network refuses, besides the host's own addresses (`--session-net` reads those). */
+  private async refused(): Promise<readonly string[]> {
+    return [...LINK_LOCAL_AND_METADATA, ...((await this.options.temporal?.prefixes()) ?? [])];
+  }
+
   /**
-   * The supervisor's `--session-net`: brings the namespace's loopback up, and with allowed ports
-   * stays, relaying them (resolves once it listens); without, it is done once it exits.
+   * The supervisor's `--session-net`, in the namespace sessions' traffic leaves from (whose own
+   * addresses it refuses): brings the namespace's loopback up and routes the refused addresses
+   * away; with allowed ports it stays, relaying them (resolves once it listens); without, it is
+   * done once it exits.
    */
-  private startRelay(network: SessionNetwork, log: string): Promise<RecordedProcess | undefined> {
-    const argv = [
+  private startRelay(
+    network: SessionNetwork,
+    refused: readonly string[],
+    ports: readonly number[],
+    log: string,
+  ): Promise<RecordedProcess | undefined> {
+    const argv = this.outside([
       this.supervisor,
       '--session-net',
       ...(network.userns ? ['--userns', network.userns] : []),
+      ...refused.flatMap((prefix) => ['--refuse', prefix]),
       network.netns,
-      ...this.ports.map(String),
-    ];
-    if (this.ports.length === 0) {
+      ...ports.map(String),
+    ]);
+    if (ports.length === 0) {
       const ran = spawnSync(argv[0] as string, argv.slice(1), { encoding: 'utf8' });
       if (ran.status !== 0)
         return Promise.reject(
@@ -225,7 +288,7 @@ export class SessionNetworks {
         );
       return Promise.resolve(undefined);
     }
-    return this.startReady('the relay of allowed ports', this.outside(argv), log);
+    return this.startReady('the relay of allowed ports', argv, log);
   }
 
   /** argv run in the namespace sessions' traffic leaves from (the worker's own unless told). */

@@ -78,7 +78,7 @@ const temporalPort = () => env.address.split(':').pop() ?? '';
 describe('sessions apart', () => {
   it('says at worker start that sessions are kept apart', () => {
     expect((worker.worker as BashWorker).containment).toContain(
-      "isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network without the host's loopback, private /tmp and home)",
+      "isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network without the host's loopback, its own addresses or link-local and metadata addresses, private /tmp and home)",
     );
   });
 
@@ -204,7 +204,7 @@ describe("what the operator chooses for sessions' networks", () => {
   it('reaches the internet and the host ports allowed by name, and no other host loopback port', async () => {
     const allowing = await startWorker({ isolationAllowedPorts: [5432] });
     expect((allowing.worker as BashWorker).containment).toContain(
-      "the session's own network reaching the host's loopback only at port 5432,",
+      "the session's own network reaching the host's loopback only at port 5432, without the host's own addresses or link-local and metadata addresses,",
     );
     const agent = session('egress', allowing);
     expect(await agent.run(connectCommand(INTERNET_ADDRESS, 8080))).toBe('hello from the internet\n');

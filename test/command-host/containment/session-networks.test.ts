@@ -17,10 +17,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionNetworks } from '../../../src/command-host/containment/session-networks.js';
+import { temporalAddresses } from '../../../src/command-host/containment/temporal-addresses.js';
 import { processStart } from '../../../src/command-host/supervisor/process-identity.js';
 import { supervisorPath } from '../../../src/command-host/supervisor/supervisor.js';
 import { processesMatching } from '../../helpers/processes.js';
-import { makeTestNetworks, type TestNetworks } from '../../helpers/test-networks.js';
+import {
+  HOST_ADDRESS,
+  INTERNET_ADDRESS,
+  inNs,
+  makeTestNetworks,
+  type TestNetworks,
+} from '../../helpers/test-networks.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-sessions-net-'));
 let test: TestNetworks;
@@ -70,13 +77,15 @@ describe("a session's own network", () => {
     // Out to the internet, as the host would.
     expect(connectFrom(a.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
     expect(connectFrom(b.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
-    // Never the host's loopback (where the Temporal server listens), by any address.
+    // Never the host's loopback (where the Temporal server listens), by any address: slirp4netns
+    // refuses it, and the host's own address is routed away.
     const refused = /^(ECONNREFUSED|ENETUNREACH|EHOSTUNREACH|timed out)$/;
-    for (const address of ['127.0.0.1', '10.0.2.2', '198.51.100.1'])
+    for (const address of ['127.0.0.1', '10.0.2.2'])
       expect({ address, got: connectFrom(a.netns, address, 7233) }).toEqual({
         address,
         got: expect.stringMatching(refused),
       });
+    expect(connectFrom(a.netns, HOST_ADDRESS, 7233)).toBe('EACCES');
   });
 
   it('is the same network for every command of the session, and comes back if its slirp4netns died', async () => {
@@ -91,6 +100,91 @@ describe("a session's own network", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     const remade = await networks.ensure('aaaaaaaa');
     expect(connectFrom(remade.netns, '198.51.100.2', 8080)).toBe('hello from the internet');
+  });
+});
+
+describe("what a session's network refuses", () => {
+  /** The Temporal server's host and a metadata service: other hosts of the network, each serving. */
+  const TEMPORAL_HOST = '198.51.100.3';
+  const METADATA_ADDRESS = '169.254.169.254';
+  let refusing: SessionNetworks;
+  const routes = (netns: string) => inNs(netns, 'ip route; ip -6 route').trim().split('\n');
+
+  beforeAll(async () => {
+    inNs(internetNs, `ip addr add ${TEMPORAL_HOST}/24 dev v1 && ip addr add ${METADATA_ADDRESS}/32 dev lo`);
+    inNs(hostNs, `ip route add ${METADATA_ADDRESS}/32 via ${INTERNET_ADDRESS}`);
+    await serve(internetNs, TEMPORAL_HOST, 7233, 'the temporal server');
+    await serve(internetNs, METADATA_ADDRESS, 80, 'the metadata service');
+    await serve(hostNs, HOST_ADDRESS, 8081, 'the host address service');
+    refusing = new SessionNetworks({
+      dir: path.join(dir, 'refusing'),
+      egressNetns: hostNs,
+      temporal: temporalAddresses(`${TEMPORAL_HOST}:7233`),
+    });
+    others.push(refusing);
+  });
+
+  it("the Temporal server's addresses, the host's own, link-local and metadata ones; the rest stays reachable", async () => {
+    const { netns } = await refusing.ensure('abcdabcd');
+    expect(connectFrom(netns, TEMPORAL_HOST, 7233)).toBe('EACCES');
+    expect(connectFrom(netns, HOST_ADDRESS, 8081)).toBe('EACCES');
+    expect(connectFrom(netns, METADATA_ADDRESS, 80)).toBe('EACCES');
+    expect(connectFrom(netns, 'fd00:ec2::254', 80)).toBe('EACCES');
+    expect(connectFrom(netns, INTERNET_ADDRESS, 8080)).toBe('hello from the internet');
+    // Each a route of type prohibit, the host's own address as its namespace had it.
+    expect(routes(netns)).toEqual([
+      'default via 10.0.2.2 dev tap0 ',
+      '10.0.2.0/24 dev tap0 proto kernel scope link src 10.0.2.100 ',
+      'prohibit 169.254.0.0/16 proto static ',
+      `prohibit ${HOST_ADDRESS} proto static `,
+      `prohibit ${TEMPORAL_HOST} proto static `,
+      'prohibit fd00:ec2::254 dev lo proto static metric 1024 pref medium',
+      'fe80::/64 dev tap0 proto kernel metric 256 pref medium',
+    ]);
+  });
+
+  it('in a network a restarted worker finds, made before the refusals', async () => {
+    const { netns } = await refusing.ensure('dcbadcba');
+    // As a worker before the refusals left it: no route but its own.
+    inNs(
+      netns,
+      `ip route del 169.254.0.0/16 && ip route del ${HOST_ADDRESS} && ip route del ${TEMPORAL_HOST}`,
+    );
+    expect(connectFrom(netns, METADATA_ADDRESS, 80)).toBe('hello from the metadata service');
+    const restarted = new SessionNetworks({
+      dir: path.join(dir, 'refusing'),
+      egressNetns: hostNs,
+      temporal: temporalAddresses(`${TEMPORAL_HOST}:7233`),
+    });
+    expect((await restarted.ensure('dcbadcba')).netns).toBe(netns);
+    expect(connectFrom(netns, METADATA_ADDRESS, 80)).toBe('EACCES');
+    expect(connectFrom(netns, TEMPORAL_HOST, 7233)).toBe('EACCES');
+    expect(connectFrom(netns, HOST_ADDRESS, 8081)).toBe('EACCES');
+  });
+
+  it("names them in the worker's start line", () => {
+    expect(refusing.summary).toBe(
+      `the session's own network without the host's loopback, its own addresses, the Temporal server's (${TEMPORAL_HOST}) or link-local and metadata addresses`,
+    );
+    expect(networks.summary).toBe(
+      "the session's own network without the host's loopback, its own addresses or link-local and metadata addresses",
+    );
+    const allowing = new SessionNetworks({
+      dir: path.join(dir, 'summary'),
+      allowedPorts: [5432, 6379],
+      temporal: temporalAddresses('[fd00::5]:7233'),
+    });
+    expect(allowing.summary).toBe(
+      "the session's own network reaching the host's loopback only at ports 5432, 6379, without the host's own addresses, the Temporal server's (fd00::5) or link-local and metadata addresses",
+    );
+    const closed = new SessionNetworks({
+      dir: path.join(dir, 'summary'),
+      egress: false,
+      allowedPorts: [5432],
+    });
+    expect(closed.summary).toBe(
+      "the session's own localhost and no way out, reaching the host's loopback only at port 5432",
+    );
   });
 });
 

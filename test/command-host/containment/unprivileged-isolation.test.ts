@@ -134,7 +134,7 @@ afterAll(async () => {
 describe('sessions apart without root', () => {
   it('says so at start, and what it leaves open', () => {
     expect(worker.stderr()).toContain(
-      `isolation: sessions apart without root (own user and PID namespaces, the session's own network reaching the host's loopback only at port ${ALLOWED_PORT}, private /tmp and home; every session runs as the worker's uid ${NOBODY}, so one can change another's workdir by its path)`,
+      `isolation: sessions apart without root (own user and PID namespaces, the session's own network reaching the host's loopback only at port ${ALLOWED_PORT}, without the host's own addresses or link-local and metadata addresses, private /tmp and home; every session runs as the worker's uid ${NOBODY}, so one can change another's workdir by its path)`,
     );
   });
 
@@ -154,13 +154,13 @@ describe('sessions apart without root', () => {
     ]);
   });
 
-  it('keeps a session together: its workdir, its /tmp, a server on its localhost; and reaches out', async () => {
+  it("keeps a session together: its workdir, its /tmp, a server on its localhost; reaches the allowed port, not the host's own address", async () => {
     const alice = session('alice');
     const bob = session('bob');
     await sessionKeepsTogether(alice, bob, 8767);
-    // Out through slirp4netns (the host's own address, as any other host's), and the allowed port.
-    expect(await bob.run(connectCommand(hostAddress(), 18081))).toBe('hello from the host network\n');
     expect(await bob.run(connectCommand('127.0.0.1', ALLOWED_PORT))).toBe('hello from an allowed service\n');
+    // Refused in the session's network, which a worker without root readies in its user namespace.
+    expect(await bob.run(connectCommand(hostAddress(), 18081))).toBe('EACCES\n');
   });
 });
 

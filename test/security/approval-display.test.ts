@@ -184,7 +184,7 @@ status    waiting for a decision (denied if none by ${expiresAt.toISOString()}, 
 session   ${session}
 age       ${age} (requested ${requestedAt.toISOString()})
 runs      in the foreground, timeout 300000ms
-          if approved after its caller stops waiting (300000ms): in the background
+          if approved after its caller stops waiting (300000ms): in the background, timeout 300000ms
 workdir   /tmp
 reason    asks about echo "left\\u{202E}right" rm -rf ~/p # \\e[2K printf '%s\\\\n' a b
 command   | echo "left\\u{202E}right"\\x20{2}

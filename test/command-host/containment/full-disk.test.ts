@@ -32,7 +32,8 @@ describe('a spill file that refuses writes', () => {
   it('stops the stream there, says which and why, and the worker runs the next command', async () => {
     const taskQueue = `full-disk-${randomUUID()}`;
     const spillDir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-full-disk-'));
-    worker = await startWorkerProcess(env, taskQueue, ['--spill-dir', spillDir], {
+    // Without isolation: a private copy of the supervisor for sessions would not fit under the limit.
+    worker = await startWorkerProcess(env, taskQueue, ['--spill-dir', spillDir, '--isolation', 'none'], {
       fileSizeLimitKiB: LIMIT_KIB,
     });
     const [bash] = createBashTools({ client: env.client, taskQueue }) as [Tool];

@@ -34,6 +34,7 @@ import { ownerToken } from './ownership.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 import { DeadlinePassed, untilDeadline } from './until-deadline.js';
 
 /**
@@ -140,8 +141,9 @@ export class Approvals {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<ApprovalOutcome | undefined> {
+    let outcome: ApprovalOutcome;
     try {
-      return await untilDeadline(Date.now() + waitMs, signal, (stop) =>
+      outcome = await untilDeadline(Date.now() + waitMs, signal, (stop) =>
         this.client.withAbortSignal(stop, () =>
           this.client.workflow.getHandle<typeof bashApproval>(approvalId).result(),
         ),
@@ -150,6 +152,7 @@ export class Approvals {
       if (err instanceof DeadlinePassed || signal?.aborted) return undefined;
       throw asClientError(this.client, err);
     }
+    return refuseUnencrypted(outcome, `approval ${approvalId}`, 'outcome');
   }
 
   /** Tells the request its foreground caller stopped waiting: an approval then runs in the background. */
@@ -167,8 +170,9 @@ export class Approvals {
   async decide(approvalId: string, decision: ApprovalDecision): Promise<string> {
     if (!isApprovalIdShape(approvalId)) throw new ApprovalError(`no approval request ${approvalId}`);
     const handle = this.client.workflow.getHandle(approvalId);
+    let answer: string;
     try {
-      return await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
+      answer = await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
         handle.executeUpdate(decideUpdate, { args: [decision] }),
       );
     } catch (err) {
@@ -183,6 +187,7 @@ export class Approvals {
       if (closed !== undefined) throw new ApprovalError(closed);
       throw asClientError(this.client, err);
     }
+    return refuseUnencrypted(answer, `approval ${approvalId}`, "decision's answer");
   }
 
   /** The pending requests, the oldest first: all of them, or one session's. */
@@ -202,7 +207,7 @@ export class Approvals {
       if (description.type !== bashApproval.name) return `no approval request ${approvalId}`;
       if (description.status.name === 'RUNNING') return undefined;
       if (description.status.name !== 'COMPLETED') return approvalClosed(approvalId);
-      const outcome = await handle.result();
+      const outcome = refuseUnencrypted(await handle.result(), `approval ${approvalId}`, 'outcome');
       if (outcome.kind === 'expired') return approvalClosed(approvalId);
       return alreadyDecided(approvalId, { approved: outcome.kind === 'approved', by: outcome.by });
     } catch (err) {

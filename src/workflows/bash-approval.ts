@@ -31,6 +31,11 @@ import { oneLine } from '../shared/checks.js';
 import type { TaskStart } from '../shared/task.js';
 import type { bashTask } from './bash-task.js';
 import { deliverOwnNotice } from './completion-notice.js';
+import {
+  ignoredUnencryptedSignal,
+  refuseUnencryptedArgument,
+  refuseUnencryptedInput,
+} from './unencrypted-payloads.js';
 
 /** A decision that answers: applied, or refused in one line (decided already, or no longer waiting). */
 export const decideUpdate = defineUpdate<string, [ApprovalDecision]>('decide');
@@ -49,6 +54,7 @@ export const callerLeftSignal = defineSignal('callerLeft');
 const CALLER_ANSWER_MARGIN_MS = 2_000;
 
 export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcome> {
+  refuseUnencryptedInput(input);
   const requestedAtMs = Date.now();
   let decision: ApprovalDecision | undefined;
   let closed = false;
@@ -73,6 +79,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     },
     {
       validator: (made) => {
+        refuseUnencryptedArgument(decideUpdate.name, made);
         const refused = refusal(made);
         if (refused !== undefined) throw new Error(refused);
       },
@@ -82,6 +89,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
   setHandler(
     decideSignal,
     (sent) => {
+      if (ignoredUnencryptedSignal(decideSignal.name, sent)) return;
       // A person typing the signal in the Web UI may leave out who they are: the history's event
       // still names the sender's identity.
       const made = {

@@ -7,10 +7,12 @@
  * own process (its log read from its stderr); the attacker is a plain `Client` and, for a forged
  * result, a worker of its own speaking Temporal's API directly.
  */
+import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -18,9 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { ownerToken, sessionKey } from '../../src/client/ownership.js';
+import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec.js';
+import { startCodecServer } from '../../src/codec/codec-server.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { CODEC_KEYS_ENV, type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
 import { OwnerHasher } from '../../src/codec/owner-hash.js';
+import { findTemporalBinary, TemporalBinary } from '../../src/dev-server/binaries.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
 import { outputReaderId } from '../../src/shared/read-position.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
@@ -101,6 +106,16 @@ async function refusal(update: Promise<unknown>): Promise<string> {
 
 const mark = (name: string) => path.join(markDir, name);
 
+const execFileAsync = promisify(execFile);
+
+/** A payload as the codec-server protocol carries it: its metadata and data in base64. */
+const toJson = (payload: { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null }) => ({
+  metadata: Object.fromEntries(
+    Object.entries(payload.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+  ),
+  data: Buffer.from(payload.data ?? new Uint8Array()).toString('base64'),
+});
+
 describe('a decision in plaintext', () => {
   it('a decide signal changes nothing, the worker logs it, and an encrypted decision still applies', async () => {
     const touched = mark('approved-by-signal');
@@ -118,6 +133,51 @@ describe('a decision in plaintext', () => {
       .poll(async () => (await keyed.workflow.getHandle(approvalId).describe()).memo?.outcome)
       .toEqual({ kind: 'denied', by: 'alice' });
     expect(existsSync(touched)).toBe(false);
+  });
+
+  it('a decide signal the temporal CLI encrypts through the codec server, with its token, applies; without the token the server encrypts nothing', async () => {
+    const token = randomUUID();
+    const codecServer = await startCodecServer({
+      codec: new AesGcmPayloadCodec(new CodecKeyring([key])),
+      token,
+      port: 0,
+    });
+    try {
+      const { approvalId } = await approvals.request(
+        { command: 'true', description: 'Nothing', background: true, owner: session },
+        'the test asks',
+      );
+      const decision = { approved: false, by: 'alice' };
+      const untokened = await fetch(`${codecServer.url}/encode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ payloads: [toJson(defaultPayloadConverter.toPayload(decision))] }),
+      });
+      expect(untokened.status).toBe(401);
+      const temporal = findTemporalBinary(TemporalBinary.cli);
+      if (temporal.kind === 'download') throw new Error('no temporal binary: run npm run provision');
+      await execFileAsync(temporal.path, [
+        'workflow',
+        'signal',
+        '--address',
+        server.env.address,
+        '--workflow-id',
+        approvalId,
+        '--name',
+        'decide',
+        '--input',
+        JSON.stringify(decision),
+        '--codec-endpoint',
+        codecServer.url,
+        '--codec-auth',
+        `Bearer ${token}`,
+      ]);
+      await expect
+        .poll(async () => (await keyed.workflow.getHandle(approvalId).describe()).memo?.decision)
+        .toEqual(decision);
+    } finally {
+      await codecServer.close();
+    }
   });
 
   it('a decide update is refused in one line, and the request still waits', async () => {

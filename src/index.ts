@@ -69,6 +69,7 @@ export {
   StdinWriteError,
   TemporalUnreachableError,
   ToolCallError,
+  UnencryptedPayloadError,
   UnknownTaskError,
 } from './shared/errors.js';
 export { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from './shared/limits.js';
@@ -91,6 +92,11 @@ export type {
   ToolExecContext,
   ToolResult,
 } from './shared/tool-types.js';
+export {
+  isUnencryptedPayload,
+  UNENCRYPTED_PAYLOAD,
+  type UnencryptedPayload,
+} from './shared/unencrypted-payload.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
 export { type AgentWorkerOptions, createAgentWorker, type DeliveredNotice } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';

@@ -102,7 +102,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     },
     {
       description:
-        'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}; a second decision is dropped',
+        'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}; a second decision is dropped, and so is one not encrypted when payloads are (set the codec server as the codec endpoint)',
     },
   );
   setHandler(callerLeftSignal, () => {

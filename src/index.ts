@@ -71,6 +71,7 @@ export {
   StdinWriteError,
   TemporalUnreachableError,
   ToolCallError,
+  UnencryptedPayloadError,
   UnknownTaskError,
 } from './shared/errors.js';
 export {
@@ -98,6 +99,11 @@ export type {
   ToolExecContext,
   ToolResult,
 } from './shared/tool-types.js';
+export {
+  isUnencryptedPayload,
+  UNENCRYPTED_PAYLOAD,
+  type UnencryptedPayload,
+} from './shared/unencrypted-payload.js';
 export { type BashToolsOptions, createBashTools } from './tools/create-bash-tools.js';
 export { type AgentWorkerOptions, createAgentWorker, type DeliveredNotice } from './worker/agent-worker.js';
 export { BashWorker, type BashWorkerOptions, createBashWorker } from './worker/bash-worker.js';

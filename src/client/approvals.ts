@@ -42,6 +42,7 @@ import { SessionCap } from './session-cap.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 import { DeadlinePassed, untilDeadline } from './until-deadline.js';
 
 /**
@@ -231,8 +232,9 @@ export class Approvals {
     waitMs: number,
     signal?: AbortSignal,
   ): Promise<ApprovalOutcome | undefined> {
+    let outcome: ApprovalOutcome;
     try {
-      return await untilDeadline(Date.now() + waitMs, signal, (stop) =>
+      outcome = await untilDeadline(Date.now() + waitMs, signal, (stop) =>
         this.client.withAbortSignal(stop, () =>
           this.client.workflow.getHandle<typeof bashApproval>(approvalId).result(),
         ),
@@ -241,6 +243,7 @@ export class Approvals {
       if (err instanceof DeadlinePassed || signal?.aborted) return undefined;
       throw asClientError(this.client, err);
     }
+    return refuseUnencrypted(outcome, `approval ${approvalId}`, 'outcome');
   }
 
   /** Tells the request its foreground caller stopped waiting: an approval then runs in the background. */
@@ -258,8 +261,9 @@ export class Approvals {
   async decide(approvalId: string, decision: ApprovalDecision): Promise<string> {
     if (!isApprovalIdShape(approvalId)) throw new ApprovalError(`no approval request ${approvalId}`);
     const handle = this.client.workflow.getHandle(approvalId);
+    let answer: string;
     try {
-      return await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
+      answer = await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
         handle.executeUpdate(decideUpdate, { args: [decision] }),
       );
     } catch (err) {
@@ -274,6 +278,7 @@ export class Approvals {
       if (closed !== undefined) throw new ApprovalError(closed);
       throw asClientError(this.client, err);
     }
+    return refuseUnencrypted(answer, `approval ${approvalId}`, "decision's answer");
   }
 
   /** The visibility query for the running requests of `owner`. */
@@ -347,7 +352,7 @@ export class Approvals {
       if (description.type !== bashApproval.name) return `no approval request ${approvalId}`;
       if (description.status.name === 'RUNNING') return undefined;
       if (description.status.name !== 'COMPLETED') return approvalClosed(approvalId);
-      const outcome = await handle.result();
+      const outcome = refuseUnencrypted(await handle.result(), `approval ${approvalId}`, 'outcome');
       if (outcome.kind === 'expired') return approvalClosed(approvalId);
       // A run the quota refused was approved all the same.
       return alreadyDecided(approvalId, { approved: outcome.kind !== 'denied', by: outcome.by });

@@ -28,6 +28,7 @@ import { type ReadOptions, TaskReads } from './task-reads.js';
 import { isTaskWorkflow, type TaskSnapshot } from './task-snapshot.js';
 import { type StartRequest, startTask, supportsEagerStart, taskStart } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencryptedMemo } from './unencrypted-payloads.js';
 import { WorkspaceFiles } from './workspace-files.js';
 
 export type { ForegroundOutcome } from './foreground.js';
@@ -285,7 +286,10 @@ export class BashTasks {
     return (await this.reads.onHost(description, Date.now() + waitMs, undefined)).hostQueue;
   }
 
-  /** Describes a task's workflow behind the ownership fence: unknown and foreign tasks are refused. */
+  /**
+   * Describes a task's workflow behind the ownership fence: unknown and foreign tasks are refused,
+   * and so is a task whose memo was not encrypted while this client's codec holds keys.
+   */
   async describeOwned(
     taskId: string,
     callerSessionId: string | undefined,
@@ -306,6 +310,7 @@ export class BashTasks {
     ) {
       throw new ForeignTaskError(taskId);
     }
+    refuseUnencryptedMemo(description.memo, `task ${taskId}`);
     return description;
   }
 }

@@ -18,6 +18,7 @@ import type { OutputRead } from './output-reader-client.js';
 import { serverNow } from './server-clock.js';
 import type { TaskReads } from './task-reads.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
 /** How long a foreground call waits for the workflow to take (or refuse) its move to the background. */
@@ -58,7 +59,8 @@ export async function runResult(
   stopWaiting?.addEventListener('abort', onAbort, { once: true });
   try {
     if (signal?.aborted || stopWaiting?.aborted) abort.abort();
-    return await client.withAbortSignal(abort.signal, () => handle.result());
+    const result = await client.withAbortSignal(abort.signal, () => handle.result());
+    return refuseUnencrypted(result, `task ${taskId}`, 'result');
   } catch (err) {
     if (abort.signal.aborted) {
       if (stopWaiting?.aborted && !signal?.aborted) throw stopWaiting.reason;

@@ -36,6 +36,7 @@ import { endedTerminalRead, readableUpTo, sliceStream } from './output-slices.js
 import { readerHistory, readerState } from './reader-history.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import type { TaskSnapshot } from './task-snapshot.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 import { untilDeadline } from './until-deadline.js';
 import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
@@ -186,10 +187,9 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
   for (let attempt = 0; attempt < 3 && how.deadline - Date.now() > how.margin; attempt++) {
     const claimId = randomUUID();
     claimIds.push(claimId);
+    let answer: R;
     try {
-      const answer = await how.send(claimId, readerStart(taskId, resumeFrom, how.taskEnded, options));
-      if (typeof answer.serverTimeMs === 'number') learnServerTime(client, answer.serverTimeMs);
-      return { answer, claimIds };
+      answer = await how.send(claimId, readerStart(taskId, resumeFrom, how.taskEnded, options));
     } catch (err) {
       await how.onFailure?.(claimId);
       if (err instanceof WorkflowUpdateFailedError) {
@@ -207,6 +207,9 @@ async function sendToReader<R extends { serverTimeMs?: number }>(
       }
       break;
     }
+    refuseUnencrypted(answer, `task ${taskId}`, "reader's answer");
+    if (typeof answer.serverTimeMs === 'number') learnServerTime(client, answer.serverTimeMs);
+    return { answer, claimIds };
   }
   return { claimIds };
 }
@@ -319,7 +322,8 @@ export async function readOnHost(
       kind: 'late' as const,
       position: state.position,
       serverTimeMs: serverNow(client),
-    }));
+    }))
+    .then((answer) => refuseUnencrypted(answer, `task ${taskId}`, "reader's answer"));
 }
 
 /** How long a read the reader accepted, but had not answered by the deadline, is waited for. */

@@ -22,6 +22,7 @@ import {
 } from '../shared/read-position.js';
 import { claimUpdate, readUpdate } from '../workflows/output-reader.js';
 import { decodePayload } from './decode-payload.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** gRPC's NOT_FOUND: the task was never read (no reader), or its reader is past retention. */
 const GRPC_NOT_FOUND = 5;
@@ -47,7 +48,9 @@ export async function readerHistory(client: Client, taskId: string): Promise<Rea
       return { state: { position: START_OF_OUTPUT, recentClaims: [] }, acceptedUpdateIds: new Set() };
     throw err;
   }
-  return foldReaderHistory(history.events ?? [], (payload) => decodePayload(client, payload));
+  return foldReaderHistory(history.events ?? [], async (payload) =>
+    refuseUnencrypted(await decodePayload(client, payload), `task ${taskId}`, 'read position'),
+  );
 }
 
 /** Turns a payload of the history into its value, as the client's data converter does. */

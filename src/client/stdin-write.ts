@@ -12,6 +12,7 @@ import { CONNECT_TIMEOUT_MS, STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../share
 import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 import { waitOutWorkflowTaskStartedBy } from './workflow-task-in-flight.js';
 
 /** Time kept past the host's own bounds for the answer to travel back. */
@@ -65,8 +66,9 @@ export async function writeTaskStdin(
       update = handle.getUpdateHandle<StdinWriteResult>(updateId);
     }
     const noAnswer = AbortSignal.timeout(ANSWER_WAIT_MS);
+    let result: StdinWriteResult;
     try {
-      return await client.withAbortSignal(noAnswer, () => update.result());
+      result = await client.withAbortSignal(noAnswer, () => update.result());
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) {
         // A refused update wrote nothing, so sending it again is safe.
@@ -87,6 +89,7 @@ export async function writeTaskStdin(
         `the write to task ${taskId} got no answer (${firstLine(err)}); it may have been written`,
       );
     }
+    return refuseUnencrypted(result, `task ${taskId}`, 'answer to the write');
   }
 }
 

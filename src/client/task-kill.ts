@@ -9,6 +9,7 @@ import proto from '@temporalio/proto';
 import { ActivityName } from '../shared/activity-names.js';
 import { KILL_GRACE_MS } from '../shared/limits.js';
 import type { BashTaskResult } from '../shared/task.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** How long `kill` waits for the killed run to report its end. */
 const KILL_CONFIRM_MS = KILL_GRACE_MS + 10_000;
@@ -52,7 +53,8 @@ export async function killTask(
   const ended = client
     .withAbortSignal(stopWaiting.signal, () => handle.result() as Promise<BashTaskResult>)
     .then(
-      (result): 'killed' | 'already-finished' => endedBy(result),
+      (result): 'killed' | 'already-finished' =>
+        endedBy(refuseUnencrypted(result, `task ${taskId}`, 'result')),
       (err: unknown) => {
         // The kill is requested either way; a run that ends without an outcome is still ended.
         if (err instanceof WorkflowFailedError || stopWaiting.signal.aborted) return 'killed' as const;

@@ -12,6 +12,7 @@ import { completionNotice } from '../workflows/completion-notice.js';
 import { monitorNotices } from '../workflows/monitor-notices.js';
 import { ownerToken, sessionOfOwner } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';
+import { listable } from './unencrypted-payloads.js';
 
 /**
  * Which tasks a listing shows: one session's (by its session id), the tasks no session owns, or
@@ -76,7 +77,8 @@ export function ownerCondition(token: string, hasher: OwnerHasher | undefined): 
 
 /**
  * Up to `limit` workflow runs matching `query`, in the server's visibility order (running ones first,
- * then the latest to end); one visibility call unless a page holds fewer than asked.
+ * then the latest to end); one visibility call unless a page holds fewer than asked. Runs whose
+ * memo was not encrypted, while the client's codec holds keys, are left out (see `listable`).
  */
 export async function listExecutions(
   client: Client,
@@ -87,6 +89,7 @@ export async function listExecutions(
   try {
     await client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS, async () => {
       for await (const execution of client.workflow.list({ query, pageSize: limit })) {
+        if (!listable(execution)) continue;
         executions.push(execution);
         if (executions.length >= limit) break;
       }

@@ -20,6 +20,7 @@ import { monitorNotices } from '../workflows/monitor-notices.js';
 import { setMonitorUpdate } from '../workflows/notice-channel-signals.js';
 import type { BashTasks } from './bash-tasks.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** How long `bash_monitor` waits for a task just started to reach its host. */
 const HOST_WAIT_MS = 5_000;
@@ -90,7 +91,7 @@ export class TaskMonitors {
         throw new MonitorError(`task ${taskId} has ended: nothing was set`);
       throw asClientError(this.client, err);
     }
-    switch (answer.kind) {
+    switch (refuseUnencrypted(answer, `task ${taskId}`, "monitor's answer").kind) {
       case 'set':
         return;
       case 'ended':

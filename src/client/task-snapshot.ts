@@ -22,6 +22,7 @@ import type {
 import { AttemptFailureType, RunFailureType, streamFileOf } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { decodePayload } from './decode-payload.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** What the server holds of a task at one moment, read without any worker's help. */
 export interface TaskSnapshot {
@@ -101,7 +102,7 @@ async function runningSnapshot(
 ): Promise<SnapshotBody> {
   const pending = description.raw.pendingActivities ?? [];
   const command = pending.find((activity) => activity.activityType?.name === ActivityName.runCommand);
-  let progress = await progressOf(client, command);
+  let progress = await progressOf(client, command, description.workflowId);
   const history =
     progress === undefined &&
     (command === undefined ? mayHaveRunCommand(description, pending) : mayFollowAnAttempt(description))
@@ -111,7 +112,11 @@ async function runningSnapshot(
     return closingSnapshot(
       client,
       description,
-      await decodePayload<CommandOutcome>(client, history.completion),
+      refuseUnencrypted(
+        await decodePayload<CommandOutcome>(client, history.completion),
+        `task ${description.workflowId}`,
+        'command outcome',
+      ),
     );
   if (command === undefined && history?.lastFailed === true) {
     // Its last attempt failed (the task lost, say) and none is pending: the run is most likely
@@ -123,7 +128,9 @@ async function runningSnapshot(
   }
   // No heartbeat of the current attempt yet: what the attempt before it left, on the same host.
   if (history?.lastProgress !== undefined) {
-    const earlier = await decodePayload<CommandProgress>(client, history.lastProgress).catch(() => undefined);
+    const earlier = await decodePayload<CommandProgress>(client, history.lastProgress)
+      .then((progress) => refuseUnencrypted(progress, `task ${description.workflowId}`, 'progress'))
+      .catch(() => undefined);
     if (earlier !== undefined && onCurrentHost(description, earlier)) progress = earlier;
   }
   return {
@@ -154,12 +161,18 @@ export function restartsOf(description: WorkflowExecutionDescription): { restart
 type PendingActivity = NonNullable<WorkflowExecutionDescription['raw']['pendingActivities']>[number];
 
 /** What a command attempt last heartbeated, decoded as the client decodes results. */
-function progressOf(
+async function progressOf(
   client: Client,
   attempt: PendingActivity | undefined,
+  taskId: string,
 ): Promise<CommandProgress | undefined> {
   const payload = attempt?.heartbeatDetails?.payloads?.[0];
-  return payload ? decodePayload<CommandProgress>(client, payload) : Promise.resolve(undefined);
+  if (!payload) return undefined;
+  return refuseUnencrypted(
+    await decodePayload<CommandProgress>(client, payload),
+    `task ${taskId}`,
+    'progress',
+  );
 }
 
 /**
@@ -175,7 +188,7 @@ export async function commandHostQueue(
     (activity) => activity.activityType?.name === ActivityName.runCommand,
   );
   for (const attempt of attempts) {
-    const progress = await progressOf(client, attempt).catch(() => undefined);
+    const progress = await progressOf(client, attempt, description.workflowId).catch(() => undefined);
     if (typeof progress?.hostQueue === 'string') return progress.hostQueue;
   }
   return undefined;
@@ -317,9 +330,11 @@ async function closedSnapshot(
 ): Promise<SnapshotBody> {
   const handle = client.workflow.getHandle<typeof bashTask>(description.workflowId, description.runId);
   try {
-    const result: BashTaskResult = await (signal
-      ? client.withAbortSignal(signal, () => handle.result())
-      : handle.result());
+    const result: BashTaskResult = refuseUnencrypted(
+      await (signal ? client.withAbortSignal(signal, () => handle.result()) : handle.result()),
+      `task ${description.workflowId}`,
+      'result',
+    );
     // A file the result names as kept (`spillFiles`) is where reads and logs send for all of it.
     const named = (stream: 'stdout' | 'stderr'): StreamTail => {
       const spillPath = streamFileOf(result, stream);

@@ -37,6 +37,7 @@ import {
 } from '../workflows/workspace-files.js';
 import { sessionKey } from './ownership.js';
 import { asClientError } from './temporal-unreachable.js';
+import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** A workspace: its owning session, its host, and its directory there. */
 export interface SandboxWorkspace {
@@ -375,16 +376,19 @@ export class WorkspaceFiles {
     data: Uint8Array | undefined,
     hostId?: string,
   ): Promise<WorkspaceReply | WorkspaceCreated | Uint8Array> {
+    const workflowId = `workspace-op-${randomUUID()}`;
+    let reply: WorkspaceReply | WorkspaceCreated | Uint8Array;
     try {
-      return await this.client.workflow.execute(workspaceFiles, {
+      reply = await this.client.workflow.execute(workspaceFiles, {
         taskQueue: this.taskQueue,
-        workflowId: `workspace-op-${randomUUID()}`,
+        workflowId,
         args: data === undefined ? [input] : [input, data],
         workflowExecutionTimeout: WORKSPACE_WORKFLOW_TIMEOUT_MS,
       });
     } catch (err) {
       throw this.errorOf(err, hostId ?? input.hostQueue);
     }
+    return refuseUnencrypted(reply, `workspace operation ${workflowId}`, 'reply');
   }
 
   /** The error a caller sees: the refusal's class, the host's silence, or an unreachable server. */

@@ -1,12 +1,19 @@
 /**
  * The payload codec that encrypts everything durable-bash stores in Temporal: each payload, whole
  * (its metadata too), becomes AES-256-GCM ciphertext under the keyring's current key, with the key's
- * id in the new payload's metadata so that any key still in the keyring decrypts it.
+ * id in the new payload's metadata so that any key still in the keyring decrypts it. A payload that
+ * was not encrypted is refused: it decodes to UNENCRYPTED_PAYLOAD (shared/unencrypted-payload.ts).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import {
+  defaultPayloadConverter,
+  METADATA_ENCODING_KEY,
+  type Payload,
+  type PayloadCodec,
+} from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { CodecKeyError } from '../shared/errors.js';
+import { UNENCRYPTED_PAYLOAD } from '../shared/unencrypted-payload.js';
 import type { CodecKeyring } from './keyring.js';
 
 /** The `encoding` metadata of an encrypted payload. */
@@ -23,8 +30,13 @@ const TAG_BYTES = 16;
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
 
 /**
- * Encrypts payloads with the keyring's current key; decrypts those of any key it holds, and passes
- * payloads that were never encrypted (stored before encryption was turned on) through unchanged.
+ * Encrypts payloads with the keyring's current key; decrypts those of any key it holds. A payload
+ * that was never encrypted (sent by a client without the keys, or stored before encryption was
+ * turned on) decodes to UNENCRYPTED_PAYLOAD, never to what it holds: the key is what tells the
+ * deployment's own clients and workers from anyone else who reaches Temporal. It is a value, not
+ * a throw, because the codec also decodes workflow activations, where a throw would fail every
+ * workflow task of a workflow whose history holds such a payload; the same payload always decodes
+ * the same way, so a replay takes the path the run took.
  * The ciphertext is `iv (12 bytes) || ciphertext || tag (16 bytes)`, authenticated with the key id.
  */
 export class AesGcmPayloadCodec implements PayloadCodec {
@@ -52,7 +64,7 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     return payloads.map((payload) => {
       const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
       if (encoding === undefined || Buffer.from(encoding).toString('utf8') !== ENCRYPTED_ENCODING) {
-        return payload;
+        return defaultPayloadConverter.toPayload(UNENCRYPTED_PAYLOAD);
       }
       const idBytes = payload.metadata?.[KEY_ID_METADATA];
       if (idBytes === undefined || idBytes === null) {

@@ -174,6 +174,21 @@ export class CodecKeyError extends Error {
 }
 
 /**
+ * Thrown by the client when what the server holds of a task or an approval (its memo, its result,
+ * an update's answer) was not encrypted while the client's codec holds keys: written by a client or
+ * worker without them, it is refused, never shown.
+ */
+export class UnencryptedPayloadError extends ToolCallError {
+  override readonly name = 'UnencryptedPayloadError';
+  constructor(
+    readonly subject: string,
+    readonly part: string,
+  ) {
+    super(`${subject}: expected its ${part} encrypted with a codec key, got an unencrypted one; refused`);
+  }
+}
+
+/**
  * Thrown by `BashTasks.writeStdin` when a write to a task's stdin was refused or came to nothing:
  * its stdin is not open (or closed), its command ended or has not started, or its host did not answer.
  */

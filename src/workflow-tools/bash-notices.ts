@@ -5,6 +5,7 @@
  */
 import { setHandler } from '@temporalio/workflow';
 import { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
+import { ignoredUnencryptedSignal } from '../workflows/unencrypted-payloads.js';
 
 export interface BashNoticeInbox {
   /** The ids of the notices that came (a task's id for its completion), to carry across a continue-as-new. */
@@ -37,6 +38,7 @@ export function onBashNotice(
   };
   for (const id of noticed) take(id);
   setHandler(bashNoticeSignal, (notice) => {
+    if (ignoredUnencryptedSignal(bashNoticeSignal.name, notice)) return;
     if (take(notice.noticeId ?? notice.taskId)) handler(notice);
   });
   return {

@@ -4,6 +4,7 @@
  * what it asks for. See docs/WORKFLOWS.md.
  */
 export type { ToolResult } from '../shared/tool-types.js';
+export { isUnencryptedPayload } from '../shared/unencrypted-payload.js';
 export { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
 export { type BashNoticeInbox, onBashNotice } from './bash-notices.js';
 export {

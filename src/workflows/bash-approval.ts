@@ -30,6 +30,11 @@ import {
 } from '../shared/approval.js';
 import { oneLine } from '../shared/checks.js';
 import { deliverOwnNotice } from './completion-notice.js';
+import {
+  ignoredUnencryptedSignal,
+  refuseUnencryptedArgument,
+  refuseUnencryptedInput,
+} from './unencrypted-payloads.js';
 
 /** A decision that answers: applied, or refused in one line (decided already, or no longer waiting). */
 export const decideUpdate = defineUpdate<string, [ApprovalDecision]>('decide');
@@ -55,6 +60,7 @@ const { startApprovedRun } = proxyActivities<ApprovalActivities>({
 });
 
 export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcome> {
+  refuseUnencryptedInput(input);
   const requestedAtMs = Date.now();
   let decision: ApprovalDecision | undefined;
   let closed = false;
@@ -79,6 +85,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     },
     {
       validator: (made) => {
+        refuseUnencryptedArgument(decideUpdate.name, made);
         const refused = refusal(made);
         if (refused !== undefined) throw new Error(refused);
       },
@@ -88,6 +95,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
   setHandler(
     decideSignal,
     (sent) => {
+      if (ignoredUnencryptedSignal(decideSignal.name, sent)) return;
       // A person typing the signal in the Web UI may leave out who they are: the history's event
       // still names the sender's identity.
       const made = {
@@ -100,7 +108,7 @@ export async function bashApproval(input: ApprovalInput): Promise<ApprovalOutcom
     },
     {
       description:
-        'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}; a second decision is dropped',
+        'Approve or deny the command: {"approved": true|false, "by": "<who>", "reason"?: "<why>"}; a second decision is dropped, and so is one not encrypted when payloads are (set the codec server as the codec endpoint)',
     },
   );
   setHandler(callerLeftSignal, () => {

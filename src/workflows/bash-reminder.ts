@@ -9,13 +9,16 @@ import { condition, setHandler } from '@temporalio/workflow';
 import { type ReminderInput, type ReminderOutcome, reminderNotice } from '../shared/reminder.js';
 import { deliverOwnNotice } from './completion-notice.js';
 import { watchedEndSignal } from './end-watchers.js';
+import { ignoredUnencryptedSignal, refuseUnencryptedInput } from './unencrypted-payloads.js';
 
 export async function bashReminder(input: ReminderInput): Promise<ReminderOutcome> {
+  refuseUnencryptedInput(input);
   const taskIds = input.taskIds ?? [];
   const ended = new Map<string, string>(Object.entries(input.ended ?? {}));
   // The watched tasks tell their ends (and the client tells those that ended before they could).
-  setHandler(watchedEndSignal, ({ taskId, statusLine }) => {
-    if (taskIds.includes(taskId)) ended.set(taskId, statusLine);
+  setHandler(watchedEndSignal, (end) => {
+    if (ignoredUnencryptedSignal(watchedEndSignal.name, end)) return;
+    if (taskIds.includes(end.taskId)) ended.set(end.taskId, end.statusLine);
   });
   const allEnded = () => taskIds.length > 0 && taskIds.every((taskId) => ended.has(taskId));
   // A cancellation (`bash_remind { cancel }`) ends the workflow here, closed as cancelled.

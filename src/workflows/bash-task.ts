@@ -63,6 +63,7 @@ import {
 import { deadlineOnHost, type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
 import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
+import { refuseUnencryptedArgument, refuseUnencryptedInput } from './unencrypted-payloads.js';
 import { countEnded, countHostRestart, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
@@ -90,6 +91,7 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
  * notice target then starts its completion notice, and ends as it would without one.
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
+  refuseUnencryptedInput(input);
   countStarted(input.background);
   showRunDetails(input.command, { status: 'running' });
   let hasReader = false;
@@ -131,6 +133,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     },
     {
       validator: (request) => {
+        refuseUnencryptedArgument(moveToBackgroundUpdate.name, request);
         // Past the deadline its host enforces, the run is timing out (a timer would have fired).
         const pastDeadline = standing.deadlineAtMs !== undefined && Date.now() >= standing.deadlineAtMs;
         if (!standing.movable || pastDeadline)

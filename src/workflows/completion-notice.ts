@@ -22,6 +22,7 @@ import {
 } from '../shared/search-attributes.js';
 import type { NoticeTarget, SessionNoticeTarget, WorkflowNoticeTarget } from '../shared/task.js';
 import { type BashNotice, bashNoticeSignal } from './notice-signal.js';
+import { refuseUnencryptedInput } from './unencrypted-payloads.js';
 import { countNotice } from './workflow-metrics.js';
 
 export interface CompletionNoticeInput extends SessionNoticeTarget {
@@ -42,6 +43,7 @@ export interface CompletionNoticeInput extends SessionNoticeTarget {
  * undelivered, which its session's `bash_list` shows.
  */
 export async function completionNotice(input: CompletionNoticeInput): Promise<NoticeOutcome> {
+  refuseUnencryptedInput(input);
   const outcome = await injectWithinWindow(input, input.content);
   countNotice(outcome);
   if (outcome === NoticeOutcome.expired) markUndelivered(input);

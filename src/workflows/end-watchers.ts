@@ -12,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import { END_WATCHERS_PATCH } from '../shared/patches.js';
 import { statusLine, type TaskState } from '../shared/status-line.js';
+import { ignoredUnencryptedSignal } from './unencrypted-payloads.js';
 
 /** A reminder (its workflow id) asks to be told when the task ends. */
 export const watchEndSignal = defineSignal<[{ workflowId: string }]>('watchEnd');
@@ -31,8 +32,9 @@ export const watchedEndSignal = defineSignal<[WatchedEnd]>('watchedEnd');
  */
 export function handleEndWatchers(taskId: string): (state: TaskState) => Promise<unknown> | undefined {
   const watchers = new Set<string>();
-  setHandler(watchEndSignal, ({ workflowId }) => {
-    watchers.add(workflowId);
+  setHandler(watchEndSignal, (watcher) => {
+    if (ignoredUnencryptedSignal(watchEndSignal.name, watcher)) return;
+    watchers.add(watcher.workflowId);
   });
   // Not async: a run nobody watches makes no promise here (see handleStdinWrites).
   return (state) => {

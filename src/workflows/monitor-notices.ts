@@ -39,6 +39,11 @@ import {
   noticeChannelStartedSignal,
   setMonitorUpdate,
 } from './notice-channel-signals.js';
+import {
+  ignoredUnencryptedSignal,
+  refuseUnencryptedArgument,
+  refuseUnencryptedInput,
+} from './unencrypted-payloads.js';
 import { countNotice } from './workflow-metrics.js';
 
 /** A history this long goes on in a new run (a chatty monitor's notices are ~10 events each). */
@@ -54,6 +59,7 @@ const CLOSED_TASK_NOTICE_WAIT_MS = 60_000;
 const SET_MONITOR_TIMEOUT_MS = 10_000;
 
 export async function monitorNotices(input: MonitorNoticesInput): Promise<NoticeOutcome | undefined> {
+  refuseUnencryptedInput(input);
   const { taskId, target } = input;
   const upTo = { ...(input.carried?.upTo ?? { stdout: 0, stderr: 0 }) };
   const queue: MonitorBatch[] = [...(input.carried?.pending ?? [])];
@@ -67,6 +73,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
   let gone = input.carried?.gone ?? false;
 
   setHandler(monitorLinesSignal, (batch) => {
+    if (ignoredUnencryptedSignal(monitorLinesSignal.name, batch)) return;
     received = true;
     // A line at or past where its stream's delivered lines end is new; the rest came before.
     const lines = batch.lines.filter((line) => line.offset >= upTo[line.stream]);
@@ -75,6 +82,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
     queue.push({ ...batch, lines });
   });
   setHandler(completionNoticeSignal, (handoff) => {
+    if (ignoredUnencryptedSignal(completionNoticeSignal.name, handoff)) return;
     completion ??= handoff;
   });
   setHandler(
@@ -87,6 +95,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
     },
     {
       validator: (request) => {
+        refuseUnencryptedArgument(setMonitorUpdate.name, request);
         if (
           request?.taskId !== taskId ||
           typeof request.hostQueue !== 'string' ||

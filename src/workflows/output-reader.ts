@@ -38,6 +38,11 @@ import { renderNoticeOutput } from '../shared/render-notice.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
 import { abandonReadSignal, outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 import { sendNotice } from './task-end.js';
+import {
+  ignoredUnencryptedSignal,
+  refuseUnencryptedArgument,
+  refuseUnencryptedInput,
+} from './unencrypted-payloads.js';
 
 export { taskEndedSignal } from './reader-signals.js';
 
@@ -73,6 +78,7 @@ const READ_ACTIVITY_SLACK_MS = 10_000;
  * `idleMs` without claims.
  */
 export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPosition> {
+  refuseUnencryptedInput(input);
   // Runs recorded before it wrote the memo on every move and re-armed their timers on every claim.
   const atRest = patched(READER_POSITION_IN_HISTORY_PATCH);
   let memo: ReaderMemo = {
@@ -129,6 +135,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   // every read already in flight (what those return is shown) and before any that comes later, and
   // carries only the output no read has taken (`renderNoticeOutput`).
   setHandler(taskEndedSignal, async (notice) => {
+    if (ignoredUnencryptedSignal(taskEndedSignal.name, notice)) return;
     taskEnded = true;
     if (notice === undefined) return;
     const at = () => positionOn(memo, notice.hostQueue);
@@ -145,6 +152,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   const abandoned = new Set<string>();
   const reading = new Map<string, CancellationScope>();
   setHandler(abandonReadSignal, (claimId) => {
+    if (ignoredUnencryptedSignal(abandonReadSignal.name, claimId)) return;
     abandoned.add(claimId);
     reading.get(claimId)?.cancel();
   });
@@ -217,6 +225,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
 
   setHandler(readUpdate, (claim) => inTurn(() => readOnHost(claim)), {
     validator: (claim) => {
+      refuseUnencryptedArgument(readUpdate.name, claim);
       if (
         typeof claim?.claimId !== 'string' ||
         typeof claim.hostQueue !== 'string' ||
@@ -244,7 +253,9 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
       return readsInFlight === 0 ? apply() : inTurn(apply);
     },
     {
-      validator: ({ claimId, upTo, expiresAtMs }) => {
+      validator: (claim) => {
+        refuseUnencryptedArgument(claimUpdate.name, claim);
+        const { claimId, upTo, expiresAtMs } = claim;
         if (typeof claimId !== 'string' || !isOffset(upTo?.stdout) || !isOffset(upTo?.stderr)) {
           throw new Error('claim: bad request');
         }

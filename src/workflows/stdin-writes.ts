@@ -25,6 +25,7 @@ import {
 } from '../shared/stdin.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
+import { refuseUnencryptedArgument } from './unencrypted-payloads.js';
 
 /**
  * Writes to the stdin of a task started with `keepStdinOpen` (`bash_input`), through a worker on
@@ -74,6 +75,7 @@ export function handleStdinWrites(target: StdinTarget): void {
     },
     {
       validator: (request) => {
+        refuseUnencryptedArgument(writeStdinUpdate.name, request);
         if (request.size && !target.terminal) throw new Error(noTerminal(target.taskId));
         if (!target.keepStdinOpen) throw new Error(stdinNotOpen(target.taskId));
         if (target.ended()) throw new Error(`task ${target.taskId} has ended; nothing was written`);

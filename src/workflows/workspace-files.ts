@@ -9,6 +9,7 @@ import type { CommandActivities } from '../activities/index.js';
 import { WORKSPACE_OP_TIMEOUT_MS } from '../shared/limits.js';
 import type { CommandHost } from '../shared/task.js';
 import type { WorkspaceReply, WorkspaceRequest } from '../shared/workspace.js';
+import { refuseUnencryptedInput } from './unencrypted-payloads.js';
 
 /** The operation, and the host queue it runs on (absent for `create`: a worker picks the host). */
 export interface WorkspaceFilesInput {
@@ -34,6 +35,7 @@ export async function workspaceFiles(
   input: WorkspaceFilesInput,
   data?: Uint8Array,
 ): Promise<WorkspaceReply | WorkspaceCreated | Uint8Array> {
+  refuseUnencryptedInput(input, data);
   if (input.request.op === 'create') {
     const { chooseHost } = proxyActivities<CommandActivities>({
       ...activityOptions,

@@ -66,6 +66,19 @@ describe('durable-bash codec server', () => {
     expect(payloads).toEqual([toJson(defaultPayloadConverter.toPayload({ command: 'echo hi' }))]);
   });
 
+  it('decodes a payload that was never encrypted to the refusal the workers see, not to its content', async () => {
+    const response = await post(
+      '/decode',
+      { payloads: [toJson(defaultPayloadConverter.toPayload({ approved: true, by: 'mallory' }))] },
+      { authorization: `Bearer ${token}` },
+    );
+    expect(response.status).toBe(200);
+    const { payloads } = (await response.json()) as { payloads: ReturnType<typeof toJson>[] };
+    expect(payloads.map((payload) => Buffer.from(payload.data, 'base64').toString())).toEqual([
+      '{"durableBashUnencryptedPayload":"refused"}',
+    ]);
+  });
+
   it('encodes, and decodes with the token as the endpoint path (what the Web UI can send)', async () => {
     const plain = toJson(defaultPayloadConverter.toPayload('round trip'));
     const encoded = (await (await post(`/${token}/encode`, { payloads: [plain] })).json()) as {

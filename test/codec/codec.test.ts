@@ -17,6 +17,7 @@ import {
 import { OwnerHasher } from '../../src/codec/owner-hash.js';
 import { CodecKeyError } from '../../src/shared/errors.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
+import { isUnencryptedPayload, UNENCRYPTED_PAYLOAD } from '../../src/shared/unencrypted-payload.js';
 
 const key = (id: string) => ({ id, secret: randomBytes(CODEC_KEY_BYTES) });
 const text = (value: string) => Buffer.from(value, 'utf8');
@@ -50,10 +51,21 @@ describe('AesGcmPayloadCodec', () => {
     expect(Buffer.from(first?.data ?? []).equals(Buffer.from(second?.data ?? []))).toBe(false);
   });
 
-  it('passes payloads that were never encrypted through unchanged', async () => {
+  it('decodes every payload that was never encrypted to the same refusal, holding nothing of it', async () => {
     const codec = new AesGcmPayloadCodec(new CodecKeyring([a]));
-    const plain = defaultPayloadConverter.toPayload('stored before encryption');
-    expect(await codec.decode([plain])).toEqual([plain]);
+    const plain = [
+      defaultPayloadConverter.toPayload(`sent in plaintext ${canary}`),
+      defaultPayloadConverter.toPayload(undefined),
+      { data: text(canary) },
+    ];
+    const decoded = await codec.decode(plain);
+    expect(decoded.map((payload) => defaultPayloadConverter.fromPayload(payload))).toEqual([
+      UNENCRYPTED_PAYLOAD,
+      UNENCRYPTED_PAYLOAD,
+      UNENCRYPTED_PAYLOAD,
+    ]);
+    for (const payload of decoded) expect(Buffer.from(payload.data ?? []).includes(text(canary))).toBe(false);
+    expect(isUnencryptedPayload(defaultPayloadConverter.fromPayload(decoded[0] as Payload))).toBe(true);
   });
 
   it('fails clearly on a payload of a key id the keyring does not hold', async () => {

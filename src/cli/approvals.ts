@@ -1,7 +1,7 @@
 import os from 'node:os';
 import { type ApprovalDescription, type ApprovalState, Approvals } from '../client/approvals.js';
 import { BashTasks } from '../client/bash-tasks.js';
-import { ApprovalError, tooManyBackgroundTasks } from '../shared/errors.js';
+import { ApprovalError, tooManyBackgroundTasks, UnencryptedPayloadError } from '../shared/errors.js';
 import { MAX_LISTED_APPROVALS } from '../shared/limits.js';
 import { shownLineRows, shownRows } from '../shared/shown-text.js';
 import type { BashTaskInput } from '../shared/task.js';
@@ -55,7 +55,7 @@ export function runShow(approvalId: string, flags: ServerOptions & CodecFlags): 
       process.stdout.write(`${approvalShown(description, new Date(), outputWidth())}\n`);
       return 0;
     } catch (err) {
-      if (!(err instanceof ApprovalError)) throw err;
+      if (!(err instanceof ApprovalError || err instanceof UnencryptedPayloadError)) throw err;
       process.stderr.write(`${err.message}\n`);
       return 1;
     }

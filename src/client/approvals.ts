@@ -42,7 +42,7 @@ import { SessionCap } from './session-cap.js';
 import { listExecutions, ownerCondition, quoteQueryValue } from './task-list.js';
 import type { StartRequest } from './task-start.js';
 import { asClientError } from './temporal-unreachable.js';
-import { refuseUnencrypted } from './unencrypted-payloads.js';
+import { refuseUnencrypted, refuseUnencryptedMemo } from './unencrypted-payloads.js';
 import { DeadlinePassed, untilDeadline } from './until-deadline.js';
 
 /**
@@ -312,7 +312,13 @@ export class Approvals {
       const [started] = (await handle.fetchHistory()).events ?? [];
       const [payload] = started?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
       if (payload === undefined) throw unknown;
-      const input = await decodePayload<ApprovalInput>(this.client, payload);
+      // What a client without the keys wrote is never shown as a request (unencrypted-payloads.ts).
+      refuseUnencryptedMemo(description.memo, `approval ${approvalId}`);
+      const input = refuseUnencrypted(
+        await decodePayload<ApprovalInput>(this.client, payload),
+        `approval ${approvalId}`,
+        'start input',
+      );
       const memo = (description.memo ?? {}) as { requestedAtMs?: number; outcome?: ApprovalOutcome };
       const requestedAt = new Date(memo.requestedAtMs ?? description.startTime.getTime());
       return {

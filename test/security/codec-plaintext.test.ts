@@ -273,11 +273,28 @@ describe('a workflow started in plaintext', () => {
   });
 });
 
+describe('an approval request forged in plaintext', () => {
+  it('is refused by approvals show (describe), never shown as a request', async () => {
+    const [, input] = starts().find(([type]) => type === 'bashApproval') as [string, { approvalId: string }];
+    await plain.workflow.start('bashApproval', {
+      workflowId: input.approvalId,
+      taskQueue,
+      args: [input],
+      memo: { command: INJECTED },
+      typedSearchAttributes: [{ key: ownerSearchAttribute, value: ownerAttribute }],
+    });
+    await expect(approvals.describe(input.approvalId)).rejects.toThrow(
+      `approval ${input.approvalId}: expected its memo encrypted with a codec key, got an unencrypted one; refused`,
+    );
+  });
+});
+
 describe("an owned task's messages in plaintext", () => {
   it('stdin writes, claims and the reader’s end signal are refused; the task takes its owner’s input', async () => {
     const tools = toolsByName(createBashTools({ client: keyed, taskQueue, agentTaskQueue }));
     const taskId = await tasks.start({
-      command: 'read line; echo "got:$line"',
+      // Reads to the end of its stdin: the close lands on an open pipe, whenever the line is read.
+      command: 'read line; echo "got:$line"; cat >/dev/null',
       description: 'Reads a line',
       background: true,
       owner: session,

@@ -15,6 +15,7 @@ import { ReminderError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS, MAX_REMINDERS_PER_SESSION } from '../shared/limits.js';
 import type { ReminderInput } from '../shared/reminder.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
+import { markdownLine } from '../shared/shown-markdown.js';
 import { statusLine } from '../shared/status-line.js';
 import type { NoticeTarget } from '../shared/task.js';
 import { bashReminder } from '../workflows/bash-reminder.js';
@@ -107,7 +108,8 @@ export class Reminders {
           typedSearchAttributes: [{ key: ownerSearchAttribute, value: ownerAttribute }],
           // The listing's columns, and (under encryption) the session id the hashed attribute hides.
           memo: { note: request.note, firesAtMs: Date.now() + request.afterMs, owner },
-          staticSummary: `Reminder: ${request.note.split('\n', 1)[0]}`,
+          // The Web UI renders it as markdown: the model's note in the shown form (shown-markdown.ts).
+          staticSummary: `Reminder: ${markdownLine(request.note.split('\n', 1)[0] ?? '')}`,
         }),
       );
     } catch (err) {

@@ -288,6 +288,21 @@ command   | echo "left\\u{202E}right"\\x20{2}
     const task = await suite.env.client.workflow.getHandle(taskId).describe();
     expect(await task.staticDetails()).toBe('````bash\necho ```\n# Done: all tests passed\n```\n````');
     expect(await task.staticSummary()).toBe('\\*Run\\* \\[tests\\](https://evil.example)');
+    // And its current details, which the workflow sets as it runs (the metadata query answers them).
+    await expect
+      .poll(async () => {
+        const metadata = await suite.env.client.workflow
+          .getHandle(taskId)
+          .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+        return metadata.currentDetails ?? '';
+      })
+      .toMatch(/^\[status: \w+.*\] host: /);
+    const metadata = await suite.env.client.workflow
+      .getHandle(taskId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(metadata.currentDetails?.split('\n\n')[1]).toBe(
+      '````bash\necho ```\n# Done: all tests passed\n```\n````',
+    );
   });
 
   it('durable-bash ps escapes the commands it lists', async () => {

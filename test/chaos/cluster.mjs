@@ -190,7 +190,8 @@ export class CommandWorker {
     this.extraArgs = [];
     if (hostIdFlag) this.extraArgs.push('--host-id', `chaos-${name}`);
     if (lostAfterMs !== undefined) this.extraArgs.push('--lost-after-ms', String(lostAfterMs));
-    if (workDir !== undefined) this.extraArgs.push('--workdir', workDir);
+    // The tasks' workdir, handed to their session (the chaos run's directory is root's, 0700).
+    if (workDir !== undefined) this.extraArgs.push('--workdir', workDir, '--workdir-root', workDir);
     this.proc = undefined;
   }
 

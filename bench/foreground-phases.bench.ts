@@ -29,6 +29,7 @@ import { afterAll, beforeAll, inject, it } from 'vitest';
 import { createBashTools } from '../src/tools/create-bash-tools.js';
 import { type BashWorker, createBashWorker } from '../src/worker/bash-worker.js';
 import { bundlerOptions } from '../src/worker/workflow-bundle.js';
+import { TEST_WORKDIR_ROOTS } from '../test/helpers/workdir-roots.js';
 import type { WorkerProcess } from '../test/helpers/worker-process.js';
 import { heartbeatOnce, resolveTrivially, trivial } from './floor/activities.js';
 import { dist, ms } from './lib/figures.js';
@@ -67,6 +68,8 @@ beforeAll(async () => {
       taskQueue,
       executor: {
         spillDir,
+        // The checkout handed to sessions, as dev hands its cwd (the chain users run).
+        workdirRoots: TEST_WORKDIR_ROOTS,
         ...(process.env.PHASES_CONTAINMENT === 'process-tree'
           ? { containment: 'process-tree' as const }
           : {}),
@@ -99,7 +102,7 @@ beforeAll(async () => {
       namespace: server.namespace,
       taskQueue: baselineQueue,
       // A spill directory of its own: a host of its own (the host id comes from it).
-      executor: { spillDir: `${spillDir}-baseline` },
+      executor: { spillDir: `${spillDir}-baseline`, workdirRoots: TEST_WORKDIR_ROOTS },
       workflowBundle: { codePath: path.resolve(BASELINE_BUNDLE) },
     });
   running = [

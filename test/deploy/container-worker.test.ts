@@ -84,7 +84,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall({"x86_64": 250, "aarch64": 219}[os.uname().machine], 0, ctypes.c_long(-3), 0)
 print(os.strerror(ctypes.get_errno()))'`;
 const SESSIONS_APART =
-  "isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network without the host's loopback, private /tmp and home)";
+  "isolation: sessions apart (a uid per session from 1879048192, own PID namespace, the session's own network without the host's loopback, its own addresses or link-local and metadata addresses, private /tmp and home)";
 
 let env: TestWorkflowEnvironment;
 let root: string;

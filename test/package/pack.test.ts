@@ -57,7 +57,7 @@ describe('the packed package', () => {
     // TypeScript's types aside, the example is plain JavaScript: run it as a module.
     const example = libraryExample()
       .replaceAll("'localhost:7233'", `'${env.address}'`)
-      .replace("cwd: '/work'", `cwd: '${project}'`);
+      .replaceAll("'/work'", `'${project}'`);
     writeFileSync(
       path.join(project, 'example.mjs'),
       `${example}

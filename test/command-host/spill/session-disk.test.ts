@@ -5,12 +5,15 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
+  chmodSync,
+  cpSync,
   existsSync,
   linkSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
   realpathSync,
+  statSync,
   symlinkSync,
   truncateSync,
   utimesSync,
@@ -34,6 +37,8 @@ import { removeDir } from '../../helpers/remove-dir.js';
 import { TEST_WORKDIR_ROOTS } from '../../helpers/workdir-roots.js';
 
 const DAY_MS = 24 * 60 * 60_000;
+/** The uid a worker without root runs as here. */
+const NOBODY = 65534;
 const KIB = 1024;
 const scratches: string[] = [];
 
@@ -105,6 +110,41 @@ describe("a session's files on its host", () => {
     });
     // More entries than the bound: the walk stops one past it.
     expect(await diskUsage([tree], 3)).toMatchObject({ files: 4, complete: false });
+  });
+
+  it('are all counted by a walker without root, a directory closed to its owner too (opened to it first)', async () => {
+    const dir = scratch();
+    chmodSync(dir, 0o755);
+    const tree = path.join(dir, 'tree');
+    mkdirSync(path.join(tree, 'closed'), { recursive: true });
+    writeFileSync(path.join(tree, 'closed', 'hidden'), Buffer.alloc(64 * KIB, 1));
+    spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, tree]);
+    chmodSync(path.join(tree, 'closed'), 0);
+    const bytes = du(tree);
+    // The walk as a worker run as nobody walks it: its module and node where nobody reaches them.
+    cpSync(path.resolve('dist/command-host/spill/disk-usage.js'), path.join(dir, 'disk-usage.mjs'));
+    const node = path.join(dir, 'node');
+    if (spawnSync('cp', ['-l', process.execPath, node]).status !== 0) cpSync(process.execPath, node);
+    const walk = (ownerMayOpen: boolean) => {
+      const script = `const { diskUsage } = await import(${JSON.stringify(path.join(dir, 'disk-usage.mjs'))}); console.log((await diskUsage([${JSON.stringify(tree)}], 100, ${ownerMayOpen})).bytes)`;
+      const run = spawnSync(
+        'setpriv',
+        [
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          '--clear-groups',
+          node,
+          '--input-type=module',
+          '-e',
+          script,
+        ],
+        { encoding: 'utf8' },
+      );
+      return Number(run.stdout);
+    };
+    expect(walk(false)).toBe(bytes - 64 * KIB);
+    expect(walk(true)).toBe(bytes);
+    expect(statSync(path.join(tree, 'closed')).mode & 0o777).toBe(0o500);
   });
 
   it("count toward the spill quota: over it, ended tasks' files and idle sessions' directories go oldest first, never a session with a task running", async () => {

@@ -70,6 +70,11 @@ export function withExecutorOptions(command: Command): Command {
       positiveInt,
     )
     .option(
+      '--session-disk-cap-bytes <n>',
+      "a session's /tmp, /var/tmp, home and output on this host, with sessions apart; past it its tasks end (default: a quarter of the spill quota)",
+      positiveInt,
+    )
+    .option(
       '--env-allow <name>',
       'pass commands only these variables (a name, or a prefix ending in *; repeatable)',
       collectRepeated,
@@ -154,6 +159,7 @@ export interface ExecutorFlags {
   maxMemoryBytes?: number;
   containment?: 'auto' | 'process-tree';
   spillQuotaBytes?: number;
+  sessionDiskCapBytes?: number;
   envAllow?: string[];
   sandbox?: 'none' | 'bwrap';
   isolation?: 'auto' | 'none' | 'session';
@@ -188,6 +194,7 @@ export function executorOptions(flags: ExecutorFlags): ExecutorOptions {
     ...(flags.maxMemoryBytes !== undefined ? { maxMemoryBytes: flags.maxMemoryBytes } : {}),
     ...(flags.containment !== undefined ? { containment: flags.containment } : {}),
     ...(flags.spillQuotaBytes !== undefined ? { spillQuotaBytes: flags.spillQuotaBytes } : {}),
+    ...(flags.sessionDiskCapBytes !== undefined ? { sessionDiskCapBytes: flags.sessionDiskCapBytes } : {}),
     ...(flags.envAllow !== undefined ? { envAllowlist: flags.envAllow } : {}),
     ...(flags.nonInteractiveDefaults === false ? { nonInteractiveDefaults: false } : {}),
     ...(flags.sandbox !== undefined ? { sandbox: flags.sandbox } : {}),

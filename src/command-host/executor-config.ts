@@ -27,6 +27,7 @@ import type { Sandbox, SandboxOptions } from './containment/sandbox.js';
 import type { UidRange } from './containment/session-identities.js';
 import type { SessionIsolation, SessionIsolationOptions } from './containment/session-isolation.js';
 import { defaultHostId } from './host-identity.js';
+import type { SessionDisk } from './spill/session-disk.js';
 
 /** How a worker runs commands. Every field is optional; `compileExecutorOptions` fills the defaults. */
 export interface ExecutorOptions {
@@ -139,6 +140,17 @@ export interface ExecutorOptions {
    */
   spillQuotaBytes?: number;
   /**
+   * With sessions apart: bytes one session's files on this host may hold (its /tmp, /var/tmp and
+   * home, and its tasks' stdout and stderr), measured at its launches, every few seconds while a
+   * task of it runs here, and at the spill sweep (no kernel quota: it may pass the cap by what it
+   * writes between two measurements). Past it, its running tasks here are ended (SIGKILL), each
+   * end saying so, and its commands are refused, a plain `rm` alone running, until it removes some.
+   * A quarter of the quota by default: one session can never hold more than a quarter of what the
+   * host keeps, so three others at their caps still leave room for retained output.
+   * @default a quarter of `spillQuotaBytes` (5 GiB of the default 20 GiB)
+   */
+  sessionDiskCapBytes?: number;
+  /**
    * When set, commands get only these variables of the worker's environment (a name, or a prefix
    * ending in `*`, like `LC_*`), instead of all but `TEMPORAL_*` and `secretEnv`. Those two are
    * withheld in either mode.
@@ -249,6 +261,7 @@ export interface CompiledExecutorOptions {
   /** Tasks are kept together by the supervisor's process tree, never a cgroup (`containment: 'process-tree'`). */
   processTreeOnly: boolean;
   spillQuotaBytes: number;
+  sessionDiskCapBytes: number;
   envAllowlist: readonly string[] | undefined;
   nonInteractiveDefaults: boolean;
   /** Set when commands are to run in the bwrap sandbox. */
@@ -277,6 +290,8 @@ export interface ExecutorConfig extends CompiledExecutorOptions {
   sandbox: Sandbox | undefined;
   /** Set when sessions are kept apart. */
   isolation: SessionIsolation | undefined;
+  /** Set when sessions are kept apart: their disk caps, and their directories for the spill quota. */
+  sessionDisk?: SessionDisk | undefined;
   /** What the worker says at start about isolation: in force, or what is not isolated and why. */
   isolationSummary: string;
   /** The environments its commands get, read when the worker was set up (`commandEnvs`). */
@@ -315,6 +330,10 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
   if (options.sandboxNetwork) throw new TypeError(SANDBOX_NETWORK_REFUSED);
   const commandTaskQueue = options.commandTaskQueue ?? taskQueue;
   const hostId = options.hostId ?? defaultHostId(spillDir);
+  const spillQuotaBytes = positiveOption(
+    'spillQuotaBytes',
+    options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES,
+  );
   if (!/^[\w.@-]{1,100}$/.test(hostId)) {
     throw new TypeError(
       `invalid hostId: expected 1-100 letters, digits, '.', '@', '_' or '-', got ${hostId}`,
@@ -354,7 +373,11 @@ export function compileExecutorOptions(options: ExecutorOptions, taskQueue: stri
       memoryBytes: positiveOption('maxMemoryBytes', options.maxMemoryBytes ?? defaultMaxMemoryBytes()),
     },
     processTreeOnly: options.containment === 'process-tree',
-    spillQuotaBytes: positiveOption('spillQuotaBytes', options.spillQuotaBytes ?? DEFAULT_SPILL_QUOTA_BYTES),
+    spillQuotaBytes,
+    sessionDiskCapBytes: positiveOption(
+      'sessionDiskCapBytes',
+      options.sessionDiskCapBytes ?? Math.max(1, Math.floor(spillQuotaBytes / SESSION_DISK_CAP_SHARE)),
+    ),
     envAllowlist: options.envAllowlist,
     nonInteractiveDefaults: options.nonInteractiveDefaults ?? true,
     sandboxOptions:
@@ -379,6 +402,13 @@ function defaultMaxMemoryBytes(): number {
   const mib = 1024 * 1024;
   return Math.floor(os.totalmem() / 2 / mib) * mib;
 }
+
+/**
+ * A session's disk cap by default is the spill quota over this: one session never holds more than
+ * a quarter of what the host keeps, and one at its cap still leaves three quarters for the output
+ * other sessions' reads name.
+ */
+const SESSION_DISK_CAP_SHARE = 4;
 
 const DEFAULT_WARM_SUPERVISORS = 2;
 /** The nursery keeps at most this many warm. */

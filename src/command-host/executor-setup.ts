@@ -17,6 +17,7 @@ import {
 } from './containment/session-isolation.js';
 import { declaredRoots } from './containment/session-workdir.js';
 import type { CompiledExecutorOptions, ExecutorConfig, IsolationRequest } from './executor-config.js';
+import { SessionDisk } from './spill/session-disk.js';
 import { executablePath } from './supervisor/executable-path.js';
 import { supervisorPath } from './supervisor/supervisor.js';
 
@@ -39,6 +40,7 @@ export function setUpExecutor(options: CompiledExecutorOptions, temporalAddress?
     options.spillDir,
     workdirs,
   );
+  const { spillDir, sessionDiskCapBytes: capBytes } = options;
   return {
     ...options,
     workdirRoots: workdirs.workdirRoots,
@@ -47,6 +49,17 @@ export function setUpExecutor(options: CompiledExecutorOptions, temporalAddress?
       ? createSandbox({ ...options.sandboxOptions, ...workdirs }, supervisorPath(), options.spillDir)
       : undefined,
     ...isolation,
+    ...(isolation.isolation
+      ? {
+          sessionDisk: new SessionDisk({
+            spillDir,
+            capBytes,
+            isolation: isolation.isolation,
+            // A worker without root: its sessions run as its own uid, and may close a directory to it.
+            ownerMayOpen: process.getuid?.() !== 0,
+          }),
+        }
+      : {}),
     commandEnvs: commandEnvs(options),
   };
 }

@@ -49,6 +49,8 @@ export const markers = {
   outOfMemory: (bytes: number) =>
     `[out of memory: the kernel killed a process of the task at its limit of ${bytes} bytes]`,
   processLimit: (limit: number) => `[process limit reached: forks failed at the task's limit of ${limit}]`,
+  diskCapped: (cap: string) =>
+    `[ended: this session's files on its host passed its disk cap of ${cap} (/tmp, /var/tmp, home and its output)]`,
 } as const;
 
 /** What `bash` with `run_in_background` answers at once. */
@@ -67,7 +69,13 @@ export function limitLines(limits: LimitsReached | undefined): string[] {
     }),
     ...(limits.memory ? [markers.outOfMemory(limits.memory.bytes)] : []),
     ...(limits.processes ? [markers.processLimit(limits.processes.limit)] : []),
+    ...(limits.disk ? [markers.diskCapped(diskCapText(limits.disk))] : []),
   ];
+}
+
+/** A disk cap as its lines name it: `N bytes`, or `N files`. */
+export function diskCapText(cap: NonNullable<LimitsReached['disk']>): string {
+  return 'bytes' in cap ? `${cap.bytes} bytes` : `${cap.files} files`;
 }
 
 /**

@@ -42,6 +42,8 @@ export const RunFailureType = {
   unsafeSpillDirectory: 'UnsafeSpillDirectory',
   /** The task id could name a path outside the spill directory (see `isTaskIdShape`): nothing ran. */
   invalidTaskId: 'InvalidTaskId',
+  /** The session's files on the host are over its disk cap, and the command is not a plain `rm`: nothing ran. */
+  overDiskCap: 'OverDiskCap',
 } as const;
 
 /**
@@ -332,6 +334,12 @@ export interface LimitsReached {
   memory?: { bytes: number; kills: number };
   /** Forks failed at the task's process limit. */
   processes?: { limit: number };
+  /**
+   * The worker ended the task (SIGKILL) because its session's files on its host (its /tmp,
+   * /var/tmp and home, and its tasks' output: sessions apart) passed their disk cap: in bytes, or
+   * in files when the session held more than the worker counts.
+   */
+  disk?: { bytes: number } | { files: number };
 }
 
 /** The workflow's result: the outcome plus why the run was stopped, if it was. */

@@ -1,10 +1,11 @@
 /**
  * How a command is launched in its containment: the bwrap sandbox's launcher, or its session's
  * (sessions apart), with the inner supervisor it runs under; or the task's end when its session may
- * not run in its workdir or cannot be had.
+ * not run in its workdir, is over its disk cap, or cannot be had.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import { type CommandSpec, RunFailureType } from '../../shared/task.js';
+import { DiskCapRefusedError, type SessionDisk } from '../spill/session-disk.js';
 import type { Sandbox } from './sandbox.js';
 import type { SessionIsolation, SessionLaunch } from './session-isolation.js';
 import { WorkdirRefusedError } from './session-workdir.js';
@@ -17,14 +18,25 @@ export interface CommandLaunch {
   inner?: string[];
   /** The inner supervisor's binary: the sandbox's or the sessions' private copy. */
   innerBinary?: string;
+  /** A plain `rm` admitted over its session's disk cap: it runs with `cleanupEnv`'s PATH. */
+  cleanup?: true;
 }
 
-/** The launch of `spec`'s command under the sandbox, or in its session, or none. */
+/**
+ * The launch of `spec`'s command under the sandbox, or in its session, or none. With `sessionDisk`
+ * (a command's launch; a workspace's file operations go without), a session over its disk cap is
+ * refused first.
+ */
 export async function commandLaunch(
-  containment: { sandbox: Sandbox | undefined; isolation: SessionIsolation | undefined },
+  containment: {
+    sandbox: Sandbox | undefined;
+    isolation: SessionIsolation | undefined;
+    sessionDisk?: SessionDisk | undefined;
+  },
   spec: CommandSpec,
 ): Promise<CommandLaunch> {
-  const { sandbox, isolation } = containment;
+  const { sandbox, isolation, sessionDisk } = containment;
+  const admitted = isolation && sessionDisk ? await admit(sessionDisk, spec) : undefined;
   const isolated = isolation ? await sessionLaunch(isolation, spec) : undefined;
   const launcher = sandbox ? sandboxLauncher(sandbox, spec) : isolated?.launcher;
   return {
@@ -32,7 +44,22 @@ export async function commandLaunch(
     ...(isolation && isolated
       ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: isolation.supervisor }
       : {}),
+    ...(admitted?.cleanup ? { cleanup: true as const } : {}),
   };
+}
+
+/** The session's disk cap's word on the launch, or the task's end in its one line: nothing ran. */
+async function admit(sessionDisk: SessionDisk, spec: CommandSpec): Promise<{ cleanup: boolean }> {
+  try {
+    return await sessionDisk.admit(spec);
+  } catch (err) {
+    if (!(err instanceof DiskCapRefusedError)) throw err;
+    throw ApplicationFailure.create({
+      type: RunFailureType.overDiskCap,
+      message: err.message,
+      nonRetryable: true,
+    });
+  }
 }
 
 /** How the command runs in its session, or the task's end when its workdir or its session cannot be had. */

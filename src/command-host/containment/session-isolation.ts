@@ -22,6 +22,7 @@ import {
   openSync,
   readdirSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -80,6 +81,22 @@ export interface SessionIsolationOptions {
   retentionMs?: number;
 }
 
+/**
+ * A session's files on this host, as its disk cap and the spill quota count them
+ * (spill/session-disk.ts): its own directories, and the tasks it launched here.
+ */
+export interface SessionFiles {
+  session: string;
+  /** Its own /tmp, /var/tmp and home (each there or not). */
+  areas: string[];
+  /** Its tasks here whose marks stand: those that may still run, and ended ones whose files are not swept yet. */
+  tasks: string[];
+  /** Those of `tasks` that may still run here. */
+  running: string[];
+  /** When its marks last changed (a launch, or a sweep that saw an end), else when its directory was made. */
+  changedAtMs: number;
+}
+
 /** How one command is launched in its session: the launcher's argv, and the inner supervisor's options. */
 export interface SessionLaunch {
   launcher: string[];
@@ -99,6 +116,14 @@ export interface SessionIsolation {
    * idle here for the retention loses its directories and its uid too.
    */
   sweep(): Promise<number>;
+  /** The files of `session` on this host, or of every session with directories here. */
+  sessionFiles(session?: string): SessionFiles[];
+  /**
+   * Removes a session with nothing running here as the retention's sweep does (its network, its
+   * directories, its uid), sooner: the spill quota's sweep, for the session idle longest. False
+   * when a task of it may run here.
+   */
+  retire(session: string): Promise<boolean>;
 }
 
 /**
@@ -148,7 +173,7 @@ function endNetworksIn(dir: string): void {
 const UNRECORDED_NETWORK_AGE_MS = 60_000;
 
 /** The key of commands that have no owner (and of tasks from clients before session keys). */
-const UNOWNED_SESSION = '0'.repeat(32);
+export const UNOWNED_SESSION = '0'.repeat(32);
 
 /**
  * What a worker without root gives each command's bubblewrap, the launcher's and the start probe's
@@ -249,6 +274,12 @@ export function createSessionIsolation(
   const retentionMs = options.retentionMs ?? DEFAULT_SPILL_RETENTION_MS;
   // Sessions whose directories this worker made (or found) since their last sweep.
   const prepared = new Map<string, ReturnType<typeof sessionDirs>>();
+  /** A session's directories and its uid go (its network went first): after the retention, or over the spill quota. */
+  const removeSession = (session: string) => {
+    prepared.delete(session);
+    rmSync(path.join(base, session), { recursive: true, force: true });
+    identities?.release(session);
+  };
   return {
     supervisor: privateSupervisor,
     summary: root
@@ -318,7 +349,7 @@ export function createSessionIsolation(
       const withDirs = listDir(base).filter((name) => name !== 'uids');
       for (const session of new Set([...withNetwork, ...withDirs])) {
         await serially(session, async () => {
-          if (runsHere(tasksDir(session), spillDir)) return;
+          if (runningHere(path.join(base, session), spillDir).length > 0) return;
           if (withNetwork.has(session)) {
             networks.release(session);
             ended += 1;
@@ -326,12 +357,33 @@ export function createSessionIsolation(
           // Its files stay as long as its output does, from when its last task's mark went.
           const idleSince = mtimeMs(tasksDir(session)) ?? mtimeMs(path.join(base, session)) ?? 0;
           if (!withDirs.includes(session) || Date.now() - idleSince < retentionMs) return;
-          prepared.delete(session);
-          rmSync(path.join(base, session), { recursive: true, force: true });
-          identities?.release(session);
+          removeSession(session);
         });
       }
       return ended;
+    },
+    sessionFiles(session) {
+      const sessions = session !== undefined ? [session] : listDir(base).filter((name) => name !== 'uids');
+      return sessions.map((key) => {
+        const dir = path.join(base, key);
+        const running = runningHere(dir, spillDir);
+        const { tmp, varTmp, home } = sessionDirPaths(dir);
+        return {
+          session: key,
+          areas: [tmp, varTmp, home],
+          tasks: [...running, ...endedHere(dir, spillDir)],
+          running,
+          changedAtMs: mtimeMs(tasksDir(key)) ?? mtimeMs(dir) ?? 0,
+        };
+      });
+    },
+    retire(session) {
+      return serially(session, async () => {
+        if (runningHere(path.join(base, session), spillDir).length > 0) return false;
+        networks.release(session);
+        removeSession(session);
+        return true;
+      });
     },
   };
 }
@@ -353,26 +405,51 @@ function sessionBinds(dirs: ReturnType<typeof sessionDirs>, home: string | undef
 }
 
 /**
- * Whether a task of the session may still run here: a marked task whose end is not recorded, and
- * which was claimed (or is still being launched: marked in the last minute). Ended ones lose their mark.
+ * The session's tasks (in its directory `dir`) that may still run here: marked, with no end
+ * recorded, and claimed (or still being launched: marked in the last minute). The marks of the
+ * others move to `ended/`: their output counts for the session's disk cap until it is swept.
  */
-function runsHere(marks: string, spillDir: string): boolean {
+function runningHere(dir: string, spillDir: string): string[] {
+  const marks = path.join(dir, 'tasks');
   let names: string[];
   try {
     names = readdirSync(marks);
   } catch {
-    return false;
+    return [];
   }
-  let running = false;
+  const running: string[] = [];
   for (const taskId of names) {
     const files = taskFiles(spillDir, taskId);
     const markedAtMs = mtimeMs(path.join(marks, taskId)) ?? 0;
     const claimed = mtimeMs(files.state) !== undefined;
     if (mtimeMs(files.exit) !== undefined || (!claimed && Date.now() - markedAtMs > LAUNCH_GRACE_MS)) {
-      rmSync(path.join(marks, taskId), { force: true });
-    } else running = true;
+      moveToEnded(dir, taskId);
+    } else running.push(taskId);
   }
   return running;
+}
+
+/** Moves an ended task's mark from `tasks/` to `ended/` (made on the first); one that cannot move goes. */
+function moveToEnded(dir: string, taskId: string): void {
+  const mark = path.join(dir, 'tasks', taskId);
+  const ended = path.join(dir, 'ended');
+  try {
+    mkdirSync(ended, { recursive: true, mode: 0o700 });
+    renameSync(mark, path.join(ended, taskId));
+  } catch {
+    rmSync(mark, { force: true });
+  }
+}
+
+/** The session's ended tasks here whose files are not swept yet; the marks of swept ones go. */
+function endedHere(dir: string, spillDir: string): string[] {
+  const ended = path.join(dir, 'ended');
+  return listDir(ended).filter((taskId) => {
+    const files = taskFiles(spillDir, taskId);
+    if (mtimeMs(files.state) !== undefined || mtimeMs(files.stdout) !== undefined) return true;
+    rmSync(path.join(ended, taskId), { force: true });
+    return false;
+  });
 }
 
 /**
@@ -533,14 +610,19 @@ function probeUnprivileged(bwrap: string, supervisor: string, egress: boolean): 
   }
 }
 
-/** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */
-function sessionDirs(dir: string, uid: number) {
-  const dirs = {
+/** Where a session's own directories lie in its directory `dir`: /tmp, /var/tmp, home; and its resolv.conf. */
+function sessionDirPaths(dir: string) {
+  return {
     tmp: path.join(dir, 'tmp'),
     varTmp: path.join(dir, 'var-tmp'),
     home: path.join(dir, 'home'),
     resolvConf: path.join(dir, 'resolv.conf'),
   };
+}
+
+/** The session's own directories on this host, made its uid's: /tmp, /var/tmp, home; and its resolv.conf. */
+function sessionDirs(dir: string, uid: number) {
+  const dirs = sessionDirPaths(dir);
   // /tmp's own mode for its /tmp and /var/tmp; a home others may pass but not list. The launcher,
   // root without CAP_DAC_OVERRIDE, must pass through each to reach a workdir below it.
   for (const [own, mode] of [

@@ -16,6 +16,7 @@ import {
   type TerminalEnd,
 } from '../../shared/task.js';
 import { readProgressIfAny } from '../progress-heartbeats.js';
+import { diskCapOf } from '../spill/disk-cap-mark.js';
 import { closeReaders, openReaders, type SpillReaders, streamTail } from '../spill/spill-files.js';
 import { TerminalLogs } from '../terminal/terminal-logs.js';
 import { killOrphanedGroup } from './process-groups.js';
@@ -232,7 +233,7 @@ export async function outcomeOf(
     stderr,
     host: os.hostname(),
     ...(end.stopped === undefined ? {} : { stoppedWhileRunning: end.stopped }),
-    ...limitsOf(end),
+    ...limitsOf(end, files),
     ...(terminal ? { terminal } : {}),
     ...(keepFiles ? { spillFiles: { stdout: files.stdout, stderr: files.stderr } } : {}),
   };
@@ -257,13 +258,15 @@ async function terminalEnd(
   }
 }
 
-/** The limits the end record says the command ran into. */
-function limitsOf(end: EndRecord): { limits?: LimitsReached } {
+/** The limits the end record says the command ran into, and the disk cap it was ended for (its mark). */
+function limitsOf(end: EndRecord, files: TaskFiles): { limits?: LimitsReached } {
   const limits: LimitsReached = {};
   if (end.outputCapped?.length && end.outputMax)
     limits.output = { streams: end.outputCapped, bytes: end.outputMax };
   if (end.outputFailed && Object.keys(end.outputFailed).length > 0) limits.outputFailed = end.outputFailed;
   if (end.oomKills && end.memoryMax) limits.memory = { bytes: end.memoryMax, kills: end.oomKills };
   if (end.pidsMaxHits && end.pidsMax) limits.processes = { limit: end.pidsMax };
+  const disk = diskCapOf(end, files);
+  if (disk) limits.disk = disk;
   return Object.keys(limits).length > 0 ? { limits } : {};
 }

@@ -12,6 +12,7 @@ import { commandLaunch } from '../containment/command-launch.js';
 import { assertCommandAllowed } from '../containment/deny-commands.js';
 import type { ExecutorConfig } from '../executor-config.js';
 import { hostMetrics } from '../host-metrics.js';
+import { cleanupEnv } from '../spill/session-disk.js';
 import { openSpillWriter } from '../spill/spill-files.js';
 import { type SpawnReport, spawnSupervisor } from './supervisor.js';
 import type { SupervisorNursery } from './supervisor-nursery.js';
@@ -32,7 +33,9 @@ export async function startSupervised(
   await assertCommandAllowed(spec.command, config.denyCommands);
   await workdirChecked;
   // The launcher and the inner supervisor the command runs under, if any.
-  const launched = await commandLaunch(config, spec);
+  const { cleanup, ...launched } = await commandLaunch(config, spec);
+  const { plain, terminal } = config.commandEnvs;
+  const env = spec.terminal !== undefined ? terminal : plain;
   // The nursery's warm supervisors start no terminal: a terminal task's supervisor is spawned. Nor
   // a restart: its first line goes into the spill file before the command's output, through the
   // descriptor the spawned supervisor then writes on from (a warm one opens the file itself).
@@ -42,7 +45,7 @@ export async function startSupervised(
       files,
       command: spec.command,
       cwd: spec.workdir,
-      env: config.commandEnvs.plain,
+      env: cleanup ? cleanupEnv(env) : env,
       ...(spec.keepStdinOpen ? { keepStdinOpen: true } : {}),
       ...launched,
     });
@@ -57,7 +60,7 @@ export async function startSupervised(
       files,
       command: spec.command,
       cwd: spec.workdir,
-      env: spec.terminal !== undefined ? config.commandEnvs.terminal : config.commandEnvs.plain,
+      env: cleanup ? cleanupEnv(env) : env,
       cgroups: taskCgroups(config.containment, spec.taskId),
       limits: config.containment.limits,
       ...(launched.launcher ? { ...launched, binary: launched.innerBinary } : {}),

@@ -44,6 +44,8 @@ export interface TaskFiles {
   foregroundDone: string;
   /** The task's monitor (`notify_on`, `bash_monitor`): its pattern and how far its matches were sent. */
   monitor: string;
+  /** Left by the worker when it ended the task for its session's disk cap (spill/disk-cap-mark.ts). */
+  diskCap: string;
 }
 
 /**
@@ -73,6 +75,7 @@ export function taskFiles(spillDir: string, taskId: string): TaskFiles {
     screenMarks: `${base}.screen-marks`,
     foregroundDone: `${base}.foreground-done`,
     monitor: `${base}.monitor`,
+    diskCap: `${base}.disk-cap`,
   };
 }
 

@@ -163,7 +163,7 @@ try {
     path.join(scratch, 'sandbox-spill'),
   );
   const sandboxChain = [
-    ...launcherProgram({ launcher: sandbox.launcher({ workdir }), innerBinary: sandbox.supervisor }),
+    ...launcherProgram({ ...sandbox.launch({ workdir }), innerBinary: sandbox.supervisor }),
     'bash',
     '-c',
     'true',

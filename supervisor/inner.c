@@ -6,20 +6,38 @@
  * its stdin (the outer supervisor's pseudo-terminal, passed through the launcher). It ignores the catchable kill signals meant for the command, so it lives
  * to report (SIGKILL ends it with the rest). With `--as <uid>` the command runs as that uid (a
  * session's, identity.c), and enters its workdir again as that uid: the kernel then checks the way
- * there by that uid's rights, whatever the launcher (root) could pass. */
+ * there by that uid's rights, whatever the launcher (root) could pass. With `--workdir-inode` it runs
+ * nothing unless its workdir is that directory. */
 int inner_main(int argc, char **argv) {
   long long as = -1;
-  int i = 2, tty = 0;
+  int i = 2, tty = 0, pinned = 0;
+  unsigned long long dev = 0, ino = 0;
   for (; i + 1 < argc && strcmp(argv[i], "--") != 0; i += 2) {
     if (strcmp(argv[i], "--tty") == 0) {
       tty = 1;
       i--; /* takes no value */
     } else if (strcmp(argv[i], "--as") == 0) as = number_arg(argv[i], argv[i + 1]);
+    else if (strcmp(argv[i], "--workdir-inode") == 0) {
+      char end;
+      if (sscanf(argv[i + 1], "%llu:%llu%c", &dev, &ino, &end) != 2) die("--workdir-inode needs <dev>:<ino>");
+      pinned = 1;
+    }
     else die("unknown inner option %s", argv[i]);
   }
   if (i + 1 >= argc || strcmp(argv[i], "--") != 0)
-    die("usage: durable-bash-supervisor --inner [--tty] [--as <uid>] -- <program> [args...]");
+    die("usage: durable-bash-supervisor --inner [--tty] [--as <uid>] [--workdir-inode <dev>:<ino>] -- <program> [args...]");
   char **program = argv + i + 1;
+  /* The launcher entered the workdir it bound: it must be the directory the worker checked, whatever
+   * a session swapped in on the way (a link in place of its own directory), or nothing runs. */
+  struct stat here;
+  /* The directory itself, with no lookup in it: a 0700 workdir of the session's is closed to us. */
+  if (pinned && (fstatat(AT_FDCWD, "", &here, AT_EMPTY_PATH) < 0 || here.st_dev != (dev_t)dev ||
+                 here.st_ino != (ino_t)ino)) {
+    char cwd_now[PATH_MAX];
+    dprintf(2, "durable-bash-supervisor: the workdir %s changed while it was being checked\n",
+            getcwd(cwd_now, sizeof cwd_now) ? cwd_now : "?");
+    return 1;
+  }
   char cwd[PATH_MAX];
   if (as >= 0 && getcwd(cwd, sizeof cwd) == NULL) die("cannot tell the workdir: %s", strerror(errno));
   fcntl(REPORT_FD, F_SETFD, FD_CLOEXEC);

@@ -153,6 +153,103 @@ static void make_path_at_depth(const char *path, int is_dir, int depth) {
 
 static void make_path(const char *path, int is_dir) { make_path_at_depth(path, is_dir, 0); }
 
+/* Whether only root may change what a directory holds: root's, and not writable by its group or
+ * others. A link found in such a directory was put there by root, not by a session. */
+static int only_root_changes(int dir) {
+  struct stat st;
+  return fstat(dir, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* An O_PATH descriptor of an op's destination, made where missing when `make` (each missing directory
+ * 0755; the last a directory, or an empty file to bind a file over), walked one name at a time from
+ * /. A link is followed only where only root may have put it (/etc/resolv.conf into /run, for one);
+ * one in a directory a session may change (its /tmp, its home, a handed workdir) fails the launch
+ * rather than be followed as root: its target could be anywhere on the host. */
+static int open_dest_at_depth(const char *path, int is_dir, int make, int depth) {
+  if (path[0] != '/' || strlen(path) >= PATH_MAX) {
+    errno = EINVAL;
+    fail("cannot use the destination", path);
+  }
+  int dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) fail("cannot open", "/");
+  /* `done` is the part walked so far, for a relative link's target. */
+  char done[PATH_MAX] = "";
+  const char *rest = path;
+  while (*rest == '/') rest++;
+  while (*rest) {
+    const char *end = strchr(rest, '/');
+    size_t len = end ? (size_t)(end - rest) : strlen(rest);
+    char name[NAME_MAX + 1];
+    if (len > NAME_MAX) {
+      errno = ENAMETOOLONG;
+      fail("cannot use the destination", path);
+    }
+    memcpy(name, rest, len);
+    name[len] = '\0';
+    rest += len;
+    while (*rest == '/') rest++;
+    int last = *rest == '\0';
+    if (strcmp(name, ".") == 0) continue;
+    if (strcmp(name, "..") == 0) {
+      /* Only from a link's target (the worker's paths are real): /etc/resolv.conf -> ../run/... */
+      int parent = openat(dir, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+      if (parent < 0) fail("cannot use the destination", path);
+      close(dir);
+      dir = parent;
+      char *slash = strrchr(done, '/');
+      if (slash) *slash = '\0';
+      continue;
+    }
+    struct stat st;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      if (errno != ENOENT || !make) fail("cannot make", path);
+      if (!last || is_dir) {
+        if (mkdirat(dir, name, 0755) < 0 && errno != EEXIST) fail("cannot make", path);
+      } else {
+        int file = openat(dir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+        if (file < 0 && errno != EEXIST) fail("cannot make", path);
+        if (file >= 0) close(file);
+      }
+      if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) fail("cannot make", path);
+    }
+    if (S_ISLNK(st.st_mode)) {
+      char target[PATH_MAX], next[PATH_MAX];
+      ssize_t n;
+      if (depth >= 8 || !only_root_changes(dir) || (n = readlinkat(dir, name, target, sizeof target - 1)) <= 0) {
+        errno = ELOOP;
+        fail("will not follow a link a session may have made on the way to", path);
+      }
+      target[n] = '\0';
+      int made = target[0] == '/' ? snprintf(next, sizeof next, "%s%s%s", target, *rest ? "/" : "", rest)
+                                  : snprintf(next, sizeof next, "%s/%s%s%s", done, target, *rest ? "/" : "", rest);
+      if (made >= (int)sizeof next) {
+        errno = ENAMETOOLONG;
+        fail("cannot use the destination", path);
+      }
+      close(dir);
+      return open_dest_at_depth(next, is_dir, make, depth + 1);
+    }
+    int child = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    /* What was checked is what was opened: a link swapped in meanwhile is a link here too. */
+    if (child < 0 || fstat(child, &st) < 0 || S_ISLNK(st.st_mode) || (!last && !S_ISDIR(st.st_mode)))
+      fail("cannot use the destination", path);
+    close(dir);
+    dir = child;
+    size_t used = strlen(done);
+    snprintf(done + used, sizeof done - used, "/%s", name);
+  }
+  return dir;
+}
+
+static int open_dest(const char *path, int is_dir, int make) { return open_dest_at_depth(path, is_dir, make, 0); }
+
+/* The path of a descriptor, through this process's /proc (the namespace's own, mounted by now):
+ * mount(2) and chmod(2) on it act on that very file, whatever its path names meanwhile. */
+static const char *fd_path(int fd, char buf[64]) {
+  snprintf(buf, 64, "/proc/self/fd/%d", fd);
+  return buf;
+}
+
 static void mount_tmpfs(const char *dest, mode_t perms, unsigned long flags) {
   char data[32];
   snprintf(data, sizeof data, "mode=0%o", (unsigned)perms);
@@ -259,20 +356,35 @@ static _Noreturn void become_pid_1(char **program, const char *chdir_to, int lau
     switch (op->kind) {
     case OP_BIND:
     case OP_RO_BIND:
-    case OP_BIND_AS:
-      make_path(op->dest, op->is_dir);
-      attach(op->tree, op->dest);
+    case OP_BIND_AS: {
+      int dest = open_dest(op->dest, op->is_dir, 1);
+      if (syscall(SYS_move_mount, op->tree, "", dest, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+        fail("cannot mount on", op->dest);
+      close(op->tree);
+      close(dest);
       break;
-    case OP_TMPFS:
-      mount_tmpfs(op->dest, op->perms, MS_NOSUID | MS_NODEV);
+    }
+    case OP_TMPFS: {
+      char data[32], buf[64];
+      snprintf(data, sizeof data, "mode=0%o", (unsigned)op->perms);
+      int dest = open_dest(op->dest, 1, 1);
+      if (mount("tmpfs", fd_path(dest, buf), "tmpfs", MS_NOSUID | MS_NODEV, data) < 0)
+        fail("cannot mount a tmpfs on", op->dest);
+      close(dest);
       break;
-    case OP_DIR:
-      make_path(op->dest, 1);
-      if (chmod(op->dest, op->perms) < 0) fail("cannot set the mode of", op->dest);
+    }
+    case OP_DIR: {
+      char buf[64];
+      int dest = open_dest(op->dest, 1, 1);
+      if (chmod(fd_path(dest, buf), op->perms) < 0) fail("cannot set the mode of", op->dest);
+      close(dest);
       break;
+    }
     case OP_REMOUNT_RO: {
       struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-      if (syscall(SYS_mount_setattr, AT_FDCWD, op->dest, 0, &ro, sizeof ro) < 0) fail("cannot make read-only", op->dest);
+      int dest = open_dest(op->dest, 1, 0);
+      if (syscall(SYS_mount_setattr, dest, "", AT_EMPTY_PATH, &ro, sizeof ro) < 0) fail("cannot make read-only", op->dest);
+      close(dest);
       break;
     }
     }

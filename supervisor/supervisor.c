@@ -11,7 +11,7 @@
  *
  * Its options (containment and limits) are parsed in options.c, which lists them.
  *
- *   durable-bash-supervisor --inner [--tty] [--as <uid>] -- <program> [args...]
+ *   durable-bash-supervisor --inner [--tty] [--as <uid>] [--workdir-inode <dev>:<ino>] -- <program> [args...]
  *
  * runs inside the sandbox as the command's parent and writes its raw wait status to fd 3 (inner.c).
  *

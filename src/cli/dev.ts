@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection } from '@temporalio/worker';
+import { declaredRoots, workerHome } from '../command-host/containment/session-workdir.js';
 import type { ExecutorOptions } from '../command-host/executor-config.js';
 import {
   assertPortsFree,
@@ -59,6 +60,8 @@ export async function runDev(
   dataConverter?: DataConverter,
 ): Promise<void> {
   const log = (line: string) => process.stderr.write(`durable-bash: ${line}\n`);
+  // Before anything starts: a root dev may not declare (its home, /) stops it in one line.
+  declaredRoots(executor.workdirRoots ?? [], workerHome());
   const cli = provisionDev(executor, log);
   // Fixed once: a restart uses the same ports (even picked ones) and the same database file.
   const place = await resolveDevServerPlace(flags);

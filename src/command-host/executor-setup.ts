@@ -15,7 +15,7 @@ import {
   type SessionIsolation,
   type SessionIsolationOptions,
 } from './containment/session-isolation.js';
-import { declaredRoots } from './containment/session-workdir.js';
+import { declaredRoots, workerHome } from './containment/session-workdir.js';
 import type { CompiledExecutorOptions, ExecutorConfig, IsolationRequest } from './executor-config.js';
 import { SessionDisk } from './spill/session-disk.js';
 import { executablePath } from './supervisor/executable-path.js';
@@ -31,7 +31,10 @@ import { supervisorPath } from './supervisor/supervisor.js';
  */
 export function setUpExecutor(options: CompiledExecutorOptions, temporalAddress?: string): ExecutorConfig {
   // Checked, and their links resolved, once: a launch compares real paths with them.
-  const workdirs = { workdirRoots: declaredRoots(options.workdirRoots), workspaceDir: options.workspaceDir };
+  const workdirs = {
+    workdirRoots: declaredRoots(options.workdirRoots, workerHome()),
+    workspaceDir: options.workspaceDir,
+  };
   const request = options.isolationRequest;
   const isolation = isolationOf(
     'options' in request && temporalAddress !== undefined

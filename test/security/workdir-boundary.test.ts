@@ -123,4 +123,26 @@ describe("a session's workdir, with sessions apart and root", () => {
     );
     expect(existsSync('/etc/durable-bash-x')).toBe(false);
   });
+
+  it("never hands over a directory inside the worker's own code, even under a declared root", async () => {
+    // The checkout holds this worker's code (src/, dist/, node_modules/) and is declared a root here.
+    const coded = await startIsolatedWorker(server.env, {
+      spillDir: path.join(scratch, 'spill-code'),
+      workdirRoots: [process.cwd()],
+    });
+    const planted = path.join(process.cwd(), 'src', 'policy', `planted-${randomUUID()}`);
+    try {
+      const run = (workdir: string, command: string) =>
+        sessionTools({ client: server.env.client, taskQueue: coded.taskQueue, workdir }, 'mallory').run(
+          command,
+        );
+      expect(await run(path.dirname(planted), `touch ${path.basename(planted)}`)).toBe(
+        `[stderr]\ntouch: cannot touch '${path.basename(planted)}': Permission denied\n[exit code: 1]`,
+      );
+      expect(existsSync(planted)).toBe(false);
+    } finally {
+      rmSync(planted, { force: true });
+      await coded.stop();
+    }
+  });
 });

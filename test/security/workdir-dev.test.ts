@@ -2,7 +2,7 @@
 // `durable-bash run --owner mallory --workdir /root -- 'echo x > pwned'`, which wrote /root/pwned
 // as root on main f8f7ca6. dev declares the directory it starts in as a workdir root: the project
 // stays the sessions' to write, its database is hidden from them, and nothing else is handed over.
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -80,5 +80,25 @@ describe('durable-bash dev as root, attacked through the CLI', () => {
       stderr: '',
     });
     expect(readFileSync(db).subarray(0, 15).toString()).toBe('SQLite format 3');
+  });
+
+  it('will not declare its home: dev started there stops at once, in one line, and starts nothing', async () => {
+    const home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dev-home-')));
+    try {
+      const started = spawnSync('node', [CLI_BIN, 'dev', '--port', '0'], {
+        cwd: home,
+        env: { ...process.env, HOME: home },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect({ status: started.status, stdout: started.stdout, stderr: started.stderr }).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: `durable-bash: workdir root ${home} cannot be declared: it holds the worker's home ${home} (its dotfiles and keys); declare a project directory (--workdir-root)\n`,
+      });
+      expect(existsSync(path.join(home, '.durable-bash'))).toBe(false);
+    } finally {
+      removeDir(home);
+    }
   });
 });

@@ -6,18 +6,29 @@
 
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, realpathSync, renameSync, statSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionKey } from '../../src/client/ownership.js';
+import { createSandbox } from '../../src/command-host/containment/sandbox.js';
 import {
   createSessionIsolation,
   endSessionNetworks,
   type SessionIsolation,
 } from '../../src/command-host/containment/session-isolation.js';
 import { supervisorPath } from '../../src/command-host/supervisor/supervisor.js';
-import type { TaskId } from '../../src/shared/task.js';
+import type { CommandSpec, TaskId } from '../../src/shared/task.js';
 import { removeDir } from '../helpers/remove-dir.js';
 
 let scratch: string;
@@ -39,9 +50,21 @@ afterAll(() => {
   }
 });
 
+/** What launches a command: sessions apart's, or the sandbox's. */
+type Launching = Pick<SessionIsolation, 'supervisor'> & {
+  launch(
+    spec: CommandSpec,
+  ): Promise<{ launcher: string[]; inner: string[] }> | { launcher: string[]; inner: string[] };
+};
+
 /** The worker's launch of `command` in `workdir`, for session mallory; `between` runs after the check. */
-async function launched(workdir: string, command: string, between: () => void = () => undefined) {
-  const { launcher, inner } = await isolation.launch({
+async function launched(
+  workdir: string,
+  command: string,
+  between: () => void = () => undefined,
+  by: Launching = isolation,
+) {
+  const { launcher, inner } = await by.launch({
     taskId: `bash-${randomUUID()}` as TaskId,
     command,
     workdir,
@@ -52,14 +75,10 @@ async function launched(workdir: string, command: string, between: () => void = 
   });
   between();
   const [program, ...args] = launcher as [string, ...string[]];
-  const run = spawnSync(
-    program,
-    [...args, isolation.supervisor, '--inner', ...inner, '--', 'bash', '-c', command],
-    {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
-    },
-  );
+  const run = spawnSync(program, [...args, by.supervisor, '--inner', ...inner, '--', 'bash', '-c', command], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+  });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr };
 }
 
@@ -85,5 +104,54 @@ describe.runIf(process.getuid?.() === 0)('a workdir swapped after the check', ()
       stdout: '',
       stderr: `durable-bash-supervisor: the workdir ${work} changed while it was being checked\n`,
     });
+  });
+
+  it("will not follow a link the session planted in its own /tmp on the way to a handed workdir: the host's file keeps its mode", async () => {
+    // A workdir below /tmp is bound into the session's own /tmp, the directories on its way made
+    // there by the launcher, as root: the session owns that /tmp, so it can plant a link on the way.
+    const work = path.join(scratch, 'under-tmp');
+    mkdirSync(work);
+    const victim = path.join(scratch, 'victim');
+    writeFileSync(victim, 'root only\n', { mode: 0o600 });
+    // The session's own /tmp on the host (sessions apart keeps it in the spill directory).
+    const sessionTmp = path.join(scratch, 'spill', '.sessions', sessionKey('mallory'), 'tmp');
+    const firstBelowTmp = path.relative('/tmp', work).split('/')[0] as string;
+    const run = await launched(work, 'true', () => {
+      rmSync(path.join(sessionTmp, firstBelowTmp), { recursive: true, force: true });
+      symlinkSync(victim, path.join(sessionTmp, firstBelowTmp));
+    });
+    expect(run).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `durable-bash-supervisor: will not follow a link a session may have made on the way to /tmp/${firstBelowTmp}: Too many levels of symbolic links\n`,
+    });
+    expect(statSync(victim).mode & 0o7777).toBe(0o600);
+  });
+
+  it("runs nothing in the sandbox when a link took the checked directory's place: bwrap binds by path", async () => {
+    const sandbox = createSandbox(
+      { workdirRoots: [scratch] },
+      supervisorPath(),
+      path.join(scratch, 'sandbox-spill'),
+    );
+    const work = path.join(scratch, 'sandboxed');
+    mkdirSync(work);
+    const secret = path.join(scratch, 'secret');
+    mkdirSync(secret, { mode: 0o700 });
+    const run = await launched(
+      work,
+      'touch planted',
+      () => {
+        renameSync(work, `${work}.moved`);
+        symlinkSync(secret, work);
+      },
+      { supervisor: sandbox.supervisor, launch: (spec) => sandbox.launch(spec) },
+    );
+    expect(run).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `durable-bash-supervisor: the workdir ${work} changed while it was being checked\n`,
+    });
+    expect(existsSync(path.join(secret, 'planted'))).toBe(false);
   });
 });

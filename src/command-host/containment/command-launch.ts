@@ -37,15 +37,12 @@ export async function commandLaunch(
 ): Promise<CommandLaunch> {
   const { sandbox, isolation, sessionDisk } = containment;
   const admitted = isolation && sessionDisk ? await admit(sessionDisk, spec) : undefined;
-  const isolated = isolation ? await sessionLaunch(isolation, spec) : undefined;
-  const launcher = sandbox ? sandboxLauncher(sandbox, spec) : isolated?.launcher;
-  return {
-    ...(sandbox && launcher ? { launcher, innerBinary: sandbox.supervisor } : {}),
-    ...(isolation && isolated
-      ? { launcher: isolated.launcher, inner: isolated.inner, innerBinary: isolation.supervisor }
-      : {}),
-    ...(admitted?.cleanup ? { cleanup: true as const } : {}),
-  };
+  const launched = sandbox
+    ? { ...sandboxLaunch(sandbox, spec), innerBinary: sandbox.supervisor }
+    : isolation
+      ? { ...(await sessionLaunch(isolation, spec)), innerBinary: isolation.supervisor }
+      : {};
+  return { ...launched, ...(admitted?.cleanup ? { cleanup: true as const } : {}) };
 }
 
 /** The session's disk cap's word on the launch, or the task's end in its one line: nothing ran. */
@@ -76,10 +73,10 @@ async function sessionLaunch(isolation: SessionIsolation, spec: CommandSpec): Pr
   }
 }
 
-/** The sandbox's launcher for a command, or the task's end when its session may not run in its workdir. */
-function sandboxLauncher(sandbox: Sandbox, spec: CommandSpec): string[] {
+/** The sandbox's launch of a command, or the task's end when its session may not run in its workdir. */
+function sandboxLaunch(sandbox: Sandbox, spec: CommandSpec): SessionLaunch {
   try {
-    return sandbox.launcher(spec);
+    return sandbox.launch(spec);
   } catch (err) {
     if (!(err instanceof WorkdirRefusedError)) throw err;
     throw workdirRefused(err);

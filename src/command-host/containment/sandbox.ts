@@ -19,7 +19,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CommandSpec } from '../../shared/task.js';
 import { executablePath } from '../supervisor/executable-path.js';
-import { realPathOf, SYSTEM_DIRS, sessionWorkdir, type WorkdirRules, within } from './session-workdir.js';
+import {
+  realPathOf,
+  SYSTEM_DIRS,
+  sessionWorkdir,
+  type WorkdirRules,
+  within,
+  workdirPin,
+  workerHome,
+} from './session-workdir.js';
 import { workerCodeDirs } from './worker-code.js';
 
 export interface SandboxOptions {
@@ -43,11 +51,12 @@ export interface SandboxOptions {
 
 export interface Sandbox {
   /**
-   * The launcher's argv for a command of `spec`, up to (not including) the inner supervisor. Its
-   * workdir is writable when it is the session's own (session-workdir.ts), else read-only as the
-   * rest of the host; throws `WorkdirRefusedError` for one the session may not run in.
+   * The launcher's argv for a command of `spec`, up to (not including) the inner supervisor, and
+   * the inner supervisor's options. Its workdir is writable when it is the session's own
+   * (session-workdir.ts), else read-only as the rest of the host; throws `WorkdirRefusedError` for
+   * one the session may not run in.
    */
-  launcher(spec: Pick<CommandSpec, 'workdir' | 'session'>): string[];
+  launch(spec: Pick<CommandSpec, 'workdir' | 'session'>): { launcher: string[]; inner: string[] };
   /**
    * The supervisor binary every sandboxed task runs, outside and inside: a private copy in the
    * spill directory, which no sandboxed command can see or write (the one in the package may lie
@@ -74,10 +83,12 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   // read-only there), and the binary the worker runs outside the sandbox is the private copy in
   // the spill directory.
   const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
-  const guarded = [...SYSTEM_DIRS, spillDir, workspaceDir, path.dirname(bwrap)];
+  const guarded = [...SYSTEM_DIRS, spillDir, workspaceDir, path.dirname(bwrap)].map(realPathOf);
   const writable = (options.writable ?? []).map((dir) => writablePath(dir, guarded));
   const uid = process.getuid?.() ?? 0;
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
+  // A command may change its writable workdir; the code the worker runs stays as it is there.
+  const codeDirs = workerCodeDirs();
   const rules: WorkdirRules = {
     roots: options.workdirRoots ?? [],
     spillDir: realPathOf(spillDir),
@@ -85,11 +96,11 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
     hidden: hidden.map(realPathOf),
     guarded,
     workerUid: uid,
+    code: codeDirs,
+    home: workerHome(),
   };
   // Commands run as the worker's uid, every capability dropped: its modes decide the way in.
   const who = { uid, gids: [process.getgid?.() ?? 0, ...(process.getgroups?.() ?? [])] };
-  // A command may change its writable workdir; the code the worker runs stays as it is there.
-  const codeDirs = workerCodeDirs();
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const argv = (workdir: string, handed = true): string[] => [
     bwrap,
@@ -137,9 +148,9 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   const failure = probe(argv, privateSupervisor, spillDir);
   if (failure !== undefined) throw new Error(`the bwrap sandbox cannot start on this host: ${failure}`);
   return {
-    launcher: (spec) => {
+    launch: (spec) => {
       const workdir = sessionWorkdir(spec.workdir, spec.session ?? UNOWNED_SESSION, who, rules);
-      return argv(workdir.path, workdir.handed);
+      return { launcher: argv(workdir.path, workdir.handed), inner: workdirPin(workdir) };
     },
     supervisor: privateSupervisor,
     summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, no network, no capabilities, own PID namespace)`,

@@ -43,6 +43,8 @@ import {
   sessionWorkdir,
   type WorkdirRules,
   within,
+  workdirPin,
+  workerHome,
 } from './session-workdir.js';
 import { temporalAddresses } from './temporal-addresses.js';
 import { workerCodeDirs } from './worker-code.js';
@@ -238,19 +240,26 @@ export function createSessionIsolation(
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
+  // A session may change a handed workdir; the code the worker runs stays as it is there.
+  const codeDirs = workerCodeDirs();
+  const home = workerHome();
   const rules: WorkdirRules = {
     roots: options.workdirRoots ?? [],
     spillDir: realPathOf(spillDir),
     workspaceDir,
     hidden: hidden.map(realPathOf),
-    guarded: [...SYSTEM_DIRS, spillDir, workspaceDir, ...(bwrap !== undefined ? [path.dirname(bwrap)] : [])],
+    guarded: [
+      ...SYSTEM_DIRS,
+      spillDir,
+      workspaceDir,
+      ...(bwrap !== undefined ? [path.dirname(bwrap)] : []),
+    ].map(realPathOf),
     workerUid: ownUid,
+    code: codeDirs,
+    home,
   };
-  // A session may change a handed workdir; the code the worker runs stays as it is there.
-  const codeDirs = workerCodeDirs();
   const credentialsOf = (uid: number): SessionCredentials =>
     root ? { uid, gids: [uid] } : { uid: ownUid, gids: [ownGid, ...(process.getgroups?.() ?? [])] };
-  const home = homeOf();
   const failure =
     bwrap === undefined
       ? probe(privateSupervisor, uidOf(UNOWNED_SESSION))
@@ -337,10 +346,10 @@ export function createSessionIsolation(
           String(ownGid),
           ...sessionView,
         ];
-        return { launcher, inner: [] };
+        return { launcher, inner: workdirPin(workdir) };
       }
       const launcher = [privateSupervisor, '--session-launch', '--net', netns, ...sessionView];
-      return { launcher, inner: ['--as', String(uid)] };
+      return { launcher, inner: ['--as', String(uid), ...workdirPin(workdir)] };
     },
     async sweep() {
       // Networks a worker of this directory SIGKILLed while making them never recorded.
@@ -637,16 +646,6 @@ function sessionDirs(dir: string, uid: number) {
   // Names go through slirp4netns's forwarder to the host's own resolver.
   writeFileSync(dirs.resolvConf, `nameserver ${SESSION_DNS_ADDRESS}\n`, { mode: 0o644 });
   return dirs;
-}
-
-/** The worker's home, which a session's own replaces; undefined for none (or `/`). */
-function homeOf(): string | undefined {
-  try {
-    const home = realpathSync(os.homedir());
-    return home === '/' ? undefined : home;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

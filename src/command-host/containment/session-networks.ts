@@ -32,6 +32,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { executablePath } from '../supervisor/executable-path.js';
 import { signalRecorded } from '../supervisor/process-groups.js';
@@ -97,6 +98,17 @@ export const SESSION_DNS_ADDRESS = '10.0.2.3';
  * ones (fe80::/10) lie on a link, and a session's one link is its own tap.
  */
 const LINK_LOCAL_AND_METADATA: readonly string[] = ['169.254.0.0/16', 'fd00:ec2::254/128'];
+
+/** This process's own addresses (its namespace's, not loopback), each as a prefix of one address. */
+function ownAddresses(): string[] {
+  return (
+    Object.values(os.networkInterfaces())
+      .flatMap((addresses) => addresses ?? [])
+      // Link-local IPv6 reaches only a link, and a session's only link is its own.
+      .filter((address) => !address.internal && !address.address.startsWith('fe80:'))
+      .map((address) => `${address.address}/${address.family === 'IPv6' ? 128 : 32}`)
+  );
+}
 
 export class SessionNetworks {
   private readonly slirp: string | undefined;
@@ -255,9 +267,17 @@ export class SessionNetworks {
     }
   }
 
-  /** What every session's network refuses, besides the host's own addresses (`--session-net` reads those). */
+  /**
+   * What every session's network refuses, besides the addresses of the namespace its traffic leaves
+   * from (`--session-net` reads those): with an egress namespace of its own, the worker's host's
+   * addresses too, which that namespace's are not.
+   */
   private async refused(): Promise<readonly string[]> {
-    return [...LINK_LOCAL_AND_METADATA, ...((await this.options.temporal?.prefixes()) ?? [])];
+    return [
+      ...LINK_LOCAL_AND_METADATA,
+      ...((await this.options.temporal?.prefixes()) ?? []),
+      ...(this.options.egressNetns !== undefined ? ownAddresses() : []),
+    ];
   }
 
   /**

@@ -8,6 +8,7 @@
  * refused in one line before anything runs.
  */
 import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 /** A workdir the session may not run in: the message is the task's one line. */
@@ -32,6 +33,13 @@ export interface WorkdirRules {
   guarded: readonly string[];
   /** The worker's uid: under a root, only its directories are handed over. */
   workerUid: number;
+  /**
+   * The worker's own code (worker-code.ts): a workdir in it is never handed over, and one holding it
+   * only as its direct children (bound read-only there, which a session cannot move away).
+   */
+  code: readonly string[];
+  /** The worker's home (its dotfiles and keys): sessions get one of their own, never this one. */
+  home: string | undefined;
 }
 
 /** Who the session's commands run as, for the check of the way to its workdir. */
@@ -69,8 +77,17 @@ export const SYSTEM_DIRS = [
   '/sbin',
   '/sys',
   '/usr',
+  '/var/lib',
+  '/var/mail',
   '/var/run',
+  '/var/spool',
 ];
+
+/** The worker's home, real; undefined for none (or `/`, which every root would hold). */
+export function workerHome(): string | undefined {
+  const home = realPathOf(os.homedir());
+  return home === '/' ? undefined : home;
+}
 
 /**
  * A path with the links of its longest existing part resolved, as a workdir's real path is
@@ -131,18 +148,28 @@ export function sessionWorkdir(
   const closed = closedStep(real, who);
   if (closed !== undefined)
     throw new WorkdirRefusedError(`workdir ${named} cannot be entered by this session: ${closed}`);
+  // A worker without root runs sessions as its own uid: its home would be theirs to read and write.
+  if (rules.home !== undefined && within(real, rules.home))
+    throw new WorkdirRefusedError(
+      `workdir ${named} cannot be used by a session: it lies in the worker's home, which sessions get their own of`,
+    );
   return { path: real, handed: false, dev: stat.dev, ino: stat.ino };
 }
 
 /**
- * Whether a directory under a declared root is handed over: it is the worker's own, and neither a
- * system directory (nor in one) nor holding a guarded directory.
+ * Whether a directory under a declared root is handed over: it is the worker's own; neither a system
+ * directory (nor in one) nor holding a guarded directory or the worker's home; not in the worker's
+ * code, and holding it only as direct children (a session could rename a directory between, and
+ * put its own code where the worker's was).
  */
 function handedUnderRoot(real: string, stat: Stats, rules: WorkdirRules): boolean {
   if (!rules.roots.some((root) => within(real, root))) return false;
   if (stat.uid !== rules.workerUid) return false;
   if (SYSTEM_DIRS.some((system) => within(real, system))) return false;
-  return !rules.guarded.some((guard) => within(path.resolve(guard), real));
+  if (rules.guarded.some((guard) => within(path.resolve(guard), real))) return false;
+  if (rules.home !== undefined && within(rules.home, real)) return false;
+  if (rules.code.some((code) => within(real, code))) return false;
+  return rules.code.every((code) => !within(code, real) || path.dirname(code) === real);
 }
 
 /**
@@ -167,10 +194,19 @@ function closedStep(real: string, who: SessionCredentials): string | undefined {
 }
 
 /**
- * The declared roots, real and checked, for the worker's start: each must be an existing directory
- * that is neither `/` nor a system directory or in one. Throws one line naming the first that is not.
+ * The inner supervisor's options that make it run nothing unless its workdir is the directory the
+ * worker checked (bwrap binds by path: a link swapped in meanwhile would be bound instead).
  */
-export function declaredRoots(roots: readonly string[]): string[] {
+export function workdirPin(workdir: SessionWorkdir): string[] {
+  return workdir.ino === 0 ? [] : ['--workdir-inode', `${workdir.dev}:${workdir.ino}`];
+}
+
+/**
+ * The declared roots, real and checked, for the worker's start: each must be an existing directory
+ * that is neither `/` nor a system directory, nor in one or holding one, nor the worker's `home` or
+ * holding it. Throws one line naming the first that is not.
+ */
+export function declaredRoots(roots: readonly string[], home: string | undefined): string[] {
   return roots.map((root) => {
     let real: string;
     try {
@@ -183,6 +219,12 @@ export function declaredRoots(roots: readonly string[]): string[] {
     const system = SYSTEM_DIRS.find((dir) => within(real, dir));
     if (system !== undefined)
       throw new Error(`workdir root ${root} cannot be declared: it lies in ${system}`);
+    const held = SYSTEM_DIRS.find((dir) => within(dir, real));
+    if (held !== undefined) throw new Error(`workdir root ${root} cannot be declared: it holds ${held}`);
+    if (home !== undefined && within(home, real))
+      throw new Error(
+        `workdir root ${root} cannot be declared: it holds the worker's home ${home} (its dotfiles and keys); declare a project directory (--workdir-root)`,
+      );
     return real;
   });
 }

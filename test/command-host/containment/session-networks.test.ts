@@ -131,16 +131,27 @@ describe("what a session's network refuses", () => {
     expect(connectFrom(netns, METADATA_ADDRESS, 80)).toBe('EACCES');
     expect(connectFrom(netns, 'fd00:ec2::254', 80)).toBe('EACCES');
     expect(connectFrom(netns, INTERNET_ADDRESS, 8080)).toBe('hello from the internet');
-    // Each a route of type prohibit, the host's own address as its namespace had it.
-    expect(routes(netns)).toEqual([
-      'default via 10.0.2.2 dev tap0 ',
-      '10.0.2.0/24 dev tap0 proto kernel scope link src 10.0.2.100 ',
-      'prohibit 169.254.0.0/16 proto static ',
-      `prohibit ${HOST_ADDRESS} proto static `,
-      `prohibit ${TEMPORAL_HOST} proto static `,
-      'prohibit fd00:ec2::254 dev lo proto static metric 1024 pref medium',
-      'fe80::/64 dev tap0 proto kernel metric 256 pref medium',
-    ]);
+    // Each a route of type prohibit: the host's own address as its namespace had it, and, the traffic
+    // leaving from a namespace of its own, this process's own addresses (the worker host's) too.
+    const own = Object.values(os.networkInterfaces())
+      .flatMap((addresses) => addresses ?? [])
+      .filter((address) => !address.internal && !address.address.startsWith('fe80:'));
+    expect([...routes(netns)].sort()).toEqual(
+      [
+        'default via 10.0.2.2 dev tap0 ',
+        '10.0.2.0/24 dev tap0 proto kernel scope link src 10.0.2.100 ',
+        'prohibit 169.254.0.0/16 proto static ',
+        `prohibit ${HOST_ADDRESS} proto static `,
+        `prohibit ${TEMPORAL_HOST} proto static `,
+        'prohibit fd00:ec2::254 dev lo proto static metric 1024 pref medium',
+        'fe80::/64 dev tap0 proto kernel metric 256 pref medium',
+        ...own.map(({ address, family }) =>
+          family === 'IPv6'
+            ? `prohibit ${address} dev lo proto static metric 1024 pref medium`
+            : `prohibit ${address} proto static `,
+        ),
+      ].sort(),
+    );
   });
 
   it('in a network a restarted worker finds, made before the refusals', async () => {

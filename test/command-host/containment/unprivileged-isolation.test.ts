@@ -165,7 +165,7 @@ describe('sessions apart without root', () => {
 });
 
 describe("a session's workdir without root", () => {
-  it("refuses one the worker's uid cannot enter, and the spill directory, in one line each", async () => {
+  it("refuses one the worker's uid cannot enter, the spill directory and the worker's home, in one line each", async () => {
     const closed = path.join(root, 'roots-own');
     mkdirSync(closed, { mode: 0o700 });
     expect(await sessionTools({ client: env.client, taskQueue, workdir: closed }, 'mallory').run('ls')).toBe(
@@ -174,6 +174,11 @@ describe("a session's workdir without root", () => {
     expect(
       await sessionTools({ client: env.client, taskQueue, workdir: spillDir }, 'mallory').run('ls'),
     ).toBe(`workdir ${spillDir} cannot be used by a session: it lies in the worker's spill directory`);
+    // Its sessions run as its own uid: its home (where its keys would be) is never a session's workdir.
+    const keys = nobodysDir(path.join(root, 'home', '.ssh'));
+    expect(await sessionTools({ client: env.client, taskQueue, workdir: keys }, 'mallory').run('ls')).toBe(
+      `workdir ${keys} cannot be used by a session: it lies in the worker's home, which sessions get their own of`,
+    );
   });
 });
 

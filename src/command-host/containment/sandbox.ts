@@ -150,7 +150,9 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   return {
     launch: (spec) => {
       const workdir = sessionWorkdir(spec.workdir, spec.session ?? UNOWNED_SESSION, who, rules);
-      return { launcher: argv(workdir.path, workdir.handed), inner: workdirPin(workdir) };
+      // Its own /tmp (a fresh tmpfs here) is not the host's directory checked.
+      const ownCopy = !workdir.handed && workdir.path === '/tmp';
+      return { launcher: argv(workdir.path, workdir.handed), inner: ownCopy ? [] : workdirPin(workdir) };
     },
     supervisor: privateSupervisor,
     summary: `sandbox: bwrap (read-only root, writable workdir${writable.length ? ` and ${writable.join(', ')}` : ''}, private /tmp, no network, no capabilities, own PID namespace)`,

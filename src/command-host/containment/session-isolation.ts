@@ -331,6 +331,9 @@ export function createSessionIsolation(
         '--chdir',
         workdir.path,
       ];
+      // The session enters the directory checked, unless it names one it has its own of (its /tmp).
+      const ownCopy = !workdir.handed && ownDirs(home).includes(workdir.path);
+      const pin = ownCopy ? [] : workdirPin(workdir);
       if (bwrap !== undefined) {
         const launcher = [
           'nsenter',
@@ -346,10 +349,10 @@ export function createSessionIsolation(
           String(ownGid),
           ...sessionView,
         ];
-        return { launcher, inner: workdirPin(workdir) };
+        return { launcher, inner: pin };
       }
       const launcher = [privateSupervisor, '--session-launch', '--net', netns, ...sessionView];
-      return { launcher, inner: ['--as', String(uid), ...workdirPin(workdir)] };
+      return { launcher, inner: ['--as', String(uid), ...pin] };
     },
     async sweep() {
       // Networks a worker of this directory SIGKILLed while making them never recorded.

@@ -67,7 +67,9 @@ export function analyzeCommand(words: Word[], reader: CommandReader, fedBy?: Fee
       reader.unsure(`the command name is a pattern bash may expand: ${head.text}`);
       return;
     }
-    for (const reason of builtinEvaluations(rest)) reader.unsure(reason);
+    const evaluated = builtinEvaluations(rest);
+    for (const reason of evaluated.reasons) reader.unsure(reason);
+    for (const script of evaluated.scripts) reader.script(script);
     const name = basename(head.text);
     if (feeder?.replace !== undefined && head.text.includes(feeder.replace)) {
       reader.unsure(`the command name comes from what ${feeder.name} reads: ${head.text}`);

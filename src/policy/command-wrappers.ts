@@ -1,16 +1,33 @@
 /**
  * Wrappers: commands that run the rest of their arguments as a command (`sudo`, `env`, `nohup`,
- * `timeout`, `xargs`, `chrt`, ...; wrapper-options.ts lists them with their options) or hand a
- * string to a shell (`bash -c`, `eval`, `su -c`, `env -S`, `sg`, `watch`, `trap`, `mapfile -C`,
- * `flock -c`, `script -c`, `compgen -C`), `find -exec`, and git's global options (git-options.ts).
- * This is what no bash grammar can know: `unwrap` takes a simple command's words, once the grammar
- * has found them, and says what they run (command-layers.ts follows it layer by layer).
+ * `timeout`, `xargs`, `chrt`, `ip netns exec`, ...; wrapper-options.ts lists them with their
+ * options) or hand a string to a shell (`bash -c`, `eval`, `su -c`, `env -S`, `sg`, `watch`,
+ * `trap`, `mapfile -C`, `flock -c`, `script -c`, `compgen -C`), `find -exec`, git's global options
+ * (git-options.ts), and the environment a wrapper gives its command (`env GIT_EDITOR=...`,
+ * command-variables.ts). This is what no bash grammar can know: `unwrap` takes a simple command's
+ * words, once the grammar has found them, and says what they run (command-layers.ts follows it
+ * layer by layer).
  */
 import { assignmentReason } from './bash-evaluation.js';
+import { assignedCommand } from './command-variables.js';
 import { unwrapGit } from './git-options.js';
-import { basename, isKeyword, PASS_THROUGH_KEYWORDS, shellQuote, type Word } from './shell-words.js';
+import {
+  basename,
+  isKeyword,
+  PASS_THROUGH_KEYWORDS,
+  STDIN_PATH,
+  shellQuote,
+  type Word,
+} from './shell-words.js';
 import type { Unwrapped } from './unwrapped.js';
-import { type OptionSpec, readOptions, SETARCH_NAMES, UNREAD_RUNNERS, WRAPPERS } from './wrapper-options.js';
+import {
+  type OptionSpec,
+  readOptions,
+  SETARCH_NAMES,
+  UNREAD_RUNNERS,
+  WRAPPERS,
+  wrapperSpec,
+} from './wrapper-options.js';
 
 const SHELLS = new Set([
   'bash',
@@ -27,9 +44,6 @@ const SHELLS = new Set([
   'yash',
   'posh',
 ]);
-
-/** A path a shell or `source` reads its standard input through. */
-const STDIN_PATH = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/[^/]+\/fd\/\d+)$/;
 
 export function unwrap(words: Word[]): Unwrapped {
   const name = basename((words[0] as Word).text);
@@ -49,6 +63,7 @@ export function unwrap(words: Word[]): Unwrapped {
   if (name === 'flock') return unwrapFlock(words);
   if (name === 'script') return unwrapScript(words);
   if (name === 'at' || name === 'batch') return unwrapAt(words);
+  if (name === 'ip') return unwrapIp(words);
   if (UNREAD_RUNNERS.has(name))
     return { kind: 'unknown', reason: `${name} runs a command that this check does not read` };
   if (name === 'alias' && words.slice(1).some((word) => word.text.includes('=')))
@@ -56,7 +71,7 @@ export function unwrap(words: Word[]): Unwrapped {
   if (name === 'hash' && words.slice(1).some((word) => /^-[^-]*p/.test(word.text)))
     return { kind: 'unknown', reason: 'hash -p can give a command another name' };
   if (SETARCH_NAMES.has(name)) return unwrapWrapper(name, words, 1, WRAPPERS.setarch as OptionSpec);
-  const spec = WRAPPERS[name];
+  const spec = wrapperSpec(name);
   if (spec === undefined) return { kind: 'none' };
   // `setarch ARCH [options]`: the architecture comes before the options.
   const from = name === 'setarch' && words[1] !== undefined && !words[1].text.startsWith('-') ? 2 : 1;
@@ -72,53 +87,85 @@ function unwrapWrapper(name: string, words: Word[], from: number, spec: OptionSp
   const other = given(spec.runsOther);
   if (other !== undefined)
     return { kind: 'unknown', reason: `${name} ${other} runs a command that this check does not read` };
-  if (name === 'systemd-run') {
-    const property = execProperty(words.slice(from, options.start));
-    if (property !== undefined)
-      return { kind: 'unknown', reason: `systemd-run runs the command of a property: ${property}` };
+  const renamed = given(spec.renames);
+  if (renamed !== undefined)
+    return {
+      kind: 'unknown',
+      reason: `${name} ${renamed} gives the command another name, which a multi-call program such as busybox runs`,
+    };
+  const scripts: Word[] = [];
+  for (const { option, value } of options.values) {
+    const property = name === 'systemd-run' && PROPERTY_OPTIONS.includes(option);
+    if (!property && !spec.environment?.includes(option)) continue;
+    if (!value.literal)
+      return {
+        kind: 'unknown',
+        reason: `${name} ${option} takes a value computed at run time: ${value.text}`,
+      };
+    if (property && /^\s*Exec/i.test(value.text))
+      return { kind: 'unknown', reason: `systemd-run runs the command of a property: ${value.text}` };
+    if (property) continue;
+    const effect = environmentEffect(value);
+    if (effect !== undefined && 'reason' in effect) return { kind: 'unknown', reason: effect.reason };
+    if (effect !== undefined) scripts.push(effect.script);
   }
-  let command = words.slice(options.start + (spec.operands ?? 0));
+  const operands = given(spec.noOperandWith) === undefined ? (spec.operands ?? 0) : 0;
+  let command = words.slice(options.start + operands);
+  // Past a `--`, getopt reads no more options; before it, it takes one after the command as its own.
+  if (spec.permutes && words[options.start - 1]?.text !== '--') {
+    const late = command.find((word) => /^-./.test(word.text));
+    if (late !== undefined)
+      return { kind: 'unknown', reason: `${name} reads options after its command too: ${late.text}` };
+  }
   // sudo takes `NAME=value` words (quoted or not) before the command as its environment.
   if (name === 'sudo') {
     while (/^[A-Za-z_][A-Za-z0-9_]*=/.test(command[0]?.text ?? '')) {
-      const text = (command[0] as Word).text;
-      const eq = text.indexOf('=');
-      const reason = assignmentReason(text.slice(0, eq), text.slice(eq + 1));
-      if (reason !== undefined) return { kind: 'unknown', reason };
+      const effect = environmentEffect(command[0] as Word);
+      if (effect !== undefined && 'reason' in effect) return { kind: 'unknown', reason: effect.reason };
+      if (effect !== undefined) scripts.push(effect.script);
       command = command.slice(1);
     }
   }
   // `coproc NAME { ...; }`: a name only before a compound command.
   if (name === 'coproc' && command.length > 1 && isKeyword(command[1] as Word, PASS_THROUGH_KEYWORDS))
     command = command.slice(1);
-  if (command.length > 0) return { kind: 'wrapper', command };
+  if (command.length > 0) return { kind: 'wrapper', command, scripts };
   const shell = spec.shell === true || given(spec.shell) !== undefined;
-  return shell
-    ? { kind: 'unknown', reason: `${name} starts a shell that reads its commands from standard input` }
-    : { kind: 'none' };
+  if (shell)
+    return { kind: 'unknown', reason: `${name} starts a shell that reads its commands from standard input` };
+  return scripts.length > 0 ? { kind: 'wrapper', command: [], scripts } : { kind: 'none' };
 }
 
-/** A systemd-run `-p` (or `--*-property`) that gives its unit a command of its own (`ExecStartPre=`). */
-function execProperty(options: Word[]): string | undefined {
-  for (let i = 0; i < options.length; i++) {
-    const text = (options[i] as Word).text;
-    const attached = /^(?:-p|--(?:path-|socket-|timer-)?property=)(.+)$/s.exec(text)?.[1];
-    const value =
-      attached ??
-      (/^(?:-p|--(?:path-|socket-|timer-)?property)$/.test(text) ? options[i + 1]?.text : undefined);
-    if (value !== undefined && /^\s*Exec/i.test(value)) return value;
-  }
-  return undefined;
+/** systemd-run's options that give its unit a property, which may be a command of its own (`ExecStartPre=`). */
+const PROPERTY_OPTIONS = ['-p', '--property', '--path-property', '--socket-property', '--timer-property'];
+
+/**
+ * What `NAME=VALUE` in a command's environment (env's, sudo's, `systemd-run -E`'s) makes it run:
+ * why the line is uncertain (bash-evaluation.ts), or the command a variable holds
+ * (command-variables.ts), as a script to read.
+ */
+function environmentEffect(word: Word): { reason: string } | { script: Word } | undefined {
+  const eq = word.text.indexOf('=');
+  if (eq <= 0) return undefined;
+  const name = word.text.slice(0, eq);
+  const value = word.text.slice(eq + 1);
+  const reason = assignmentReason(name, value, word.text);
+  if (reason !== undefined) return { reason };
+  const held = assignedCommand(name, word.literal ? { ...word, text: value } : undefined, word.text);
+  if (held === undefined || 'reason' in held) return held;
+  return { script: { ...word, text: held.source } };
 }
 
 /** Whether a command runs the command its arguments name: a wrapper, env, a shell, su. */
 export function runsCommands(name: string): boolean {
   return (
-    WRAPPERS[name] !== undefined ||
+    wrapperSpec(name) !== undefined ||
     SETARCH_NAMES.has(name) ||
     UNREAD_RUNNERS.has(name) ||
     SHELLS.has(name) ||
-    ['env', 'su', 'runuser', 'watch', 'find', 'eval', 'sg', 'flock', 'script', 'at', 'batch'].includes(name)
+    ['env', 'su', 'runuser', 'watch', 'find', 'eval', 'sg', 'flock', 'script', 'at', 'batch', 'ip'].includes(
+      name,
+    )
   );
 }
 
@@ -151,17 +198,37 @@ function unknownEnvOption(text: string): Unwrapped {
   return { kind: 'unknown', reason: `env has an option this check does not know: ${text}` };
 }
 
-/** `env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... COMMAND`; short options cluster (`-iS`). */
+/**
+ * `env [-i] [-u NAME] [-C DIR] [-S STRING] [--] [NAME=VALUE]... COMMAND`; short options cluster
+ * (`-iS`). Its getopt stops at the first operand: options come before any `NAME=VALUE`, and
+ * assignments may follow `--`.
+ */
 function unwrapEnv(words: Word[]): Unwrapped {
   const computed: Unwrapped = { kind: 'unknown', reason: 'the arguments of env are computed at run time' };
+  const scripts: Word[] = [];
+  let options = true;
   let i = 1;
   while (i < words.length) {
     const word = words[i] as Word;
     if (!word.literal) return computed;
     const text = word.text;
-    if (text === '--') {
+    if (options && (text === '--' || text === '-')) {
+      // A lone `-` is `-i`.
+      options = false;
       i++;
-      break;
+      continue;
+    }
+    if (!options || !text.startsWith('-')) {
+      if (!/^[^=]+=/.test(text)) break;
+      options = false;
+      // Bash imports `BASH_FUNC_name%%=() { ...; }` from its environment as a function.
+      if (text.startsWith('BASH_FUNC_'))
+        return { kind: 'unknown', reason: 'env defines a shell function through the environment' };
+      const effect = environmentEffect(word);
+      if (effect !== undefined && 'reason' in effect) return { kind: 'unknown', reason: effect.reason };
+      if (effect !== undefined) scripts.push(effect.script);
+      i++;
+      continue;
     }
     /** `-S STRING`: the string (attached, or the next word), split into the command's words. */
     let split: Word | undefined;
@@ -173,7 +240,7 @@ function unwrapEnv(words: Word[]): Unwrapped {
       const takesNext = eq === -1 && withArgument;
       if (long === 'split-string') split = eq === -1 ? words[i + 1] : { ...word, text: text.slice(eq + 1) };
       i += takesNext ? 2 : 1;
-    } else if (text.startsWith('-') && text !== '-') {
+    } else {
       let taken = 1;
       for (let j = 1; j < text.length; j++) {
         const option = text[j] as string;
@@ -187,18 +254,6 @@ function unwrapEnv(words: Word[]): Unwrapped {
         break;
       }
       i += taken;
-    } else if (text === '-') {
-      i++;
-    } else if (/^[^=]+=/.test(text)) {
-      // Bash imports `BASH_FUNC_name%%=() { ...; }` from its environment as a function.
-      if (text.startsWith('BASH_FUNC_'))
-        return { kind: 'unknown', reason: 'env defines a shell function through the environment' };
-      const eq = text.indexOf('=');
-      const reason = assignmentReason(text.slice(0, eq), text.slice(eq + 1));
-      if (reason !== undefined) return { kind: 'unknown', reason };
-      i++;
-    } else {
-      break;
     }
     if (split !== undefined) {
       const rest = words.slice(i);
@@ -210,7 +265,7 @@ function unwrapEnv(words: Word[]): Unwrapped {
     }
   }
   const command = words.slice(i);
-  return command.length > 0 ? { kind: 'wrapper', command } : { kind: 'none' };
+  return command.length > 0 || scripts.length > 0 ? { kind: 'wrapper', command, scripts } : { kind: 'none' };
 }
 
 /** `bash [options] -c STRING [NAME [ARGS]]`: the string is a script; without `-c`, a script file. */
@@ -259,18 +314,33 @@ function unwrapShell(words: Word[]): Unwrapped {
   return operand === undefined ? { kind: 'none' } : { kind: 'script', script: [operand] };
 }
 
-/** `su [options] -c COMMAND [user]` (also `--session-command`); `runuser -u USER [--] COMMAND...` */
+/**
+ * `su [options] -c COMMAND [user]` (also `--session-command`); `runuser -u USER [--] COMMAND...`.
+ * su's getopt reads options anywhere on its line, and clustered (`su -lc 'cmd' root`).
+ */
 function unwrapSu(words: Word[]): Unwrapped {
   const name = basename((words[0] as Word).text);
+  /** Short options that take an argument (runuser's `-u` too), which is then not an option. */
+  const withValue = name === 'runuser' ? 'gGswu' : 'gGsw';
+  const script = (word: Word | undefined): Unwrapped =>
+    word === undefined ? { kind: 'none' } : { kind: 'script', script: [word] };
   for (let i = 1; i < words.length; i++) {
-    const text = (words[i] as Word).text;
-    if (!(words[i] as Word).literal)
+    const word = words[i] as Word;
+    if (!word.literal)
       return { kind: 'unknown', reason: `the arguments of ${name} are computed at run time` };
-    const attached = /^(?:--command=|--session-command=|-c(?=.))(.*)$/s.exec(text);
-    if (attached) return { kind: 'script', script: [{ ...(words[i] as Word), text: attached[1] as string }] };
-    if (text === '-c' || text === '--command' || text === '--session-command') {
-      const script = words[i + 1];
-      return script === undefined ? { kind: 'none' } : { kind: 'script', script: [script] };
+    const text = word.text;
+    const attached = /^--(?:session-)?command=(.*)$/s.exec(text);
+    if (attached) return script({ ...word, text: attached[1] as string });
+    if (text === '--command' || text === '--session-command') return script(words[i + 1]);
+    if (/^--(?:group|supp-group|shell|whitelist-environment|user)$/.test(text)) i++;
+    if (!/^-[^-]/.test(text)) continue;
+    for (let j = 1; j < text.length; j++) {
+      const letter = text[j] as string;
+      const rest = text.slice(j + 1);
+      if (letter === 'c') return script(rest === '' ? words[i + 1] : { ...word, text: rest });
+      if (!withValue.includes(letter)) continue;
+      if (rest === '') i++;
+      break;
     }
   }
   if (name === 'runuser' && words.some((word) => /^(?:-u|--user(?:=|$))/.test(word.text))) {
@@ -423,6 +493,32 @@ function unwrapAt(words: Word[]): Unwrapped {
   if (words.slice(1).some((word) => /^-[lrdcV]$/.test(word.text))) return { kind: 'none' };
   const name = basename((words[0] as Word).text);
   return { kind: 'unknown', reason: `${name} runs commands it reads from standard input or a file` };
+}
+
+/**
+ * `ip netns exec NAME COMMAND...`, `ip vrf exec NAME COMMAND...` and `ip -all netns exec
+ * COMMAND...` run a command. iproute2 takes any prefix of an option or an object (`ip n`, `-b`), so
+ * only these forms, written out, are read: any other line with a word that could be `exec` (a
+ * prefix of it) is uncertain, and so is `-batch`, which runs ip commands from a file or standard
+ * input (`netns exec` among them).
+ */
+function unwrapIp(words: Word[]): Unwrapped {
+  if (words.some((word) => !word.literal))
+    return { kind: 'unknown', reason: 'the arguments of ip are computed at run time' };
+  const texts = words.slice(1).map((word) => word.text);
+  const all = texts[0] === '-all' ? 1 : 0;
+  const [object, action] = texts.slice(all);
+  if (action === 'exec' && (object === 'netns' || (object === 'vrf' && all === 0))) {
+    // The command is the fifth word either way: after `-all netns exec` (every namespace), or
+    // after `netns exec NAME`.
+    const command = words.slice(4);
+    return command.length > 0 ? { kind: 'wrapper', command } : { kind: 'none' };
+  }
+  if (texts.some((text) => /^--?b(?:a(?:t(?:ch?)?)?)?$/.test(text)))
+    return { kind: 'unknown', reason: 'ip -batch runs the ip commands a file holds' };
+  if (texts.some((text) => text !== '' && 'exec'.startsWith(text)))
+    return { kind: 'unknown', reason: 'ip runs a command that this check does not read' };
+  return { kind: 'none' };
 }
 
 /** flock's options (util-linux): it stops at its first operand, the lock's file or descriptor. */

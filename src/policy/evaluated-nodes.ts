@@ -2,19 +2,19 @@
  * The nodes of the grammar's tree where bash evaluates text a command could hide in: arithmetic
  * (`$(( ))`, `$[ ]`, `(( ))`, `for (( ))`, the arithmetic comparisons of `[[ ]]`, a substring's
  * offset and length), subscripts, `[[ -v NAME ]]`, an indirect expansion (`${!x}`), the `@P`
- * transformation and assignments to the variables bash-evaluation.ts names. The walk of the tree
- * (split-commands.ts) asks about each node it meets; bash-evaluation.ts says why each may run a
- * command.
+ * transformation, and assignments (`NAME=`, `NAME[i]=`, a `for` loop's) to the variables
+ * bash-evaluation.ts names. The walk of the tree (split-commands.ts) asks about each node it meets;
+ * bash-evaluation.ts says why each may run a command.
  */
 import type { Node } from 'web-tree-sitter';
 import {
   arithmeticReason,
   assignmentReason,
-  excerpt,
+  found,
   subscriptReason,
   variableNameReason,
 } from './bash-evaluation.js';
-import { emptyWord, type Word } from './shell-words.js';
+import { emptyWord, excerpt, type Word } from './shell-words.js';
 import { unescapeDoubleQuoted, unquotedWord } from './tree-words.js';
 
 /** The operators of `[[ ]]` that evaluate both sides as arithmetic. */
@@ -51,9 +51,19 @@ export function evaluatedNodeReasons(node: Node, type: string): string[] {
         return key === undefined || !element ? [] : found(subscriptReason(key, element.text));
       });
     case 'variable_assignment': {
-      const name = node.childForFieldName('name');
+      // `PS4[0]=` sets the value bash reads as PS4.
+      const target = node.childForFieldName('name');
+      const name = target?.type === 'subscript' ? target.childForFieldName('name') : target;
       if (name?.type !== 'variable_name') return [];
-      return found(assignmentReason(name.text, node.childForFieldName('value')?.text ?? ''));
+      // `NAME+=x` gives a value made of one known only at run time.
+      const appends = node.children.some((child) => child?.type === '+=');
+      const value = appends ? undefined : (node.childForFieldName('value')?.text ?? '');
+      return found(assignmentReason(name.text, value, node.text));
+    }
+    case 'for_statement': {
+      // `for PS4 in ...` (and `select`) assigns each word of its list in turn.
+      const name = node.childForFieldName('variable');
+      return name ? found(assignmentReason(name.text, undefined)) : [];
     }
     default:
       return [];
@@ -150,8 +160,4 @@ function staticWord(node: Node): Word {
     default:
       return { ...emptyWord(), text: node.text, literal: false };
   }
-}
-
-function found(reason: string | undefined): string[] {
-  return reason === undefined ? [] : [reason];
 }

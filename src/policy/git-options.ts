@@ -6,7 +6,7 @@
  * line uncertain, since it could take the next word and the subcommand would be another.
  */
 
-import type { Word } from './shell-words.js';
+import { excerpt, shellQuote, type Word } from './shell-words.js';
 import type { Unwrapped } from './unwrapped.js';
 
 /** Global options that take the next word (or an attached `=value`, for the long ones). */
@@ -72,6 +72,12 @@ export function unwrapGit(words: Word[]): Unwrapped {
     const value = attached ? { ...word, text: text.slice(eq + 1) } : words[i + 1];
     i += attached ? 1 : 2;
     if (value === undefined) return { kind: 'none' };
+    // git runs the programs of its subcommands, hooks and transports (`git-<name>`) from that directory.
+    if (option === '--exec-path')
+      return {
+        kind: 'unknown',
+        reason: `git --exec-path names where git finds the programs it runs: ${text}`,
+      };
     if (option === '-c' || option === '--config-env') {
       if (!value.literal)
         return { kind: 'unknown', reason: 'git -c sets a configuration computed at run time' };
@@ -140,23 +146,32 @@ const PLAIN_SECTIONS = new Set([
 /** Sections whose two-part keys name no command, and whose three-part keys (drivers) may. */
 const DRIVER_SECTIONS = new Set(['diff', 'merge', 'submodule']);
 
-/** Keys whose value git runs through a shell: read as a script. */
-const SHELL_KEYS = new Set(['core.pager', 'core.editor', 'core.sshcommand', 'sequence.editor']);
+/**
+ * Keys whose value git runs: through a shell (`sh -c '<value> "$@"'`), read as a script; or as a
+ * program's path, with arguments of git's, read as that program's name (as their environment forms
+ * are, command-variables.ts).
+ */
+const COMMAND_VALUE_KEYS = new Map<string, 'script' | 'program'>([
+  ['core.pager', 'script'],
+  ['core.editor', 'script'],
+  ['core.sshcommand', 'script'],
+  ['sequence.editor', 'script'],
+  ['diff.external', 'script'],
+  ['core.askpass', 'program'],
+]);
 
 /** Keys of `core` and the driver sections that name a command or a place git runs commands from. */
 const COMMAND_KEYS = new Set([
-  'core.askpass',
   'core.gitproxy',
   'core.fsmonitor',
   'core.hookspath',
   'core.alternaterefscommand',
-  'diff.external',
 ]);
 
 /**
  * What a `-c NAME=VALUE` (or `--config-env NAME=ENVVAR`, whose value is not in the words) does for
- * a check: a reason when the key can make git run what the check cannot see, or the script a shell
- * key's value is.
+ * a check: a reason when the key can make git run what the check cannot see, or the script a
+ * command key's value is.
  */
 function configSetting(setting: string, option: string): { reason?: string; script?: string } {
   const eq = setting.indexOf('=');
@@ -164,14 +179,15 @@ function configSetting(setting: string, option: string): { reason?: string; scri
   const value = eq === -1 ? '' : setting.slice(eq + 1);
   const reason = configKeyReason(key, `git ${option}`, setting);
   if (reason !== undefined) return { reason };
-  if (!isShellKey(key)) return {};
-  return option === '-c'
-    ? { script: value }
-    : { reason: `git ${option} sets a command git runs: ${setting}` };
+  const kind = commandKey(key);
+  if (kind === undefined) return {};
+  if (option !== '-c') return { reason: `git ${option} sets a command git runs: ${setting}` };
+  return { script: kind === 'script' ? value : shellQuote(value) };
 }
 
-function isShellKey(key: string): boolean {
-  return SHELL_KEYS.has(key) || /^pager\.[^.]+$/.test(key);
+/** How git runs a key's value (`pager.<cmd>` is a pager), or undefined for a key of no command. */
+function commandKey(key: string): 'script' | 'program' | undefined {
+  return COMMAND_VALUE_KEYS.get(key) ?? (/^pager\.[^.]+$/.test(key) ? 'script' : undefined);
 }
 
 /** Why a configuration key (lower case) that `setter` sets makes a git command uncertain, or undefined. */
@@ -180,7 +196,7 @@ function configKeyReason(key: string, setter: string, shown: string): string | u
   const section = parts[0] as string;
   if (section === 'alias')
     return `${setter} sets an alias, which can stand for another git command: ${shown}`;
-  if (isShellKey(key)) return undefined;
+  if (commandKey(key) !== undefined) return undefined;
   const plain =
     PLAIN_SECTIONS.has(section) ||
     (section === 'core' && parts.length === 2 && !COMMAND_KEYS.has(key)) ||
@@ -191,9 +207,13 @@ function configKeyReason(key: string, setter: string, shown: string): string | u
 /**
  * Why assigning `value` (as written; undefined when it comes from input) to the environment
  * variable `name` may make git run what a check cannot see: git reads `-c` settings from
- * GIT_CONFIG_PARAMETERS and from GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>.
+ * GIT_CONFIG_PARAMETERS and from GIT_CONFIG_KEY_<n> / GIT_CONFIG_VALUE_<n>, and the directory of its
+ * programs from GIT_EXEC_PATH (what `--exec-path=DIR` sets). The commands git's other variables
+ * hold are read as commands (command-variables.ts).
  */
 export function gitEnvironmentReason(name: string, value: string | undefined): string | undefined {
+  if (name === 'GIT_EXEC_PATH')
+    return `GIT_EXEC_PATH names where git finds the programs it runs: ${excerpt(`${name}=${value ?? '…'}`)}`;
   if (name === 'GIT_CONFIG_PARAMETERS')
     return 'GIT_CONFIG_PARAMETERS gives git configuration this check does not read';
   if (!/^GIT_CONFIG_KEY_\d+$/.test(name)) return undefined;
@@ -201,5 +221,5 @@ export function gitEnvironmentReason(name: string, value: string | undefined): s
   if (key === undefined || /[$`]/.test(key)) return `${name} names a git configuration key at run time`;
   const reason = configKeyReason(key.toLowerCase(), name, key);
   if (reason !== undefined) return reason;
-  return isShellKey(key.toLowerCase()) ? `${name} sets a command git runs: ${key}` : undefined;
+  return commandKey(key.toLowerCase()) !== undefined ? `${name} sets a command git runs: ${key}` : undefined;
 }

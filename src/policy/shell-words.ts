@@ -15,9 +15,26 @@ export interface Word {
   pattern: boolean;
   /** `NAME=value` (or `NAME+=`, `NAME[i]=`) with the name unquoted: an assignment, not a command. */
   assignment: boolean;
+  /**
+   * An assignment the walk took from the grammar's tree as written, quotes and all (`export
+   * A='x'`), whose value it reads where it stands (split-commands.ts); `text` is not what bash passes.
+   */
+  asWritten?: true;
 }
 
 export const ASSIGNMENT_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?$/;
+
+/** A path a shell or `source` reads its standard input through. */
+export const STDIN_PATH = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/[^/]+\/fd\/\d+)$/;
+
+/** Longest piece of a command quoted in a reason. */
+const SHOWN_CHARS = 60;
+
+/** `text` on one line, cut to `SHOWN_CHARS`: a piece of a command quoted in a reason. */
+export function excerpt(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > SHOWN_CHARS ? `${line.slice(0, SHOWN_CHARS - 1)}…` : line;
+}
 
 /** Reserved words that may open or continue a command without being one. */
 export const PASS_THROUGH_KEYWORDS = new Set([

@@ -20,6 +20,7 @@
 import type { Node } from 'web-tree-sitter';
 import { type BashGrammar, loadBashGrammar } from './bash-grammar.js';
 import { analyzeCommand, type CommandUnit } from './command-layers.js';
+import { assignedCommand, isCommandVariable } from './command-variables.js';
 import { evaluatedNodeReasons } from './evaluated-nodes.js';
 
 export type { CommandUnit } from './command-layers.js';
@@ -158,6 +159,9 @@ class Walk extends WordReader {
         return;
       case 'command':
         this.command(node, at, []);
+        return;
+      case 'variable_assignment':
+        this.assignment(node, at);
         return;
       case 'redirected_statement':
         this.redirected(node, at);
@@ -331,12 +335,35 @@ class Walk extends WordReader {
       if (!child || child.type === 'comment') continue;
       if (child.type === 'variable_assignment') {
         this.node(child, at);
-        words.add(child, { ...emptyWord(), text: child.text, literal: false });
+        words.add(child, { ...emptyWord(), text: child.text, literal: false, asWritten: true });
       } else {
         this.addArgument(words, child, at);
       }
     }
     return words.list;
+  }
+
+  /**
+   * An assignment. The value of a command variable (command-variables.ts: `GIT_EDITOR='rm x'`,
+   * before a command, alone or in `export`) is read as the command a program runs later; one
+   * known only at run time (computed, appended to, an array's element) makes the line uncertain.
+   */
+  private assignment(node: Node, at: Context): void {
+    const target = node.childForFieldName('name');
+    const name = target?.type === 'subscript' ? target.childForFieldName('name') : target;
+    if (!target || !name || !isCommandVariable(name.text)) {
+      this.children(node, at);
+      return;
+    }
+    this.node(target, at);
+    const valueNode = node.childForFieldName('value');
+    // Read as a word, which walks the substitutions it holds.
+    const value = valueNode ? this.word(valueNode, at) : emptyWord();
+    const whole = target === name && !node.children.some((child) => child?.type === '+=');
+    const held = assignedCommand(name.text, whole ? value : undefined, node.text);
+    if (held === undefined) return;
+    if ('reason' in held) this.unsure(held.reason);
+    else readSource(this.out, held.source, at.depth + 1);
   }
 
   /** `$( )` is walked where it stands; a backquoted body is found, unescaped and read as bash does. */

@@ -5,7 +5,8 @@
  * command is found only through options this table knows, so an option it does not know (one that
  * could take the next word, and make another word the command) makes the line uncertain, and so
  * does a program of `UNREAD_RUNNERS`. A program on neither list is taken to run no command of its
- * own: no text rule can know what any program does (docs/PERMISSIONS.md).
+ * own: no text rule can know what any program does (docs/PERMISSIONS.md). `wrapperSpec` and
+ * `UNREAD_RUNNERS` are read by command-wrappers.ts.
  */
 import type { Word } from './shell-words.js';
 
@@ -30,6 +31,20 @@ export interface OptionSpec {
   noCommand?: readonly string[];
   /** Options with which it runs another program the words do not show (`faketime --date-prog`). */
   runsOther?: readonly string[];
+  /** Options that take no operand when given (`runcon -t TYPE COMMAND` has no CONTEXT). */
+  noOperandWith?: readonly string[];
+  /** Options whose `NAME=VALUE` goes into the command's environment (`systemd-run -E`). */
+  environment?: readonly string[];
+  /**
+   * Options that give the command another `argv[0]` (`exec -a NAME`): a multi-call program such as
+   * busybox runs the applet that name says, which the words do not show.
+   */
+  renames?: readonly string[];
+  /**
+   * GNU getopt without `+`: it reads options after the command too, up to `--`, so which words the
+   * command gets depends on the C library and `POSIXLY_CORRECT` (tini, choom).
+   */
+  permutes?: true;
   /**
    * Given no command, it starts a shell, which reads its commands from standard input: always, or
    * with one of these options (`sudo -s`).
@@ -141,7 +156,7 @@ export const WRAPPERS: Record<string, OptionSpec> = {
     noCommand: ['--install'],
   },
   builtin: { short: '', flags: '' },
-  exec: { short: 'a', flags: 'cl' },
+  exec: { short: 'a', flags: 'cl', renames: ['-a'] },
   coproc: { short: '', flags: '' },
   setsid: { short: '', flags: 'cfwhV', longFlags: ['ctty', 'fork', 'wait', ...GNU] },
   unbuffer: { short: '', flags: 'p' },
@@ -346,6 +361,7 @@ export const WRAPPERS: Record<string, OptionSpec> = {
       'on-calendar',
       'timer-property',
     ],
+    environment: ['-E', '--setenv'],
     longFlags: [
       'no-ask-password',
       'user',
@@ -463,8 +479,154 @@ export const WRAPPERS: Record<string, OptionSpec> = {
     shell: true,
   },
   // firejail's options are single words (`--private`, `--net=none`); `-c` runs a string through its shell.
-  firejail: { short: '', flags: '', oneWord: true, runsOther: ['-c'], shell: true },
+  firejail: {
+    short: '',
+    flags: '',
+    oneWord: true,
+    runsOther: ['-c'],
+    environment: ['--env'],
+    shell: true,
+  },
+  // OpenSSH's getopt stops at the command: `ssh-agent [options] [command [arg ...]]`.
+  'ssh-agent': { short: 'aEOPt', flags: 'cDdks', noCommand: ['-k'] },
+  // dbus-launch reads its own words: each option is one of these, `--config-file` and
+  // `--autolaunch` take the next word or `=value`, and any other word is the program.
+  'dbus-launch': {
+    short: '',
+    flags: 'csh',
+    long: ['autolaunch', 'config-file'],
+    longFlags: [
+      'auto-syntax',
+      'csh-syntax',
+      'sh-syntax',
+      'binary-syntax',
+      'exit-with-session',
+      'exit-with-x11',
+      'close-stderr',
+      ...GNU,
+    ],
+    noCommand: ['-h', '--help', '--version'],
+  },
+  'dbus-run-session': {
+    short: '',
+    flags: 'h',
+    long: ['config-file', 'dbus-daemon'],
+    longFlags: GNU,
+    noCommand: ['-h', '--help', '--version'],
+    runsOther: ['--dbus-daemon'],
+  },
+  // systemd's getopt string is "+h".
+  'systemd-inhibit': {
+    short: '',
+    flags: 'h',
+    long: ['what', 'who', 'why', 'mode'],
+    longFlags: ['list', 'no-pager', 'no-legend', 'no-ask-password', ...GNU],
+    noCommand: ['--list', '-h', '--help', '--version'],
+  },
+  // coreutils: "+r:t:u:l:c"; CONTEXT comes first unless one of these options is given.
+  runcon: {
+    short: 'rtul',
+    flags: 'c',
+    long: ['role', 'type', 'user', 'range'],
+    longFlags: ['compute', ...GNU],
+    operands: 1,
+    noOperandWith: ['-r', '--role', '-t', '--type', '-u', '--user', '-l', '--range', '-c', '--compute'],
+    noCommand: GNU.map((option) => `--${option}`),
+  },
+  tini: {
+    short: 'peR',
+    flags: 'hvwgls',
+    longFlags: ['version'],
+    noCommand: ['-h', '-l', '--version'],
+    permutes: true,
+  },
+  'dumb-init': {
+    short: 'r',
+    flags: 'hvVc',
+    long: ['rewrite'],
+    longFlags: ['single-child', 'verbose', ...GNU],
+    noCommand: ['-h', '-V', '--help', '--version'],
+  },
+  // `gosu USER-SPEC COMMAND...`, `su-exec USER-SPEC COMMAND...`: no options but help and version.
+  gosu: {
+    short: '',
+    flags: 'hv?',
+    longFlags: GNU,
+    operands: 1,
+    noCommand: ['-h', '-v', '-?', '--help', '--version'],
+  },
+  'su-exec': { short: '', flags: '', operands: 1 },
+  // runit's getopt stops at the program; the union of its versions' options.
+  chpst: { short: 'uUbemdopfcrt/CnlL', flags: 'vP012V', noCommand: ['-V'], renames: ['-b'] },
+  choom: {
+    short: 'np',
+    flags: 'hV',
+    long: ['adjust', 'pid'],
+    longFlags: GNU,
+    noCommand: ['-p', '--pid', '-h', '-V', '--help', '--version'],
+    permutes: true,
+  },
+  // rlwrap's getopt string starts with "+"; -a, -A, -d, -m and -p take an attached argument only.
+  rlwrap: {
+    short: 'bCDefFgHlMOPqsStwz',
+    flags: 'cEhiInNorRTUvW',
+    optional: 'aAdmp',
+    long: [
+      'break-chars',
+      'command-name',
+      'extra-char-after-completion',
+      'history-no-dupes',
+      'file',
+      'history-format',
+      'forget-matching',
+      'history-filename',
+      'logfile',
+      'multi-line-ext',
+      'only-cook',
+      'pre-given',
+      'quote-characters',
+      'histsize',
+      'substitute-prompt',
+      'set-terminal-name',
+      'wait-before-prompt',
+      'filter',
+    ],
+    longFlags: [
+      'always-readline',
+      'ansi-colour-aware',
+      'complete-filenames',
+      'debug',
+      'always-echo',
+      'case-insensitive',
+      'pass-sigint-as-sigterm',
+      'multi-line',
+      'no-warnings',
+      'no-children',
+      'one-shot',
+      'prompt-colour',
+      'remember',
+      'renice',
+      'test-terminal',
+      'mirror-arguments',
+      'polling',
+      ...GNU,
+    ],
+    noCommand: ['-h', '-v', '--help', '--version'],
+    runsOther: ['-z', '--filter'],
+  },
+  // moreutils: lckdo's getopt string is "+wW:neE:sxtq"; ifne reads only a first `-n`.
+  lckdo: { short: 'WE', flags: 'wnesxtq', operands: 1, noCommand: ['-t'] },
+  ifne: { short: '', flags: 'n' },
+  // nq's getopt string is "+hqtw"; with -w or -t it waits for queued jobs and runs none.
+  nq: { short: '', flags: 'hqtw', noCommand: ['-h', '-t', '-w'] },
+  // glibc's catchsegv script: `catchsegv PROGRAM [ARGS]`.
+  catchsegv: { short: '', flags: '', longFlags: GNU, noCommand: ['--help', '--version'] },
 };
+
+/** The table's entry for `name`, if it has one (a lookup that no name such as `constructor` can reach past). */
+export function wrapperSpec(name: string): OptionSpec | undefined {
+  return Object.hasOwn(WRAPPERS, name) ? WRAPPERS[name] : undefined;
+}
 
 /** setarch's other names: each runs setarch for its architecture, which it takes as no operand. */
 export const SETARCH_NAMES = new Set(['linux32', 'linux64', 'i386', 'x86_64']);
@@ -477,6 +639,7 @@ export const UNREAD_RUNNERS = new Set([
   'strace',
   'ltrace',
   'gdb',
+  'perf',
   'parallel',
   'sem',
   'tmux',
@@ -486,16 +649,17 @@ export const UNREAD_RUNNERS = new Set([
   'bwrap',
   'capsh',
   'xvfb-run',
-  'dbus-run-session',
   'torsocks',
   'proxychains',
   'proxychains4',
   'cgexec',
-  'chpst',
   'setuidgid',
   'softlimit',
   'envdir',
-  'catchsegv',
+  'srun',
+  'mpirun',
+  'mpiexec',
+  'tsp',
   'daemonize',
   'start-stop-daemon',
   'schroot',
@@ -505,51 +669,84 @@ export const UNREAD_RUNNERS = new Set([
   'trickle',
 ]);
 
-export type ReadOptions = { start: number; seen: ReadonlySet<string> } | { reason: string };
+/** An option's argument: `-p VALUE`, `-pVALUE`, `--name VALUE`, `--name=VALUE`. */
+export interface OptionValue {
+  option: string;
+  value: Word;
+}
+
+export type ReadOptions =
+  | { start: number; seen: ReadonlySet<string>; values: readonly OptionValue[] }
+  | { reason: string };
 
 /**
- * Reads a wrapper's options from `from`: the index of its first operand and the options given
- * (`-p`, `--pid`), or why they cannot be read (computed at run time, or one `spec` does not know).
+ * Reads a wrapper's options from `from`: the index of its first operand, the options given (`-p`,
+ * `--pid`) with their arguments, or why they cannot be read (computed at run time, or one `spec`
+ * does not know).
  */
 export function readOptions(name: string, words: Word[], from: number, spec: OptionSpec): ReadOptions {
   const seen = new Set<string>();
+  const values: OptionValue[] = [];
   const unknown = (text: string) => ({ reason: `${name} has an option this check does not know: ${text}` });
   let i = from;
   while (i < words.length) {
     const word = words[i] as Word;
     if (!word.literal) return { reason: `the options of ${name} are computed at run time` };
     const text = word.text;
-    if (text === '--') return { start: i + 1, seen };
+    if (text === '--') return { start: i + 1, seen, values };
     if (!text.startsWith('-') || text === '-') break;
+    const eq = text.indexOf('=');
+    const attached = (at: number) => ({ ...word, text: text.slice(at) });
     if (spec.numeric && /^-\d+$/.test(text)) {
       i++;
     } else if (spec.oneWord) {
-      seen.add(text.replace(/=.*$/s, ''));
+      const option = eq === -1 ? text : text.slice(0, eq);
+      seen.add(option);
+      if (eq !== -1) values.push({ option, value: attached(eq + 1) });
       i++;
     } else if (text.startsWith('--')) {
-      const eq = text.indexOf('=');
       const long = eq === -1 ? text.slice(2) : text.slice(2, eq);
-      seen.add(`--${long}`);
-      if (spec.long?.includes(long)) i += eq === -1 ? 2 : 1;
-      else if (spec.longFlags?.includes(long)) i++;
-      else return unknown(text);
+      const option = `--${long}`;
+      seen.add(option);
+      if (spec.long?.includes(long)) {
+        const value = eq === -1 ? words[i + 1] : attached(eq + 1);
+        if (value !== undefined) values.push({ option, value });
+        i += eq === -1 ? 2 : 1;
+      } else if (spec.longFlags?.includes(long)) {
+        i++;
+      } else {
+        return unknown(text);
+      }
     } else {
-      const taken = shortOptionWords(text, spec, seen);
-      if (taken === undefined) return unknown(text);
-      i += taken;
+      const cluster = shortOptions(text, spec, seen);
+      if (cluster === undefined) return unknown(text);
+      const value =
+        cluster.at === undefined ? undefined : cluster.at < text.length ? attached(cluster.at) : words[i + 1];
+      if (cluster.option !== undefined && value !== undefined) values.push({ option: cluster.option, value });
+      i += cluster.at === text.length && cluster.takesNext ? 2 : 1;
     }
   }
-  return { start: i, seen };
+  return { start: i, seen, values };
 }
 
-/** How many words a cluster of short options (`-un`, `-uroot`) takes: 2 when its argument follows. */
-function shortOptionWords(cluster: string, spec: OptionSpec, seen: Set<string>): number | undefined {
+/**
+ * A cluster of short options (`-un`, `-uroot`, `-u root`): the letters given, and the option that
+ * takes an argument, with where that argument starts in the cluster (its end: the next word, for
+ * an option whose argument may be the next word).
+ */
+function shortOptions(
+  cluster: string,
+  spec: OptionSpec,
+  seen: Set<string>,
+): { option?: string; at?: number; takesNext?: boolean } | undefined {
   for (let j = 1; j < cluster.length; j++) {
     const letter = cluster[j] as string;
     seen.add(`-${letter}`);
-    if (spec.short.includes(letter)) return j === cluster.length - 1 ? 2 : 1;
-    if (spec.optional?.includes(letter)) return 1;
+    if (spec.short.includes(letter)) return { option: `-${letter}`, at: j + 1, takesNext: true };
+    // An optional argument is attached, or there is none.
+    if (spec.optional?.includes(letter))
+      return j + 1 < cluster.length ? { option: `-${letter}`, at: j + 1 } : {};
     if (!spec.flags.includes(letter)) return undefined;
   }
-  return 1;
+  return {};
 }

@@ -1,10 +1,12 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are bash, not templates
 /**
  * Finding 4 of issue 48, end to end: under a worker's `--deny rm`, bash 5.2 ran `rm` from strings it
- * evaluates itself (a subscript in a variable name or in arithmetic, the `@P` transformation) and
- * through programs that run their arguments (`chrt`, `sg`, `git -c alias.*`, ...). A real worker
- * with `denyCommands` on a real dev server refuses each line before anything runs, the file stays,
- * and the harmless forms of the same builtins still run.
+ * evaluates itself (a subscript in a variable name or in arithmetic, the `@P` transformation, the
+ * `BASH_ENV` a later bash expands, a history entry `fc -s` changes), through programs that run their
+ * arguments (`chrt`, `sg`, `ssh-agent`, `choom`, `git -c alias.*`, ...) and through the commands
+ * git's environment names (`GIT_EDITOR`, `GIT_EXTERNAL_DIFF`, `GIT_SSH`). A real worker with
+ * `denyCommands` on a real dev server refuses each line before anything runs, the file stays, and
+ * the harmless forms of the same builtins still run.
  */
 import { existsSync, mkdtempSync, realpathSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -79,6 +81,31 @@ describe('a worker denying rm', () => {
       "PS4 is expanded as a prompt each time bash traces a command: PS4='$(rm v)'",
     ],
     ["compgen -W '$(rm v)' a", 'compgen -W expands its word list, running what it holds: $(rm v)'],
+    [
+      "BASH_ENV='$(rm v)' bash -c :",
+      "BASH_ENV is expanded, and the file it names run, when a non-interactive bash starts: BASH_ENV='$(rm v)'",
+    ],
+    [
+      "export BASH_ENV='$(rm v)'; bash -c :",
+      "BASH_ENV is expanded, and the file it names run, when a non-interactive bash starts: BASH_ENV='$(rm v)'",
+    ],
+    [
+      "declare -x BASH_ENV='$(rm v)'; bash -c :",
+      "BASH_ENV is expanded, and the file it names run, when a non-interactive bash starts: BASH_ENV='$(rm v)'",
+    ],
+    [
+      "env BASH_ENV='$(rm v)' bash -c :",
+      'BASH_ENV is expanded, and the file it names run, when a non-interactive bash starts: BASH_ENV=$(rm v)',
+    ],
+    [
+      "mapfile -t PS4 <<< '$(rm v)'; set -x; :",
+      'PS4 is expanded as a prompt each time bash traces a command: PS4=…',
+    ],
+    [
+      "declare -n r=PS4; r='$(rm v)'; set -x; :",
+      'declare -n gives PS4 another name, under which its assignments are not checked: r=PS4',
+    ],
+    ['set -o history\necho v\nfc -s echo=rm', 'fc runs a command of the history list again: fc -s echo=rm'],
   ])('refuses %s, and the file stays', async (line, why) => {
     expect(await run(line)).toBe(denied(why));
     expect(existsSync(victim)).toBe(true);
@@ -103,8 +130,43 @@ describe('a worker denying rm', () => {
       'strace -o /dev/null rm v',
       'cannot check the command with certainty: strace runs a command that this check does not read',
     ],
+    ['ssh-agent -a ./agent.sock rm v', '`rm v` matches the deny rule `rm`'],
+    ['choom -n 0 rm v', '`rm v` matches the deny rule `rm`'],
+    [
+      'perf stat -o /dev/null rm v',
+      'cannot check the command with certainty: perf runs a command that this check does not read',
+    ],
   ])('refuses %s, run through a program that runs its arguments', async (line, why) => {
     expect(await run(line)).toBe(`denied by the worker: ${why}`);
+    expect(existsSync(victim)).toBe(true);
+  });
+
+  it.each([
+    [
+      "git init -q .; GIT_EDITOR='rm v; true' git -c user.name=a -c user.email=a@b commit -q --allow-empty",
+      'rm v',
+    ],
+    [
+      "git init -q .; echo a > f; git add f; echo b > f; env TMPDIR=. GIT_EXTERNAL_DIFF='rm v; true' git diff",
+      'rm v',
+    ],
+    ['git init -q .; export GIT_SSH=rm; git ls-remote ssh://v/x', 'rm'],
+  ])('refuses %s, whose variable holds the command git runs', async (line, command) => {
+    expect(await run(line)).toBe(`denied by the worker: \`${command}\` matches the deny rule \`rm\``);
+    expect(existsSync(victim)).toBe(true);
+  });
+
+  it('still runs a start-up file named plainly, a plain pager and the wrappers read here', async () => {
+    expect(
+      await run(
+        [
+          "BASH_ENV=/dev/null bash -c 'echo bash-env'",
+          'GIT_PAGER=cat git --no-pager version | cut -c1-11',
+          'choom -n 0 echo choom',
+          'ssh-agent -a ./agent.sock echo agent',
+        ].join('\n'),
+      ),
+    ).toBe('bash-env\ngit version\nchoom\nagent\n');
     expect(existsSync(victim)).toBe(true);
   });
 

@@ -26,10 +26,7 @@ describe('a git push rule', () => {
     ['git -c user.name=x -c color.ui=never push', '`git push` matches the ask rule `git push`'],
     ['git --git-dir=.git --work-tree . push', '`git push` matches the ask rule `git push`'],
     ['git --git-dir .git --namespace=n push', '`git push` matches the ask rule `git push`'],
-    [
-      'git --exec-path=/usr/lib/git-core --bare --literal-pathspecs push',
-      '`git push` matches the ask rule `git push`',
-    ],
+    ['git --bare --literal-pathspecs push', '`git push` matches the ask rule `git push`'],
     ['git --config-env=user.name=NAME push', '`git push` matches the ask rule `git push`'],
     ['sudo git -C repo push -f', '`git push -f` matches the ask rule `git push`'],
   ])('asks about %s', async (line, reason) => {
@@ -58,6 +55,11 @@ describe('a git push rule', () => {
     ['git -c "$opt" p', 'git -c sets a configuration computed at run time'],
     ['git $opts p', 'the options of git are computed at run time'],
     ['git --frobnicate p', 'git has a global option this check does not know: --frobnicate'],
+    // git runs its subcommands' programs, hooks and transports (`git-<name>`) from that directory.
+    [
+      'git --exec-path=/usr/lib/git-core push',
+      'git --exec-path names where git finds the programs it runs: --exec-path=/usr/lib/git-core',
+    ],
     [
       'GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push git p',
       'GIT_CONFIG_KEY_0 sets an alias, which can stand for another git command: alias.p',

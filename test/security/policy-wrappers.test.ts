@@ -128,3 +128,117 @@ describe('a deny rule on rm', () => {
     });
   });
 });
+
+/**
+ * A review of the wrapper tables found more programs that run their arguments: each is read by
+ * its options (its getopt string, or its own loop, in its source) where they can be read, or is
+ * uncertain. tini and choom read options after their command too (GNU getopt without `+`): an
+ * option word after the command makes the line uncertain, as the words the command gets then
+ * depend on the environment (`POSIXLY_CORRECT`) and the C library.
+ */
+describe('a deny rule on rm, with the programs a review found missing', () => {
+  it.each([
+    'ssh-agent rm x',
+    'ssh-agent -t 60 -a /tmp/agent.sock rm x',
+    'dbus-launch --exit-with-session rm x',
+    'dbus-launch --config-file session.conf rm x',
+    'dbus-run-session -- rm x',
+    'dbus-run-session --config-file=session.conf rm x',
+    'systemd-inhibit --what=idle --why "a build" rm x',
+    'runcon system_u:system_r:unconfined_t:s0 rm x',
+    'runcon -t unconfined_t rm x',
+    'runcon -c -u user_u rm x',
+    'ip netns exec blue rm x',
+    'ip vrf exec blue rm x',
+    'ip -all netns exec rm x',
+    'tini -- rm x',
+    'tini -s -e 143 rm x',
+    'tini -g -- rm x',
+    'dumb-init rm x',
+    'dumb-init -c --rewrite 15:2 rm x',
+    'gosu nobody rm x',
+    'su-exec nobody:nogroup rm x',
+    'chpst -u nobody -m 100000 rm x',
+    'choom -n 0 rm x',
+    'choom -n 0 -- rm x',
+    'rlwrap -a -H history rm x',
+    'rlwrap --always-readline --logfile=log rm x',
+    'lckdo -w lockfile rm x',
+    'ifne -n rm x',
+    'nq -q rm x',
+    'catchsegv rm x',
+    '/usr/bin/time -f %e rm x',
+    'pkexec --user root rm x',
+    'doas -u root rm x',
+    'runuser -u nobody -- rm x',
+    "su -c 'rm x'",
+    "su -lc 'rm x' root",
+    "su -s /bin/bash -c 'rm x' nobody",
+    "runuser -l nobody -c 'rm x'",
+  ])('denies rm run by %s', async (line) => {
+    expect(await verdict(line)).toEqual(matched);
+  });
+
+  it.each([
+    ['perf record -g -- rm x', 'perf runs a command that this check does not read'],
+    ['perf stat rm x', 'perf runs a command that this check does not read'],
+    ['ltrace -f rm x', 'ltrace runs a command that this check does not read'],
+    ['srun -N 2 rm x', 'srun runs a command that this check does not read'],
+    ['mpirun -np 2 rm x', 'mpirun runs a command that this check does not read'],
+    ['mpiexec -n 2 rm x', 'mpiexec runs a command that this check does not read'],
+    ['tsp rm x', 'tsp runs a command that this check does not read'],
+    ['tini rm -rf x', 'tini reads options after its command too: -rf'],
+    ['choom -n 0 rm -f x', 'choom reads options after its command too: -f'],
+    ['ip -batch cmds', 'ip -batch runs the ip commands a file holds'],
+    ['ip -force -b -', 'ip -batch runs the ip commands a file holds'],
+    ['ip netns e blue rm x', 'ip runs a command that this check does not read'],
+    ['ip -n blue netns exec blue rm x', 'ip runs a command that this check does not read'],
+    ['ip $args', 'the arguments of ip are computed at run time'],
+    ['rlwrap -z ./filter cat', 'rlwrap -z runs a command that this check does not read'],
+    [
+      'dbus-run-session --dbus-daemon=./d ls',
+      'dbus-run-session --dbus-daemon runs a command that this check does not read',
+    ],
+    [
+      'exec -a rm busybox x',
+      'exec -a gives the command another name, which a multi-call program such as busybox runs',
+    ],
+    [
+      'chpst -b rm busybox x',
+      'chpst -b gives the command another name, which a multi-call program such as busybox runs',
+    ],
+    ['ssh-agent -x rm x', 'ssh-agent has an option this check does not know: -x'],
+  ])('is uncertain about %s', async (line, why) => {
+    expect(await verdict(line)).toEqual(uncertain(why));
+  });
+
+  it('still allows what those programs do without a command', async () => {
+    for (const line of [
+      'ssh-agent',
+      'ssh-agent -k',
+      'dbus-launch --sh-syntax',
+      'systemd-inhibit --list',
+      'runcon',
+      'ip addr show dev eth0',
+      'ip netns list',
+      'ip -4 -br route',
+      'tini --version',
+      'dumb-init --version',
+      'gosu --help',
+      'choom -p 1',
+      'lckdo -t lockfile',
+      'nq -w',
+      'ifne',
+      'tini -s -- ls -l',
+      'choom -n 0 -- ls -l',
+    ]) {
+      expect(await verdict(line), line).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+    }
+  });
+
+  it('reads a program named as a property of an object as any other program', async () => {
+    // The tables were plain objects: `constructor -x` found Object's constructor and threw.
+    for (const line of ['constructor -x rm', 'toString --x rm', 'hasOwnProperty -p x'])
+      expect(await verdict(line), line).toEqual({ action: 'allow', reason: 'no rule refuses it' });
+  });
+});

@@ -21,6 +21,7 @@ import {
   type ApprovalRequest,
   alreadyDecided,
   approvalClosed,
+  decideShape,
   isApprovalIdShape,
   tooManyPendingApprovals,
 } from '../shared/approval.js';
@@ -214,7 +215,7 @@ export class Approvals {
           // The listing's columns (under encryption, the session id the hashed attribute hides).
           memo: { ...request, requestedAtMs: Date.now() },
           staticSummary: `Approval: ${markdownLine(run.command, SUMMARY_COMMAND_CHARS)}`,
-          staticDetails: approvalDetails(request),
+          staticDetails: approvalDetails(approvalId, request),
         }),
       );
     } catch (err) {
@@ -264,7 +265,8 @@ export class Approvals {
     let answer: string;
     try {
       answer = await this.client.withDeadline(Date.now() + DECIDE_WAIT_MS, () =>
-        handle.executeUpdate(decideUpdate, { args: [decision] }),
+        // The decision names its request: a copy sent to another request is refused there.
+        handle.executeUpdate(decideUpdate, { args: [{ ...decision, approvalId }] }),
       );
     } catch (err) {
       if (isDeadline(err))
@@ -384,7 +386,7 @@ function isDecided(memo: Record<string, unknown> | undefined): boolean {
  * A request's details in the Web UI (markdown): why the policy asked, for whom, where, and the
  * command whole, each in the shown form, then how to decide.
  */
-function approvalDetails(request: ApprovalRequest): string {
+function approvalDetails(approvalId: string, request: ApprovalRequest): string {
   return [
     [
       `- Reason: ${markdownLine(request.reason)}`,
@@ -393,7 +395,7 @@ function approvalDetails(request: ApprovalRequest): string {
       `- Runs: in the ${request.background ? 'background' : 'foreground'}`,
     ].join('\n'),
     markdownCodeBlock(request.command, 'bash'),
-    'Decide with the `decide` signal: `{"approved": true, "by": "<you>"}`',
+    `Decide with the \`decide\` signal: \`${decideShape(approvalId)}\` (or \`"approved": false\`)`,
   ].join('\n\n');
 }
 

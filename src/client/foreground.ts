@@ -139,7 +139,9 @@ export async function moveToBackground(
   const gaveUp = AbortSignal.timeout(MOVE_TIMEOUT_MS);
   try {
     await client.withAbortSignal(gaveUp, () =>
-      handle.executeUpdate(moveToBackgroundUpdate, { args: [{ ...context.noticeFor(owner), expiresAtMs }] }),
+      handle.executeUpdate(moveToBackgroundUpdate, {
+        args: [{ taskId, ...context.noticeFor(owner), expiresAtMs }],
+      }),
     );
     return true;
   } catch (err) {

@@ -130,6 +130,7 @@ async function claim(
       latestExpiryMs = Math.max(latestExpiryMs ?? expiresAtMs, expiresAtMs);
       const request: ClaimRequest = {
         claimId,
+        taskId,
         upTo,
         taskEnded,
         ...(hostQueue !== undefined ? { hostQueue } : {}),
@@ -275,6 +276,7 @@ export async function readOnHost(
     send: (claimId, startWorkflowOperation) => {
       const claim: HostReadClaim = {
         claimId,
+        taskId,
         hostQueue,
         waitMs: request.waitMs,
         wholeLines: request.wholeLines,

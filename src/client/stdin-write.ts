@@ -9,7 +9,12 @@ import {
 import { firstLine } from '../shared/checks.js';
 import { StdinWriteError } from '../shared/errors.js';
 import { CONNECT_TIMEOUT_MS, STDIN_HOST_WAIT_MS, STDIN_WRITE_MS } from '../shared/limits.js';
-import { STDIN_WRITE_EXPIRED, type StdinWrite, type StdinWriteResult } from '../shared/stdin.js';
+import {
+  STDIN_WRITE_EXPIRED,
+  type StdinWrite,
+  type StdinWriteRequest,
+  type StdinWriteResult,
+} from '../shared/stdin.js';
 import { writeStdinUpdate } from '../workflows/stdin-writes.js';
 import { learnServerTime, refusedAtServerTime, serverNow } from './server-clock.js';
 import { refuseUnencrypted } from './unencrypted-payloads.js';
@@ -35,9 +40,15 @@ export async function writeTaskStdin(
 ): Promise<StdinWriteResult> {
   const handle = client.workflow.getHandle(taskId);
   for (let attempt = 0; ; attempt++) {
-    const request = { ...write, expiresAtMs: serverNow(client) + STDIN_HOST_WAIT_MS };
-    const notTaken = AbortSignal.timeout(STDIN_HOST_WAIT_MS + ANSWER_MARGIN_MS);
     const updateId = randomUUID();
+    // It names its task and its update, so a copy of it applies nowhere else and never twice.
+    const request: StdinWriteRequest = {
+      ...write,
+      taskId,
+      writeId: updateId,
+      expiresAtMs: serverNow(client) + STDIN_HOST_WAIT_MS,
+    };
+    const notTaken = AbortSignal.timeout(STDIN_HOST_WAIT_MS + ANSWER_MARGIN_MS);
     let update: WorkflowUpdateHandle<StdinWriteResult>;
     try {
       update = await client.withAbortSignal(notTaken, () =>

@@ -3,6 +3,7 @@
  * (started by it when the task has none yet), which sets the pattern on the task's host and says
  * how that went. Only the owning session may set one, on a background task that runs on a host.
  */
+import { randomUUID } from 'node:crypto';
 import {
   type Client,
   WithStartWorkflowOperation,
@@ -79,10 +80,13 @@ export class TaskMonitors {
       staticSummary: `Notices for ${taskId}`,
     });
     let answer: SetMonitorAnswer;
+    // The request names its task and its update: a copy of it sets nothing, there or elsewhere.
+    const requestId = randomUUID();
     try {
       answer = await this.client.withDeadline(Date.now() + CONNECT_TIMEOUT_MS + SET_MONITOR_WAIT_MS, () =>
         this.client.workflow.executeUpdateWithStart(setMonitorUpdate, {
-          args: [{ taskId, pattern, hostQueue }],
+          updateId: requestId,
+          args: [{ taskId, pattern, hostQueue, requestId }],
           startWorkflowOperation: start,
         }),
       );

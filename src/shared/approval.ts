@@ -39,13 +39,22 @@ export interface ApprovalRequest {
   reason: string;
 }
 
-/** A decision, as the `decide` update or signal carries it: the decider is kept in the history. */
+/** A decision: who decided and how; the decider is kept in the history. */
 export interface ApprovalDecision {
   approved: boolean;
   /** Who decided: a person, a CLI user (`user@host`), `mcp-client:<name>`. */
   by: string;
   /** Why (a denial's reason is shown to the model). */
   reason?: string;
+}
+
+/**
+ * A decision as the `decide` update or signal carries it: it names the request it decides, so a
+ * decision copied from another request's history is refused (shared/addressed-payload.ts).
+ */
+export interface DecideRequest extends ApprovalDecision {
+  /** The request's id, its workflow's: a decision naming another request, or none, is refused. */
+  approvalId: string;
 }
 
 /** What a request's workflow starts with. */
@@ -118,7 +127,11 @@ export const approvalClosed = (approvalId: string) =>
 
 /** A decision that is none. */
 export const badDecision = () =>
-  'decide: expected {"approved": true|false, "by": "<who>", "reason"?: "<why>"}';
+  'decide: expected {"approvalId": "<the request id>", "approved": true|false, "by": "<who>", "reason"?: "<why>"}';
+
+/** The shape of a decision, with the request's id in it, as the Web UI's signal dialog takes it. */
+export const decideShape = (approvalId: string) =>
+  `{"approvalId": "${approvalId}", "approved": true, "by": "<you>"}`;
 
 /** What a background call answers: the id as `durable-bash approvals` lists it and `approve` takes it. */
 export const waitingForApproval = (approvalId: string) => `waiting for approval: ${approvalId}`;

@@ -28,6 +28,11 @@ export interface MonitorLine {
 
 /** What a host sends its task's notice workflow: the lines a gathering window matched. */
 export interface MonitorBatch {
+  /**
+   * The task whose lines they are, set by the host's sink as it sends the batch: another task's
+   * notice workflow ignores it (it would show these lines to that task's session).
+   */
+  taskId?: string;
   /** The pattern they matched (its source), as the notice names it. */
   pattern: string;
   /** The lines shown, at most MONITOR_NOTICE_LINES: stdout's in the order printed, then stderr's. */
@@ -71,7 +76,14 @@ export const noticeWorkflowId = (taskId: string) => `${taskId}-notice`;
 
 /** What `bash_monitor` asks the host, and the host answers. */
 export interface SetMonitorRequest {
+  /** The task it sets the monitor of: the notice workflow of another task refuses it. */
   taskId: string;
+  /**
+   * The id of the update that carries it: a request copied from the history (an older pattern, or
+   * a clear) is refused under a new update id, and under its own the server answers with the
+   * recorded outcome and sets nothing.
+   */
+  requestId: string;
   /** The new pattern, or null to clear the monitor. */
   pattern: string | null;
   /** The host queue the task runs on (its control queue takes the activity). */

@@ -41,8 +41,16 @@ export function positionOn(
 
 /** A reader's claim on the bytes before `upTo`: it gets what lies between the old position and it. */
 export interface ClaimRequest {
-  /** Unique per claim (also the update's id), so a reader that stopped waiting can learn whether it applied. */
+  /**
+   * Unique per claim (also the update's id), so a reader that stopped waiting can learn whether it
+   * applied. The reader refuses a claim sent under another update id: a copy of one.
+   */
   claimId: string;
+  /**
+   * The task whose output it claims: a claim copied to another task's reader is refused there.
+   * Clients of 0.2.0 send none; their claims expire within seconds.
+   */
+  taskId?: string;
   upTo: ReadPosition;
   /**
    * Epoch ms on the server's clock after which the claim must not apply: a reader that stopped
@@ -166,8 +174,10 @@ export interface HostRead {
 
 /** A `bash_output` read of a running task, made on its host by its reader workflow. */
 export interface HostReadClaim {
-  /** Unique per read (also the update's id). */
+  /** Unique per read (also the update's id); a read sent under another update id is refused. */
   claimId: string;
+  /** The task whose output it reads, as a claim names it (`ClaimRequest.taskId`). */
+  taskId?: string;
   /** The task's host queue, where the read activity runs. */
   hostQueue: string;
   waitMs: number;

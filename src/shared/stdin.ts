@@ -14,6 +14,14 @@ export interface StdinWrite {
 
 export interface StdinWriteRequest extends StdinWrite {
   /**
+   * The task it writes to, and the id of the update that carries it: a write copied from a history
+   * is refused by any other task, and by its own task under a new update id (under its own, the
+   * server answers with the recorded outcome and writes nothing). Clients of 0.2.0 send neither;
+   * their writes expire within seconds.
+   */
+  taskId?: string;
+  writeId?: string;
+  /**
    * On the server's clock. The workflow refuses a write it takes later than this, and no host
    * starts one after it, so a caller that stopped waiting never sees its text land afterwards.
    */

@@ -29,7 +29,7 @@ export function monitorSinkOf(client: Client, taskQueue: string): MonitorSink {
           taskQueue,
           args: [input],
           signal: MONITOR_LINES_SIGNAL,
-          signalArgs: [batch],
+          signalArgs: [{ ...batch, taskId }],
           // Its id is the completion notice's: once that went, no second one may start.
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
           staticSummary: `Notices for ${taskId}`,

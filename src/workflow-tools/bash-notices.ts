@@ -3,7 +3,8 @@
  * that is reset and ends again signals again, and that second notice is dropped here), a monitor's
  * notices once per notice id. Plain workflow code: no I/O, deterministic.
  */
-import { setHandler } from '@temporalio/workflow';
+import { setHandler, workflowInfo } from '@temporalio/workflow';
+import { ignoredSignalForOther } from '../workflows/addressed-payloads.js';
 import { type BashNotice, bashNoticeSignal } from '../workflows/notice-signal.js';
 import { ignoredUnencryptedSignal } from '../workflows/unencrypted-payloads.js';
 
@@ -39,6 +40,11 @@ export function onBashNotice(
   for (const id of noticed) take(id);
   setHandler(bashNoticeSignal, (notice) => {
     if (ignoredUnencryptedSignal(bashNoticeSignal.name, notice)) return;
+    // A notice copied from another agent workflow's history: that session's, not this one's.
+    const { workflowId } = workflowInfo();
+    const named = notice?.agentWorkflowId;
+    if (ignoredSignalForOther(bashNoticeSignal.name, 'agentWorkflowId', workflowId, named, 'optional'))
+      return;
     if (take(notice.noticeId ?? notice.taskId)) handler(notice);
   });
   return {

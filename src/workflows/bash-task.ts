@@ -34,8 +34,10 @@ import type {
   HostRestart,
   NoticeTarget,
   StopResult,
+  TaskId,
 } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
+import { refuseArgumentForOther, refuseInputForOther } from './addressed-payloads.js';
 import {
   commandStarted,
   continuesOnHost,
@@ -68,6 +70,11 @@ import { countEnded, countHostRestart, countKill, countStarted } from './workflo
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
 export interface MoveToBackgroundRequest {
+  /**
+   * The task it moves: a move copied to another task is refused there (its notice would go to this
+   * one's session). Clients of 0.2.0 send none; their moves expire within seconds.
+   */
+  taskId?: TaskId;
   notice?: NoticeTarget;
   /**
    * On the server's clock: a move the workflow takes later than this is refused, since the caller
@@ -92,6 +99,9 @@ export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundReques
  */
 export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   refuseUnencryptedInput(input);
+  // An input copied from another task's history, started under a new id, would run its command
+  // again. Every run a client starts has its task id for its workflow id, those of 0.2.0 included.
+  refuseInputForOther('taskId', input.taskId);
   countStarted(input.background);
   showRunDetails(input.command, { status: 'running' });
   let hasReader = false;
@@ -134,6 +144,13 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     {
       validator: (request) => {
         refuseUnencryptedArgument(moveToBackgroundUpdate.name, request);
+        refuseArgumentForOther(
+          moveToBackgroundUpdate.name,
+          'taskId',
+          input.taskId,
+          request.taskId,
+          'optional',
+        );
         // Past the deadline its host enforces, the run is timing out (a timer would have fired).
         const pastDeadline = standing.deadlineAtMs !== undefined && Date.now() >= standing.deadlineAtMs;
         if (!standing.movable || pastDeadline)

@@ -123,7 +123,10 @@ export async function signalAgentWorkflow(
 ): Promise<typeof NoticeOutcome.delivered | typeof NoticeOutcome.sessionGone> {
   try {
     await CancellationScope.nonCancellable(() =>
-      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, notice),
+      getExternalWorkflowHandle(target.workflowId).signal(bashNoticeSignal, {
+        ...notice,
+        agentWorkflowId: target.workflowId,
+      }),
     );
     return NoticeOutcome.delivered;
   } catch (err) {

@@ -31,6 +31,11 @@ import {
 } from '../shared/monitor.js';
 import { NoticeOutcome } from '../shared/notice.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
+import {
+  ignoredSignalForOther,
+  refuseArgumentForOther,
+  refuseArgumentOfOtherUpdate,
+} from './addressed-payloads.js';
 import { injectWithinWindow, markUndelivered, signalAgentWorkflow } from './completion-notice.js';
 import {
   type CompletionHandoff,
@@ -74,6 +79,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
 
   setHandler(monitorLinesSignal, (batch) => {
     if (ignoredUnencryptedSignal(monitorLinesSignal.name, batch)) return;
+    if (ignoredSignalForOther(monitorLinesSignal.name, 'taskId', taskId, batch?.taskId)) return;
     received = true;
     // A line at or past where its stream's delivered lines end is new; the rest came before.
     const lines = batch.lines.filter((line) => line.offset >= upTo[line.stream]);
@@ -83,6 +89,7 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
   });
   setHandler(completionNoticeSignal, (handoff) => {
     if (ignoredUnencryptedSignal(completionNoticeSignal.name, handoff)) return;
+    if (ignoredSignalForOther(completionNoticeSignal.name, 'taskId', taskId, handoff?.taskId)) return;
     completion ??= handoff;
   });
   setHandler(
@@ -96,8 +103,9 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
     {
       validator: (request) => {
         refuseUnencryptedArgument(setMonitorUpdate.name, request);
+        refuseArgumentForOther(setMonitorUpdate.name, 'taskId', taskId, request?.taskId);
+        refuseArgumentOfOtherUpdate(setMonitorUpdate.name, 'requestId', request?.requestId);
         if (
-          request?.taskId !== taskId ||
           typeof request.hostQueue !== 'string' ||
           !(request.pattern === null || typeof request.pattern === 'string')
         )

@@ -18,6 +18,8 @@ export const monitorLinesSignal = defineSignal<[MonitorBatch]>(MONITOR_LINES_SIG
 
 /** A monitored task's completion notice, to be delivered after the monitor's notices. */
 export interface CompletionHandoff {
+  /** The task whose notice it is: another task's notice workflow ignores it. */
+  taskId: string;
   content: string;
   ownerAttribute?: string;
 }

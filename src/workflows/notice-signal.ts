@@ -7,6 +7,11 @@ import { defineSignal } from '@temporalio/workflow';
 
 export interface BashNotice {
   taskId: string;
+  /**
+   * The agent workflow it is for: another agent workflow ignores it (a copy of another session's
+   * notice). Tasks of 0.2.0 send none.
+   */
+  agentWorkflowId?: string;
   /** The same text a session's notice carries (`noticeText`). */
   text: string;
   /**

@@ -36,6 +36,11 @@ import {
 } from '../shared/read-position.js';
 import { renderNoticeOutput } from '../shared/render-notice.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
+import {
+  ignoredSignalForOther,
+  refuseArgumentForOther,
+  refuseArgumentOfOtherUpdate,
+} from './addressed-payloads.js';
 import { abandonReadSignal, outputReaderStartedSignal, taskEndedSignal } from './reader-signals.js';
 import { sendNotice } from './task-end.js';
 import {
@@ -136,6 +141,8 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   // carries only the output no read has taken (`renderNoticeOutput`).
   setHandler(taskEndedSignal, async (notice) => {
     if (ignoredUnencryptedSignal(taskEndedSignal.name, notice)) return;
+    if (ignoredSignalForOther(taskEndedSignal.name, 'taskId', input.taskId, notice?.taskId, 'optional'))
+      return;
     taskEnded = true;
     if (notice === undefined) return;
     const at = () => positionOn(memo, notice.hostQueue);
@@ -226,6 +233,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   setHandler(readUpdate, (claim) => inTurn(() => readOnHost(claim)), {
     validator: (claim) => {
       refuseUnencryptedArgument(readUpdate.name, claim);
+      refuseCopiedClaim(readUpdate.name, input.taskId, claim);
       if (
         typeof claim?.claimId !== 'string' ||
         typeof claim.hostQueue !== 'string' ||
@@ -255,6 +263,7 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
     {
       validator: (claim) => {
         refuseUnencryptedArgument(claimUpdate.name, claim);
+        refuseCopiedClaim(claimUpdate.name, input.taskId, claim);
         const { claimId, upTo, expiresAtMs } = claim;
         if (typeof claimId !== 'string' || !isOffset(upTo?.stdout) || !isOffset(upTo?.stderr)) {
           throw new Error('claim: bad request');
@@ -311,6 +320,16 @@ export async function bashOutputReader(input: OutputReaderInput): Promise<ReadPo
   }
   await condition(allHandlersFinished);
   return memo.position;
+}
+
+/**
+ * A claim or read copied from a history: to another task's reader (it would move that position
+ * past output nobody showed), or to this reader under a new update id (a read would take output
+ * its caller never gets). Under its recorded id the server answers with the recorded outcome.
+ */
+function refuseCopiedClaim(update: string, taskId: string, claim: { claimId?: unknown; taskId?: unknown }) {
+  refuseArgumentForOther(update, 'taskId', taskId, claim?.taskId, 'optional');
+  refuseArgumentOfOtherUpdate(update, 'claimId', claim?.claimId);
 }
 
 /** A timer that says when it fired; cancelled, it never does. */

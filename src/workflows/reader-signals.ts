@@ -16,6 +16,11 @@ export const taskEndedSignal = defineSignal<[ReaderNotice?]>('taskEnded');
 
 /** A completion notice for the reader to send, with the output no read has shown. */
 export interface ReaderNotice {
+  /**
+   * The task whose notice it is: another task's reader ignores it (it would send that notice again).
+   * Tasks of 0.2.0 send none.
+   */
+  taskId?: string;
   target: NoticeTarget;
   /** How the task ended (`statusLine`), for the notice's first line. */
   statusLine: string;

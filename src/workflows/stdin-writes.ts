@@ -25,6 +25,7 @@ import {
 } from '../shared/stdin.js';
 import type { CommandHost, TaskId } from '../shared/task.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
+import { refuseArgumentForOther, refuseArgumentOfOtherUpdate } from './addressed-payloads.js';
 import { refuseUnencryptedArgument } from './unencrypted-payloads.js';
 
 /**
@@ -76,6 +77,8 @@ export function handleStdinWrites(target: StdinTarget): void {
     {
       validator: (request) => {
         refuseUnencryptedArgument(writeStdinUpdate.name, request);
+        refuseArgumentForOther(writeStdinUpdate.name, 'taskId', target.taskId, request.taskId, 'optional');
+        refuseArgumentOfOtherUpdate(writeStdinUpdate.name, 'writeId', request.writeId, 'optional');
         if (request.size && !target.terminal) throw new Error(noTerminal(target.taskId));
         if (!target.keepStdinOpen) throw new Error(stdinNotOpen(target.taskId));
         if (target.ended()) throw new Error(`task ${target.taskId} has ended; nothing was written`);

@@ -54,6 +54,7 @@ export async function leaveNoticeToReader(
 ): Promise<void> {
   const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
   const notice: ReaderNotice = {
+    taskId,
     target,
     statusLine: statusLine(state),
     stdout: result.stdout,
@@ -131,6 +132,7 @@ async function handToChannel(
 ): Promise<boolean> {
   return CancellationScope.nonCancellable(() =>
     getExternalWorkflowHandle(noticeWorkflowId(taskId)).signal(completionNoticeSignal, {
+      taskId,
       content,
       ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
     }),

@@ -22,6 +22,10 @@ const RECORDED = new URL(
 const history = () =>
   proto.temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(RECORDED, 'utf8')));
 
+/** The run's own workflow id, which a worker taking it over replays it under (its input names it). */
+const workflowId = () =>
+  history().events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId ?? undefined;
+
 describe('a history stored without encryption', () => {
   it('does not replay under a codec key: its run cannot go on once the workers have one', async () => {
     const keyed = encryptingDataConverter(
@@ -30,13 +34,18 @@ describe('a history stored without encryption', () => {
     const replay = Worker.runReplayHistory(
       { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: keyed },
       history(),
+      workflowId(),
     );
     await expect(replay).rejects.toMatchObject({
       name: 'DeterminismViolationError',
       message: expect.stringContaining('Nondeterminism error'),
     });
     await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history()),
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        history(),
+        workflowId(),
+      ),
     ).resolves.toBeUndefined();
   });
 });

@@ -141,7 +141,8 @@ describe('task ids the task tools refuse', () => {
     const taskId = `../${path.basename(root)}/escaped` as TaskId;
     const input: BashTaskInput = { taskId, command: 'echo no', description: 'Escape', background: false };
     const handle = await suite.env.client.workflow.start(bashTask, {
-      workflowId: `bash-${Math.random().toString(36).slice(2)}`,
+      // Under its own id: a workflow id that is not its input's task id is refused before the host.
+      workflowId: taskId,
       taskQueue: suite.worker.taskQueue,
       args: [input],
     });

@@ -264,7 +264,7 @@ command   | echo "left\\u{202E}right"\\x20{2}
         '[docs](https://evil.example)',
         '`````',
         '',
-        'Decide with the `decide` signal: `{"approved": true, "by": "<you>"}`',
+        `Decide with the \`decide\` signal: \`{"approvalId": "${approvalId}", "approved": true, "by": "<you>"}\` (or \`"approved": false\`)`,
       ].join('\n'),
     );
     expect(await description.staticSummary()).toBe(

@@ -148,10 +148,11 @@ describe('a decision in plaintext', () => {
         'the test asks',
       );
       const decision = { approved: false, by: 'alice' };
+      const decide = { approvalId, ...decision };
       const untokened = await fetch(`${codecServer.url}/encode`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ payloads: [toJson(defaultPayloadConverter.toPayload(decision))] }),
+        body: JSON.stringify({ payloads: [toJson(defaultPayloadConverter.toPayload(decide))] }),
       });
       expect(untokened.status).toBe(401);
       const temporal = findTemporalBinary(TemporalBinary.cli);
@@ -166,7 +167,7 @@ describe('a decision in plaintext', () => {
         '--name',
         'decide',
         '--input',
-        JSON.stringify(decision),
+        JSON.stringify(decide),
         '--codec-endpoint',
         codecServer.url,
         '--codec-auth',

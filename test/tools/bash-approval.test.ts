@@ -127,9 +127,9 @@ describe('durable approvals', () => {
       '--name',
       'decide',
       '--input',
-      '{"approved": false, "by": "carol", "reason": "not on a Friday"}',
+      JSON.stringify({ approvalId, approved: false, by: 'carol', reason: 'not on a Friday' }),
     ]);
-    await handle.signal(decideSignal, { approved: true, by: 'dave' });
+    await handle.signal(decideSignal, { approvalId, approved: true, by: 'dave' });
     await waitFor(() => inbox.notices.length === 1, 30_000, 100);
     expect(inbox.notices[0]?.content).toBe(
       `approval ${approvalId} denied by carol: not on a Friday. \`echo no\` did not run.`,
@@ -222,7 +222,7 @@ describe('durable approvals', () => {
     );
     const approvalId = APPROVAL_ID.exec(answer)?.[1] as string;
     await expect(approvals.decide(approvalId, { approved: true, by: ' ' })).rejects.toThrow(
-      'decide: expected {"approved": true|false, "by": "<who>", "reason"?: "<why>"}',
+      'decide: expected {"approvalId": "<the request id>", "approved": true|false, "by": "<who>", "reason"?: "<why>"}',
     );
     await approvals.decide(approvalId, { approved: false, by: 'tester' });
   });

@@ -82,6 +82,22 @@ describe('an agent that is a workflow', () => {
     expect(await handle.result()).toEqual([first, second]);
   });
 
+  it('drops a notice that names another agent workflow (one copied from its history)', async () => {
+    const workflowId = `inbox-${randomUUID()}`;
+    const handle = await env.client.workflow.start<typeof noticeInbox>('noticeInbox', {
+      taskQueue: agents.taskQueue,
+      workflowId,
+    });
+    const copied = { taskId: 'bash-1', agentWorkflowId: `inbox-${randomUUID()}`, text: 'another session' };
+    const own = { taskId: 'bash-2', agentWorkflowId: workflowId, text: 'this one' };
+    // As a task of 0.2.0 sends it: naming no agent workflow.
+    const unnamed = { taskId: 'bash-3', text: 'this one too' };
+    await handle.signal(bashNoticeSignal, copied);
+    await handle.signal(bashNoticeSignal, own);
+    await handle.signal(bashNoticeSignal, unnamed);
+    expect(await handle.result()).toEqual([own, unnamed]);
+  });
+
   it('starts a background build, gets its notice as a signal, reads the output and reacts', async () => {
     const build = 'echo building; sleep 1; echo done';
     const { workflowId, transcript } = await runAgent({ sessionId: `session-${randomUUID()}`, build });

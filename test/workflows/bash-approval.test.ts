@@ -100,7 +100,8 @@ describe('bashApproval', () => {
           taskQueue: queues.taskQueue,
           args: [input],
         });
-        expect(await handle.executeUpdate(decideUpdate, { args: [{ approved: true, by: 'alice' }] })).toBe(
+        const decision = { approvalId: input.approvalId, approved: true, by: 'alice' };
+        expect(await handle.executeUpdate(decideUpdate, { args: [decision] })).toBe(
           `approved ${input.approvalId}`,
         );
         expect(await handle.result()).toEqual({ kind: 'refused', by: 'alice', running: 3, limit: 3 });
@@ -128,7 +129,9 @@ describe('bashApproval', () => {
         args: [input],
       });
       await handle.signal(callerLeftSignal);
-      await handle.executeUpdate(decideUpdate, { args: [{ approved: true, by: 'alice' }] });
+      await handle.executeUpdate(decideUpdate, {
+        args: [{ approvalId: input.approvalId, approved: true, by: 'alice' }],
+      });
       expect(await handle.result()).toEqual({
         kind: 'approved',
         by: 'alice',

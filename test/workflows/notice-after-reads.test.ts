@@ -227,7 +227,9 @@ describe("a task's reader and an agent workflow's notice", () => {
 
       const text = `background bash task ${taskId} finished [status: completed, exit code: 1]. Read its output with bash_output.\n[output since the last read]\n[stderr]\nerror: tests failed`;
       await expectSoon(async () => (await signalsTo(inbox.workflowId)).length === 1);
-      expect(await signalsTo(inbox.workflowId)).toEqual([{ taskId, text }]);
+      expect(await signalsTo(inbox.workflowId)).toEqual([
+        { taskId, agentWorkflowId: inbox.workflowId, text },
+      ]);
       await inbox.terminate();
     });
   });

@@ -36,8 +36,17 @@ describe('workflow replay', () => {
   });
 
   it.each(recorded)('replays the recorded %s history without nondeterminism', async (name) => {
+    const recordedHistory = history(name);
+    // Under its own workflow id, as a worker taking the run over replays it: a workflow checks that
+    // its input names it (bashTask's taskId), and the SDK's default id is 'fake'.
+    const workflowId = recordedHistory.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowId;
+    expect(workflowId).toBeTruthy();
     await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history(name)),
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        recordedHistory,
+        workflowId ?? undefined,
+      ),
     ).resolves.toBeUndefined();
   });
 });

@@ -12,7 +12,8 @@ const PACKAGE_CODE = ['dist', 'src', 'supervisor', 'scripts', 'package.json', '.
 
 /**
  * The real paths of the worker's code: the package's code (see PACKAGE_CODE), every `node_modules`
- * the package resolves its dependencies from, and the installation of the Node.js it runs on.
+ * the package resolves its dependencies from, and the installation of the Node.js it runs on; none
+ * inside another of them.
  */
 export function workerCodeDirs(): string[] {
   // This file lies in <package>/{dist,src}/command-host/containment.
@@ -24,5 +25,7 @@ export function workerCodeDirs(): string[] {
   }
   // <prefix>/bin/node: the prefix holds its libraries and npm too.
   found.push(path.dirname(path.dirname(process.execPath)));
-  return [...new Set(found.filter((file) => existsSync(file)).map((file) => realpathSync(file)))];
+  const real = [...new Set(found.filter((file) => existsSync(file)).map((file) => realpathSync(file)))];
+  // The outermost only: a package installed in a project lies in its node_modules, kept as one.
+  return real.filter((dir) => !real.some((other) => other !== dir && dir.startsWith(`${other}/`)));
 }

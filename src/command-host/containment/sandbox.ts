@@ -19,16 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CommandSpec } from '../../shared/task.js';
 import { executablePath } from '../supervisor/executable-path.js';
-import {
-  realPathOf,
-  SYSTEM_DIRS,
-  sessionWorkdir,
-  type WorkdirRules,
-  within,
-  workdirPin,
-  workerHome,
-} from './session-workdir.js';
-import { workerCodeDirs } from './worker-code.js';
+import { SYSTEM_DIRS, sessionWorkdir, within, workdirPin, workdirRules } from './session-workdir.js';
 
 export interface SandboxOptions {
   /** More paths commands may write besides their workdir (a cache, a home directory). */
@@ -82,25 +73,17 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
   // itself is not among them: a workdir may hold the project that installed it (its code stays
   // read-only there), and the binary the worker runs outside the sandbox is the private copy in
   // the spill directory.
-  const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
-  const guarded = [...SYSTEM_DIRS, spillDir, workspaceDir, path.dirname(bwrap)].map(realPathOf);
-  const writable = (options.writable ?? []).map((dir) => writablePath(dir, guarded));
-  const uid = process.getuid?.() ?? 0;
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
-  // A command may change its writable workdir; the code the worker runs stays as it is there.
-  const codeDirs = workerCodeDirs();
-  const rules: WorkdirRules = {
-    roots: options.workdirRoots ?? [],
-    spillDir: realPathOf(spillDir),
-    workspaceDir,
-    hidden: hidden.map(realPathOf),
-    guarded,
-    workerUid: uid,
-    code: codeDirs,
-    home: workerHome(),
-  };
+  const rules = workdirRules({
+    roots: options.workdirRoots,
+    spillDir,
+    workspaceDir: options.workspaceDir,
+    hidden,
+    launcherDir: path.dirname(bwrap),
+  });
+  const writable = (options.writable ?? []).map((dir) => writablePath(dir, rules.guarded));
   // Commands run as the worker's uid, every capability dropped: its modes decide the way in.
-  const who = { uid, gids: [process.getgid?.() ?? 0, ...(process.getgroups?.() ?? [])] };
+  const who = { uid: rules.workerUid, gids: [process.getgid?.() ?? 0, ...(process.getgroups?.() ?? [])] };
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
   const argv = (workdir: string, handed = true): string[] => [
     bwrap,
@@ -131,7 +114,7 @@ export function createSandbox(options: SandboxOptions, supervisor: string, spill
       : workdir.startsWith('/tmp/')
         ? ['--ro-bind', workdir, workdir]
         : []),
-    ...codeDirs
+    ...rules.code
       .filter((dir) => [...writable, ...(handed ? [workdir] : [])].some((open) => within(dir, open)))
       .flatMap((dir) => ['--ro-bind', dir, dir]),
     // After the workdir, so what it holds of them stays hidden too.

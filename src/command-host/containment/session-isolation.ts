@@ -21,7 +21,6 @@ import {
   mkdtempSync,
   openSync,
   readdirSync,
-  realpathSync,
   renameSync,
   rmSync,
   statSync,
@@ -36,18 +35,14 @@ import { copySupervisor, findBwrap, hide } from './sandbox.js';
 import { DEFAULT_SESSION_UIDS, SessionIdentities, type UidRange } from './session-identities.js';
 import { SESSION_DNS_ADDRESS, SessionNetworks } from './session-networks.js';
 import {
-  realPathOf,
   type SessionCredentials,
   type SessionWorkdir,
-  SYSTEM_DIRS,
   sessionWorkdir,
-  type WorkdirRules,
   within,
   workdirPin,
-  workerHome,
+  workdirRules,
 } from './session-workdir.js';
 import { temporalAddresses } from './temporal-addresses.js';
-import { workerCodeDirs } from './worker-code.js';
 
 export interface SessionIsolationOptions {
   /** Files and directories no command may read (the worker's key files, TLS keys). The spill directory always. */
@@ -239,25 +234,14 @@ export function createSessionIsolation(
   });
   const hidden = [spillDir, ...(options.hidden ?? []).map((file) => path.resolve(file))];
   const hiddenDirs = hidden.filter((file) => hide(file)[0] === '--tmpfs');
-  const workspaceDir = realPathOf(options.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
-  // A session may change a handed workdir; the code the worker runs stays as it is there.
-  const codeDirs = workerCodeDirs();
-  const home = workerHome();
-  const rules: WorkdirRules = {
-    roots: options.workdirRoots ?? [],
-    spillDir: realPathOf(spillDir),
-    workspaceDir,
-    hidden: hidden.map(realPathOf),
-    guarded: [
-      ...SYSTEM_DIRS,
-      spillDir,
-      workspaceDir,
-      ...(bwrap !== undefined ? [path.dirname(bwrap)] : []),
-    ].map(realPathOf),
-    workerUid: ownUid,
-    code: codeDirs,
-    home,
-  };
+  const rules = workdirRules({
+    roots: options.workdirRoots,
+    spillDir,
+    workspaceDir: options.workspaceDir,
+    hidden,
+    ...(bwrap !== undefined ? { launcherDir: path.dirname(bwrap) } : {}),
+  });
+  const { home } = rules;
   const credentialsOf = (uid: number): SessionCredentials =>
     root ? { uid, gids: [uid] } : { uid: ownUid, gids: [ownGid, ...(process.getgroups?.() ?? [])] };
   const failure =
@@ -317,7 +301,7 @@ export function createSessionIsolation(
       const sessionView = [
         ...sessionBinds(dirs, home),
         ...workdirBind(workdir, root ? uid : undefined, home),
-        ...codeDirs
+        ...rules.code
           .filter((dir) => workdir.handed && within(dir, workdir.path))
           .flatMap((dir) => ['--ro-bind', dir, dir]),
         ...hidden.flatMap(hide),

@@ -10,6 +10,7 @@
 import { lstatSync, realpathSync, type Stats, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { workerCodeDirs } from './worker-code.js';
 
 /** A workdir the session may not run in: the message is the task's one line. */
 export class WorkdirRefusedError extends Error {
@@ -40,6 +41,34 @@ export interface WorkdirRules {
   code: readonly string[];
   /** The worker's home (its dotfiles and keys): sessions get one of their own, never this one. */
   home: string | undefined;
+}
+
+/**
+ * The rules for a worker's launches, real paths all: its declared roots (`declaredRoots`), spill and
+ * workspace directories (`workspaceDir` may not exist yet), the paths it hides, and the launcher's
+ * own binary directory when one is used (bwrap's), with its code and home found on this host.
+ */
+export function workdirRules(place: {
+  roots: readonly string[] | undefined;
+  spillDir: string;
+  workspaceDir: string | undefined;
+  hidden: readonly string[];
+  launcherDir?: string;
+}): WorkdirRules {
+  const spillDir = realPathOf(place.spillDir);
+  const workspaceDir = realPathOf(place.workspaceDir ?? path.join(spillDir, '.no-workspaces'));
+  const launcher = place.launcherDir !== undefined ? [place.launcherDir] : [];
+  return {
+    roots: place.roots ?? [],
+    spillDir,
+    workspaceDir,
+    hidden: place.hidden.map(realPathOf),
+    guarded: [...SYSTEM_DIRS, spillDir, workspaceDir, ...launcher].map(realPathOf),
+    workerUid: process.getuid?.() ?? 0,
+    // A session may change a handed workdir; the code the worker runs stays as it is there.
+    code: workerCodeDirs(),
+    home: workerHome(),
+  };
 }
 
 /** Who the session's commands run as, for the check of the way to its workdir. */

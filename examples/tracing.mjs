@@ -35,7 +35,8 @@ provider.register({ contextManager: new AsyncLocalStorageContextManager().enable
 const env = await createDevServerEnv();
 try {
   const otel = new OpenTelemetryPlugin({ resource, spanProcessor });
-  const bash = durableBashPlugin({ taskQueue: 'traced' });
+  // Commands run in the directory this runs from: declared a workdir root, as `dev` declares its own.
+  const bash = durableBashPlugin({ taskQueue: 'traced', executor: { workdirRoots: [process.cwd()] } });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: 'traced',

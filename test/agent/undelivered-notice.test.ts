@@ -25,6 +25,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { agent, text, toolsByName } from '../helpers/tool-calls.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 const WINDOW_MS = 2_000;
 
@@ -217,6 +218,7 @@ describe('bash_list and notices that were not delivered', () => {
       taskQueue,
       dataConverter,
       workflowBundle: { codePath: inject('workflowBundlePath') },
+      executor: { workdirRoots: TEST_WORKDIR_ROOTS },
     });
     const running = worker.run();
     try {

@@ -17,6 +17,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { cli } from '../helpers/cli.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { text } from '../helpers/tool-calls.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 const canary = `CANARY-${randomUUID()}`;
 const session = `session-${canary}`;
@@ -49,7 +50,7 @@ beforeAll(async () => {
     dataConverter: workerConverter,
     workflowBundle: { codePath: inject('workflowBundlePath') },
     // Heartbeats a second apart (a 2.5 s heartbeat timeout), so a running task's soon carry its output.
-    executor: { heartbeatTimeoutMs: 2_500 },
+    executor: { heartbeatTimeoutMs: 2_500, workdirRoots: TEST_WORKDIR_ROOTS },
   });
   agentWorker = await createAgentWorker({
     connection: env.nativeConnection,

@@ -20,6 +20,7 @@ import { type BashWorker, createBashWorker } from '../../src/worker/bash-worker.
 import { CLI_BIN, cli } from '../helpers/cli.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 import {
   type Certificates,
   makeCertificates,
@@ -62,6 +63,7 @@ beforeAll(async () => {
     namespace: config.namespace,
     taskQueue,
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    executor: { workdirRoots: TEST_WORKDIR_ROOTS },
   });
   running = worker.run();
 });
@@ -202,7 +204,8 @@ describe('the CLI', () => {
 
   it('runs `worker` over mTLS from TEMPORAL_* variables, which its commands never see', async () => {
     const workerQueue = `${taskQueue}-cli-worker`;
-    const child = spawn('node', [CLI_BIN, 'worker', '--task-queue', workerQueue], {
+    const roots = TEST_WORKDIR_ROOTS.flatMap((root) => ['--workdir-root', root]);
+    const child = spawn('node', [CLI_BIN, 'worker', '--task-queue', workerQueue, ...roots], {
       env: { ...withoutTemporalVariables(), ...mtlsEnv(), TEMPORAL_API_KEY: 'worker-secret' },
       stdio: ['ignore', 'ignore', 'pipe'],
     });

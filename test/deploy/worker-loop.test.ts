@@ -15,6 +15,7 @@ import { statusLine } from '../../src/shared/status-line.js';
 import { printedBytes } from '../helpers/printed.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 let env: TestWorkflowEnvironment;
 let loop: ChildProcess | undefined;
@@ -51,6 +52,8 @@ describe('deploy/worker-loop.sh', () => {
         'loop-host',
         '--spill-dir',
         spillDir,
+        // The task runs in the checkout, as a project under dev's root does.
+        ...TEST_WORKDIR_ROOTS.flatMap((root) => ['--workdir-root', root]),
       ],
       {
         env: { ...process.env, DURABLE_BASH_CLI: path.resolve('dist/cli/main.js') },

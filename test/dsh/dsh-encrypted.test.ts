@@ -26,6 +26,7 @@ import { startedTaskId } from '../helpers/background-task.js';
 import { createHarness } from '../helpers/dsh-harness.js';
 import { waitFor } from '../helpers/processes.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 const canary = `CANARY-${randomUUID()}`;
 const key = { id: 'fleet-key', secret: randomBytes(CODEC_KEY_BYTES) };
@@ -45,6 +46,7 @@ beforeAll(async () => {
     taskQueue,
     dataConverter: encryptingDataConverter(new CodecKeyring([key])),
     workflowBundle: { codePath: inject('workflowBundlePath') },
+    executor: { workdirRoots: TEST_WORKDIR_ROOTS },
   });
   running = worker.run();
   const dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dsh-keys-')));

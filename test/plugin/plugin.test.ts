@@ -21,6 +21,7 @@ import { startBackground } from '../helpers/background-task.js';
 import { endLeftCommands } from '../helpers/bash-worker.js';
 import { useDevServer } from '../helpers/temporal-env.js';
 import { text, toolsByName } from '../helpers/tool-calls.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 const server = useDevServer();
 
@@ -31,7 +32,11 @@ describe('durableBashPlugin', () => {
     const dataConverter = encryptingDataConverter(
       new CodecKeyring([{ id: 'plugin-key', secret: randomBytes(CODEC_KEY_BYTES) }]),
     );
-    const plugin = durableBashPlugin({ taskQueue, executor: { spillDir }, dataConverter });
+    const plugin = durableBashPlugin({
+      taskQueue,
+      executor: { spillDir, workdirRoots: TEST_WORKDIR_ROOTS },
+      dataConverter,
+    });
     const worker = await Worker.create({
       connection: server.env.nativeConnection,
       namespace: server.env.namespace ?? 'default',

@@ -30,6 +30,18 @@ let project: string;
 /** A directory of root's, mode 0700, outside the root, holding a secret of mode 0600. */
 let vault: string;
 
+/** The first directory on the way to `dir` that others may not pass, as the refusal says it. */
+function closedToOthers(dir: string): string | undefined {
+  let at = '/';
+  for (const name of ['', ...dir.split('/').filter(Boolean)]) {
+    at = path.join(at, name);
+    const { mode, uid } = statSync(at);
+    if ((mode & 0o001) === 0)
+      return `${at} is mode ${(mode & 0o7777).toString(8).padStart(4, '0')}, owned by uid ${uid}`;
+  }
+  return undefined;
+}
+
 /** `command` run by session `sessionId` in `workdir`: the text the model gets. */
 const runIn = (sessionId: string, workdir: string, command: string) =>
   sessionTools({ client: server.env.client, taskQueue: worker.taskQueue, workdir }, sessionId).run(command);
@@ -136,8 +148,14 @@ describe("a session's workdir, with sessions apart and root", () => {
         sessionTools({ client: server.env.client, taskQueue: coded.taskQueue, workdir }, 'mallory').run(
           command,
         );
-      expect(await run(path.dirname(planted), `touch ${path.basename(planted)}`)).toBe(
-        `[stderr]\ntouch: cannot touch '${path.basename(planted)}': Permission denied\n[exit code: 1]`,
+      // Given as it is, with the session's uid's rights: refused where a directory on its way is
+      // closed to others (a clone in a 0700 directory), else entered and not writable.
+      const workdir = path.dirname(planted);
+      const closed = closedToOthers(workdir);
+      expect(await run(workdir, `touch ${path.basename(planted)}`)).toBe(
+        closed === undefined
+          ? `[stderr]\ntouch: cannot touch '${path.basename(planted)}': Permission denied\n[exit code: 1]`
+          : `workdir ${workdir} cannot be entered by this session: ${closed}`,
       );
       expect(existsSync(planted)).toBe(false);
     } finally {

@@ -15,6 +15,7 @@ import { endLeftCommands } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
 import { timed } from '../helpers/timed.js';
 import { type Tools, text, toolsByName } from '../helpers/tool-calls.js';
+import { TEST_WORKDIR_ROOTS } from '../helpers/workdir-roots.js';
 
 let env: TestWorkflowEnvironment;
 let worker: BashWorker;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   worker = await createBashWorker({
     connection: env.nativeConnection,
     taskQueue,
-    executor: { spillDir },
+    executor: { spillDir, workdirRoots: TEST_WORKDIR_ROOTS },
     maxConcurrentCommands: 2,
     workflowBundle: { codePath: inject('workflowBundlePath') },
   });

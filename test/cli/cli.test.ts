@@ -4,13 +4,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createRulePolicy } from '../../src/policy/rules.js';
 import { resultText, type Tool } from '../../src/shared/tool-types.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startBackground, startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { CLI_BIN, cli } from '../helpers/cli.js';
+import { freePorts } from '../helpers/processes.js';
 import { agent } from '../helpers/tool-calls.js';
 
 const execFileAsync = promisify(execFile);
@@ -76,21 +77,30 @@ describe('durable-bash run', () => {
 
 describe('durable-bash dev', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'durable-bash-dev-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
-  const address = `127.0.0.1:${port}`;
+  // Ports the system handed out free a moment ago: a random pick could land on a port another
+  // test's server or connection holds, and dev would exit at once. Both starts use the same two.
+  let port = 0;
+  let uiPort = 0;
+  let address = '';
+  beforeAll(async () => {
+    [port, uiPort] = await freePorts();
+    address = `127.0.0.1:${port}`;
+  });
 
   function startDev(): { child: ChildProcess; ready: Promise<string> } {
-    const child = spawn('node', [CLI_BIN, 'dev', '--port', String(port), '--ui-port', String(port + 1)], {
+    const child = spawn('node', [CLI_BIN, 'dev', '--port', String(port), '--ui-port', String(uiPort)], {
       cwd: dir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
+    let err = '';
+    child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
     const ready = new Promise<string>((resolve, reject) => {
       child.stdout?.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         if (out.includes('Ctrl-C stops')) resolve(out);
       });
-      child.once('exit', (code) => reject(new Error(`dev exited early with ${code}: ${out}`)));
+      child.once('exit', (code) => reject(new Error(`dev exited early with ${code}: ${out}${err}`)));
     });
     return { child, ready };
   }
@@ -105,7 +115,7 @@ describe('durable-bash dev', () => {
     const first = startDev();
     const banner = await first.ready;
     expect(banner).toContain(`Temporal gRPC:  ${address}`);
-    expect(banner).toContain(`Temporal UI:    http://127.0.0.1:${port + 1}`);
+    expect(banner).toContain(`Temporal UI:    http://127.0.0.1:${uiPort}`);
     const result = await cli(['run', '--address', address, '--', 'echo from dev']);
     expect(result).toEqual({ code: 0, stdout: 'from dev\n', stderr: '' });
     expect(await stop(first.child)).toBe(0);

@@ -85,4 +85,32 @@ describe.skipIf(skipWithoutClaudeCode())('claude with durable-bash mcp', () => {
       await api.close();
     }
   });
+
+  it('runs a call made after --resume in a new process, with an API of its own', async () => {
+    const session = `claude-harness-${randomUUID()}`;
+    const flags = [
+      ...['--mcp-config', mcpConfig(session), '--strict-mcp-config'],
+      ...['--allowedTools', 'mcp__durable-bash__bash', '--output-format', 'json'],
+    ];
+    const call = (command: string) => [
+      {
+        type: 'tool_use' as const,
+        name: 'mcp__durable-bash__bash',
+        input: { command, description: 'Print' },
+      },
+    ];
+    const first = await startScriptedMessagesApi(call('echo one'), [{ type: 'text', text: 'One.' }]);
+    const second = await startScriptedMessagesApi(call('echo two'), [{ type: 'text', text: 'Two.' }]);
+    try {
+      const run = await claude.run(first.url, ['-p', 'Print one.', ...flags]);
+      const { session_id: conversation } = JSON.parse(run.stdout) as { session_id: string };
+      await claude.run(second.url, ['-p', 'Print two.', '--resume', conversation, ...flags]);
+      const answer = second.conversationRequests()[1];
+      expect(answer && toolResultsOf(answer).map(({ content }) => content)).toEqual([
+        [{ type: 'text', text: 'two\n' }],
+      ]);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+    }
+  });
 });

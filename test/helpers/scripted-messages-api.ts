@@ -3,6 +3,7 @@
  * `ANTHROPIC_BASE_URL`: each conversation request gets the next scripted step as an SSE stream, and
  * every request is recorded. No model and no network.
  */
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -137,7 +138,6 @@ export async function startScriptedMessagesApi(...steps: ScriptedStep[]): Promis
     accepts: (request: MessagesRequest) => boolean;
     resolve: (r: MessagesRequest) => void;
   }> = [];
-  let answered = 0;
 
   const conversationRequests = () => requests.filter(({ side }) => !side).map(({ body }) => body);
 
@@ -150,7 +150,6 @@ export async function startScriptedMessagesApi(...steps: ScriptedStep[]): Promis
       waiter.resolve(body);
     }
     const step = script.shift();
-    answered += 1;
     if (step === undefined) return sendMessage(response, body, [{ type: 'text', text: NO_STEP_LEFT_TEXT }]);
     sendMessage(response, body, typeof step === 'function' ? await step(body) : step);
   }
@@ -227,13 +226,15 @@ export async function startScriptedMessagesApi(...steps: ScriptedStep[]): Promis
     request: MessagesRequest,
     blocks: ScriptedBlock[],
   ): void {
-    const id = `msg_scripted_${answered}_${requests.length}`;
-    const content = blocks.map((block, index) =>
+    // Ids unique across APIs: a resumed conversation that meets an id of its history again takes the
+    // new call for a repeat and answers it `[Tool use interrupted]`.
+    const id = `msg_scripted_${randomUUID()}`;
+    const content = blocks.map((block) =>
       block.type === 'text'
         ? block
         : {
             type: 'tool_use' as const,
-            id: `toolu_scripted_${requests.length}_${index}`,
+            id: `toolu_scripted_${randomUUID()}`,
             name: block.name,
             input: block.input,
           },

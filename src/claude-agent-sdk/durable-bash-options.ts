@@ -37,6 +37,11 @@ export interface DurableBashConnection {
 }
 
 export interface DurableBashOptions extends DurableBashConnection {
+  /**
+   * A foreground call still running after this long moves to a background task (`durable-bash mcp
+   * --auto-background`); false: never, the call holds until its `timeout`. @default 45000
+   */
+  autoBackgroundMs?: number | false;
   /** Where the server keeps its sessions' pending notices. @default DURABLE_BASH_STATE_DIR, else ~/.durable-bash */
   stateDir?: string;
   /** Variables for the server process, over those Claude Code passes on (its own environment). */
@@ -60,7 +65,13 @@ export function durableBashOptions(options: DurableBashOptions = {}): DurableBas
   const server: McpStdioServerConfig = {
     type: 'stdio',
     command: process.execPath,
-    args: [CLI_MAIN, 'mcp', '--bash-arguments', 'claude-code', ...connectionArgs(options)],
+    args: [
+      CLI_MAIN,
+      'mcp',
+      ...['--bash-arguments', 'claude-code'],
+      ...connectionArgs(options),
+      ...autoBackgroundArgs(options.autoBackgroundMs),
+    ],
     env: {
       ...(options.apiKey !== undefined ? { TEMPORAL_API_KEY: options.apiKey } : {}),
       ...(options.stateDir !== undefined ? { DURABLE_BASH_STATE_DIR: options.stateDir } : {}),
@@ -93,4 +104,9 @@ function connectionArgs(options: DurableBashConnection): string[] {
     ...flag('--tls-server-name', options.tlsServerName),
     ...flag('--codec-key-file', options.codecKeyFile),
   ];
+}
+
+function autoBackgroundArgs(afterMs: number | false | undefined): string[] {
+  if (afterMs === undefined) return [];
+  return afterMs === false ? ['--no-auto-background'] : ['--auto-background', String(afterMs)];
 }

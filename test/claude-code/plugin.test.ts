@@ -5,7 +5,7 @@
  * server is then found on PATH).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -107,5 +107,16 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
     });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     expect(results.map(({ content }) => content)).toEqual([[{ type: 'text', text: 'hi\n' }]]);
+  });
+});
+
+describe('the plugin folder', () => {
+  it("carries the package's version, and the marketplace file lists it", () => {
+    const read = (file: string) => JSON.parse(readFileSync(path.resolve(file), 'utf8'));
+    expect(read('claude-plugin/.claude-plugin/plugin.json').version).toBe(read('package.json').version);
+    expect(read('.claude-plugin/marketplace.json').plugins).toEqual([
+      expect.objectContaining({ name: 'durable-bash', source: './claude-plugin' }),
+    ]);
+    expect(read('package.json').files).toContain('claude-plugin');
   });
 });

@@ -3,6 +3,7 @@
  * mapped onto durable-bash's and run as the `bash` tool runs it, so every answer is the tool's own text.
  */
 import type { BashTasks } from '../client/bash-tasks.js';
+import { positiveOption } from '../shared/checks.js';
 import { errorResult } from '../shared/error-result.js';
 import { InvalidArgumentsError } from '../shared/errors.js';
 import type { Tool, ToolExecContext, ToolResult } from '../shared/tool-types.js';
@@ -22,6 +23,7 @@ export function createClaudeCodeBashTool(
   guards: BashToolOptions = {},
 ): Tool<ClaudeCodeBashArguments> {
   const { autoBackgroundAfterMs } = guards;
+  if (autoBackgroundAfterMs !== undefined) positiveOption('autoBackgroundAfterMs', autoBackgroundAfterMs);
   return {
     name: 'bash',
     description:

@@ -38,6 +38,25 @@ describe('bash with Claude Code arguments', () => {
     ]);
   });
 
+  it("presents a call as durable-bash's bash is presented, its description made from the command when absent", () => {
+    expect(tools.bash.presentCall({ command: 'make all\nmake test', timeout: 5000 })).toEqual({
+      card: 'terminal',
+      title: 'make all\nmake test',
+      description: 'make all',
+    });
+    expect(tools.bash.presentCall({ command: 'sleep 9', run_in_background: true })).toMatchObject({
+      card: 'generic',
+      title: 'sleep 9',
+      content: [{ type: 'text', text: 'sleep 9' }],
+    });
+    expect(tools.bash.presentCall({ command: 'ls', bogus: 1 })).toEqual({
+      card: 'generic',
+      title: 'bash',
+      kind: 'execute',
+      rawInput: { command: 'ls', bogus: 1 },
+    });
+  });
+
   it("answers a foreground call with durable-bash's text, and its timeout fires as durable-bash's does", async () => {
     const exec = agent(`claude-code-${randomUUID()}`);
     expect(text(await tools.bash.execute({ command: 'echo hi; exit 3' }, exec))).toBe('hi\n[exit code: 3]');

@@ -14,7 +14,7 @@ const FLOORS = [
   ['tools'],
   ['worker'],
   ['agent-host'],
-  ['cli', 'mcp', 'dsh', 'ai-sdk', 'openai-agents', 'plugin', 'testing', 'workflow-tools'],
+  ['cli', 'mcp', 'dsh', 'ai-sdk', 'openai-agents', 'claude-agent-sdk', 'plugin', 'testing', 'workflow-tools'],
 ];
 
 /** Code that runs in Temporal's workflow sandbox: deterministic, no I/O. */

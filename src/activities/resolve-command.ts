@@ -32,6 +32,10 @@ export function createResolveCommand(config: CompiledExecutorOptions) {
       // The workflow's timer keeps it, not the host: a host takes a run whose memo says background
       // for one moved there, and lets its command run past a deadline.
       spec.timeoutMs = Math.min(input.timeoutMs ?? config.defaultTimeoutMs, config.maxTimeoutMs);
+    } else if (input.backgroundTimeoutMs !== undefined) {
+      // The same timer, for a limit the caller set on a background run: the foreground cap is not
+      // its bound (the tool checks its own).
+      spec.timeoutMs = input.backgroundTimeoutMs;
     }
     return spec;
   };

@@ -12,6 +12,7 @@ import {
   DEFAULT_MCP_HTTP_MAX_SESSIONS,
   DEFAULT_MCP_HTTP_SESSION_IDLE_MS,
 } from '../shared/limits.js';
+import { BashArgumentsShape } from '../tools/claude-code-bash-arguments.js';
 import type { CodecFlags } from './codec-options.js';
 import { parseHttpListen } from './listen-address.js';
 import { MCP_TOKEN_ENV, MCP_TOKEN_FILE_NAME } from './mcp-http-token.js';
@@ -36,6 +37,8 @@ export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   /** A number of milliseconds, or false from --no-auto-background. */
   autoBackground: number | false;
   stateDir: string;
+  /** The arguments `bash` takes. */
+  bashArguments: BashArgumentsShape;
 }
 
 /** The state directory a session's notice file lives under unless --state-dir says otherwise. */
@@ -47,8 +50,16 @@ export function withMcpOptions(command: Command): Command {
     .addOption(
       new Option(
         '--session <id>',
-        'the agent session every call acts as (default: mcp:<user>@<host>:<cwd>, the same across restarts)',
+        'the agent session every call acts as (default: claude-code:<CLAUDE_CODE_SESSION_ID> when Claude Code started the server, else mcp:<user>@<host>:<cwd>, the same across restarts)',
       ).env(SESSION_ENV),
+    )
+    .addOption(
+      new Option(
+        '--bash-arguments <shape>',
+        "the arguments bash takes: durable-bash's own, or Claude Code's Bash's (command, timeout, description, run_in_background), for a host that routes Claude Code's Bash here",
+      )
+        .choices(Object.values(BashArgumentsShape))
+        .default(BashArgumentsShape.durableBash),
     )
     .option('--cwd <dir>', "the session's working directory (default: the process's cwd)")
     .option(

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { connectClient } from '../connection/connect.js';
 import { resolveConnectionConfig } from '../connection/connection-config.js';
 import { connectNativeConnection } from '../connection/native-connection.js';
-import { defaultSessionId } from '../mcp/session.js';
+import { claudeCodeSessionId, defaultSessionId } from '../mcp/session.js';
 import { startMcpServer } from '../mcp/start-server.js';
 import type { PermissionPolicy } from '../policy/policy-types.js';
 import { textRulePolicy } from '../policy/rules.js';
@@ -19,7 +19,7 @@ import { installQuietRuntime } from './quiet-logger.js';
  */
 export async function runMcp(flags: McpFlags): Promise<void> {
   const cwd = path.resolve(flags.cwd ?? process.cwd());
-  const sessionId = flags.session ?? defaultSessionId(cwd);
+  const sessionId = flags.session ?? sessionOfClaudeCode() ?? defaultSessionId(cwd);
   const http = httpOptions(flags);
   const config = resolveConnectionConfig(connectionTarget(flags));
   installQuietRuntime({ metrics: flags.metricsPort }).target = config.address;
@@ -35,6 +35,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
       taskQueue: flags.taskQueue,
       stateDir: flags.stateDir,
       autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
+      bashArguments: flags.bashArguments,
       ...policyOf(flags),
       ...(http !== undefined ? { http } : {}),
       version: packageVersion(),
@@ -48,6 +49,17 @@ export async function runMcp(flags: McpFlags): Promise<void> {
     await connection.close();
     await client.connection.close();
   }
+}
+
+/** The Claude Code conversation's session, when Claude Code started this server; says on stderr when its variable is ignored. */
+function sessionOfClaudeCode(): string | undefined {
+  const found = claudeCodeSessionId(process.env);
+  if (found === undefined) return undefined;
+  if ('ignored' in found) {
+    process.stderr.write(`durable-bash: ${found.ignored}\n`);
+    return undefined;
+  }
+  return found.sessionId;
 }
 
 function packageVersion(): string {

@@ -29,6 +29,8 @@ export interface StartRequest {
   background: boolean;
   /** A background run that keeps the foreground timeout (`BashTaskInput.keepTimeout`). */
   keepTimeout?: boolean;
+  /** A background run's time limit (`BashTaskInput.backgroundTimeoutMs`). */
+  backgroundTimeoutMs?: number;
   /** The agent session that owns the task; undefined for a task with no owner. */
   owner?: string;
   /** The run's stdin stays open for `writeStdin` (a background run's, or a sandbox command's). */
@@ -84,6 +86,9 @@ export function taskStart(
       ? { timeoutMs: request.timeoutMs }
       : {}),
     ...(request.background && request.keepTimeout ? { keepTimeout: true } : {}),
+    ...(request.background && request.backgroundTimeoutMs !== undefined
+      ? { backgroundTimeoutMs: request.backgroundTimeoutMs }
+      : {}),
     ...(request.background ? notice : {}),
     ...(request.notifyOn !== undefined ? { notifyOn: request.notifyOn } : {}),
     ...(request.keepStdinOpen ? { keepStdinOpen: true } : {}),

@@ -84,7 +84,9 @@ export class McpTasks {
     } catch (err) {
       throw new TaskRequestError(ErrorCode.InvalidParams, (err as Error).message);
     }
-    const call = isObject(args) ? { ...args, run_in_background: true, max_output_tokens: undefined } : args;
+    // Left out, not set undefined: Claude Code's Bash arguments (--bash-arguments claude-code) have no such field.
+    const { max_output_tokens: _budget, ...rest } = isObject(args) ? args : {};
+    const call = isObject(args) ? { ...rest, run_in_background: true } : args;
     const result = await bash.execute(call, { agent: { ...this.session }, signal });
     const text = resultText(result);
     const taskId = result.isError ? undefined : startedTaskId(text);

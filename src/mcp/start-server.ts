@@ -11,6 +11,7 @@ import { sessionAgentTaskQueue } from '../agent-host/names.js';
 import { BashTasks } from '../client/bash-tasks.js';
 import type { PermissionPolicy } from '../policy/policy-types.js';
 import { MCP_MAX_WAIT_MS } from '../shared/limits.js';
+import type { BashArgumentsShape } from '../tools/claude-code-bash-arguments.js';
 import { compileMcpHttpOptions, type McpHttpOptions, type McpHttpServer, serveMcpHttp } from './http.js';
 import { McpNotices } from './mcp-notices.js';
 import { McpTasks } from './mcp-tasks.js';
@@ -32,6 +33,11 @@ export interface McpServerOptions extends McpSession {
    * its sessions capped and expired when idle; absent: stdio.
    */
   http?: McpHttpOptions;
+  /**
+   * The arguments `bash` takes: durable-bash's own, or Claude Code's Bash's (`'claude-code'`), for a
+   * Claude Code host whose Bash is routed here. @default 'durable-bash'
+   */
+  bashArguments?: BashArgumentsShape;
   /** The version the server reports in the MCP handshake. */
   version: string;
   /**
@@ -72,6 +78,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
     sessions: notices,
     tools: {
       maxWaitMs: MCP_MAX_WAIT_MS,
+      ...(options.bashArguments !== undefined ? { bashArguments: options.bashArguments } : {}),
       ...(options.policy !== undefined ? { policy: options.policy } : {}),
       ...(options.autoBackgroundAfterMs !== undefined
         ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }

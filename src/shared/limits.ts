@@ -401,3 +401,15 @@ export const MAX_PENDING_APPROVALS_PER_SESSION = 20;
 
 /** The most approval requests `durable-bash approvals` lists. */
 export const MAX_LISTED_APPROVALS = 200;
+
+/** A Claude Code Bash call's foreground timeout when it gives none: Claude Code's own default, as its Bash schema says. */
+export const CLAUDE_CODE_DEFAULT_TIMEOUT_MS = 120_000;
+
+/** The most a Claude Code Bash call's foreground `timeout` may be: Claude Code's own cap, as its Bash schema says. */
+export const CLAUDE_CODE_MAX_TIMEOUT_MS = 600_000;
+
+/**
+ * The most a Claude Code Bash call's background `timeout` may be: Claude Code's own cap (2 hours),
+ * so a call its schema allows is taken; with no `timeout` a background task runs until it ends.
+ */
+export const CLAUDE_CODE_MAX_BACKGROUND_TIMEOUT_MS = 7_200_000;

@@ -88,6 +88,13 @@ export interface BashTaskInput {
    * workflow's timer ends it, as a foreground run's; it is never moved, so nothing cancels that.
    */
   keepTimeout?: boolean;
+  /**
+   * How long a background run may go on before it is stopped (Claude Code's Bash `timeout` with
+   * `run_in_background`): the workflow's timer ends it, as it ends one that keeps a foreground
+   * timeout, and the worker's foreground cap does not apply. Absent: it runs until it ends. A
+   * worker of a release before it ignores it.
+   */
+  backgroundTimeoutMs?: number;
   /** Set for a background task with an owning session whose agent host serves notices. */
   notice?: NoticeTarget;
   /** A monitor's pattern (`notify_on`): each matching line of output comes to the session as a notice. */

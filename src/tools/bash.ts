@@ -66,36 +66,55 @@ export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): 
     presentResult: presentBashResult,
     async execute(args: unknown, exec: ToolExecContext = {}): Promise<ToolResult> {
       try {
-        const call = parseArguments(bashArguments, args);
-        const sessionId = exec.agent?.sessionId;
-        const started = await startBashRun(tasks, guards, call, {
-          workdir: resolveWorkdir(call.workdir, exec.agent?.cwd),
-          ...(sessionId !== undefined ? { sessionId } : {}),
-          ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
-          ...(exec.approvalPrompt !== undefined ? { approvalPrompt: exec.approvalPrompt } : {}),
-          // A caller that moves a long call to the background would not wait longer for a decision.
-          ...(autoBackgroundAfterMs !== undefined ? { approvalWaitMs: autoBackgroundAfterMs } : {}),
-          answerPending: true,
-        });
-        if ('approvalId' in started) return textResult(waitingForApproval(started.approvalId));
-        const { taskId } = started;
-        if (call.run_in_background === true) return textResult(backgroundStarted(taskId));
-        const ended = await foregroundOutcome(tasks, guards, taskId, {
-          ...(sessionId !== undefined ? { sessionId } : {}),
-          ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
-          ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
-        });
-        if (ended.kind === 'moved') {
-          return textResult(
-            renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname(), call.max_output_tokens),
-          );
-        }
-        return textResult(renderRun(ended.result, os.hostname(), call.max_output_tokens));
+        return await runBashCall(tasks, guards, parseArguments(bashArguments, args), exec);
       } catch (err) {
         return errorResult(err);
       }
     },
   };
+}
+
+/**
+ * A checked `bash` call, as a tool hands it over: durable-bash's arguments, and a background run's
+ * time limit, which only Claude Code's Bash arguments set (claude-code-bash.ts).
+ */
+export type BashCall = BashArguments & { backgroundTimeoutMs?: number };
+
+/**
+ * Runs a checked call as the `bash` tool does and renders its answer: the one path from a call to
+ * its text, whichever shape of arguments the tool takes. Throws what the tool turns into an error result.
+ */
+export async function runBashCall(
+  tasks: BashTasks,
+  guards: BashToolOptions,
+  call: BashCall,
+  exec: ToolExecContext,
+): Promise<ToolResult> {
+  const { autoBackgroundAfterMs } = guards;
+  const sessionId = exec.agent?.sessionId;
+  const started = await startBashRun(tasks, guards, call, {
+    workdir: resolveWorkdir(call.workdir, exec.agent?.cwd),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
+    ...(exec.approvalPrompt !== undefined ? { approvalPrompt: exec.approvalPrompt } : {}),
+    // A caller that moves a long call to the background would not wait longer for a decision.
+    ...(autoBackgroundAfterMs !== undefined ? { approvalWaitMs: autoBackgroundAfterMs } : {}),
+    answerPending: true,
+  });
+  if ('approvalId' in started) return textResult(waitingForApproval(started.approvalId));
+  const { taskId } = started;
+  if (call.run_in_background === true) return textResult(backgroundStarted(taskId));
+  const ended = await foregroundOutcome(tasks, guards, taskId, {
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    ...(exec.signal !== undefined ? { signal: exec.signal } : {}),
+    ...(autoBackgroundAfterMs !== undefined ? { autoBackgroundAfterMs } : {}),
+  });
+  if (ended.kind === 'moved') {
+    return textResult(
+      renderMovedRun(ended.read, taskId, ended.afterMs, os.hostname(), call.max_output_tokens),
+    );
+  }
+  return textResult(renderRun(ended.result, os.hostname(), call.max_output_tokens));
 }
 
 /** Where a run starts: its resolved workdir, its session, and its host when the session has one. */
@@ -129,7 +148,7 @@ export type RunStart = { taskId: TaskId } | { approvalId: string };
 export async function startBashRun(
   tasks: BashTasks,
   guards: BashGuards,
-  call: BashArguments,
+  call: BashCall,
   place: RunPlace,
 ): Promise<RunStart> {
   const background = call.run_in_background === true;
@@ -234,7 +253,7 @@ export function foregroundOutcome(
 
 /** The run a `bash` call asks for (with its workdir resolved), as the client starts it. */
 export function startRequest(
-  call: BashArguments,
+  call: BashCall,
   workdir: string | undefined,
   owner: string | undefined,
 ): StartRequest {
@@ -245,6 +264,9 @@ export function startRequest(
     background,
     ...(workdir !== undefined ? { workdir } : {}),
     ...(call.timeoutMs !== undefined && !background ? { timeoutMs: call.timeoutMs } : {}),
+    ...(call.backgroundTimeoutMs !== undefined && background
+      ? { backgroundTimeoutMs: call.backgroundTimeoutMs }
+      : {}),
     ...(owner !== undefined ? { owner } : {}),
     ...(call.keep_stdin_open === true ? { keepStdinOpen: true } : {}),
     ...(call.notify_on !== undefined ? { notifyOn: call.notify_on } : {}),

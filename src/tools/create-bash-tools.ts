@@ -15,6 +15,8 @@ import { createBashListTool } from './bash-list.js';
 import { createBashMonitorTool } from './bash-monitor.js';
 import { createBashOutputTool } from './bash-output.js';
 import { createBashRemindTool } from './bash-remind.js';
+import { createClaudeCodeBashTool } from './claude-code-bash.js';
+import { BashArgumentsShape } from './claude-code-bash-arguments.js';
 import { withToolSpan } from './tool-span.js';
 
 export interface BashToolsOptions {
@@ -86,6 +88,12 @@ export interface BashToolsOptions {
    * @default DEFAULT_MAX_WAIT_MS (2 minutes)
    */
   maxWaitMs?: number;
+  /**
+   * The arguments `bash` takes: durable-bash's own, or `'claude-code'`, Claude Code's Bash's
+   * (`command`, `timeout`, `description`, `run_in_background`, `dangerouslyDisableSandbox`), for a
+   * Claude Code host that routes its Bash here (docs/CLAUDE-CODE.md). @default 'durable-bash'
+   */
+  bashArguments?: BashArgumentsShape;
   /** Eager workflow start, for a client on the `NativeConnection` of a command worker in this process (see `BashTasksOptions.eagerStart`). @default false */
   eagerStart?: boolean;
 }
@@ -172,13 +180,16 @@ export function bashToolsCore(options: BashToolsOptions): BashToolsCore {
 /** The model-facing tools, each run a Temporal workflow on the given namespace and task queue. */
 export function createBashTools(options: BashToolsOptions): Tool[] {
   const { tasks, guards, reminders, monitors } = bashToolsCore(options);
+  const bashOptions = {
+    ...guards,
+    ...(options.autoBackgroundAfterMs !== undefined
+      ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
+      : {}),
+  };
   const tools: Tool[] = [
-    createBashTool(tasks, {
-      ...guards,
-      ...(options.autoBackgroundAfterMs !== undefined
-        ? { autoBackgroundAfterMs: options.autoBackgroundAfterMs }
-        : {}),
-    }) as Tool,
+    options.bashArguments === BashArgumentsShape.claudeCode
+      ? (createClaudeCodeBashTool(tasks, bashOptions) as Tool)
+      : (createBashTool(tasks, bashOptions) as Tool),
     createBashOutputTool(tasks, {
       ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     }) as Tool,

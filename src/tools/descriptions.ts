@@ -10,6 +10,15 @@ Foreground runs have a timeout (timeoutMs, capped by the worker). For builds, te
 
 For a program that wants a terminal (a full-screen program like vim or top, an installer's prompts, a REPL with line editing, Ctrl-C), set tty: true (cols and rows set its size, default 120x40): it runs on a terminal, its result and bash_output show the screen as text, then [screen: <cols>x<rows>, cursor at row <r>, column <c>], and bash_input types text and keys into it.`;
 
+/** The `bash` description where it takes Claude Code's Bash arguments (claude-code-bash.ts): the same tool as Claude Code's Bash, made durable. */
+export const claudeCodeBashDescription = `Run a shell command with bash -c and return its output: Claude Code's Bash, where every run is a durable task that outlives this process and its session. Calls of Bash come here too.
+
+Each call runs in a fresh shell: no state (cd, variables, functions) carries over between calls.
+
+The result is stdout, then a [stderr] section when the command wrote to stderr, or (no output) when it wrote nothing, followed by status lines: [timed out after Nms] when the timeout fired, [killed by signal: SIG] for a signal death, [exit code: N] for a non-zero exit. A non-zero exit is a normal result for you to act on.
+
+timeout is in milliseconds: default 120000, max 600000 for a foreground command. With run_in_background: true the call answers started background task <id> at once, and the task keeps running across turns, restarts of this process and resumed conversations; timeout then limits how long it may run (max 7200000), and without one it runs until it ends. Read its output with bash_output, list your tasks with bash_list, stop one with bash_kill. dangerouslyDisableSandbox is not available: every command runs in its session's isolation.`;
+
 /** Appended to the `bash` description when foreground calls move to the background after `afterMs`. */
 export const autoBackgroundDescription = (afterMs: number) =>
   `\n\nA foreground call still running after ${afterMs}ms returns the output so far and [still running after ${afterMs}ms; moved to background task <id>. Read its output with bash_output.]: the command goes on as a background task, with no timeout, and you get a notice when it finishes. Read the rest of its output with bash_output (it starts after what the call showed).`;

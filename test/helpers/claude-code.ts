@@ -97,6 +97,11 @@ export interface ClaudeCode {
   spawn(apiUrl: string, args: string[], options?: ClaudeSpawnOptions): ClaudeProcess;
   /** Runs `claude <args>` against `apiUrl` to its end. */
   run(apiUrl: string, args: string[], options?: ClaudeSpawnOptions): Promise<ClaudeRun>;
+  /**
+   * The environment `spawn` gives claude, for a claude started otherwise (the Agent SDK's `env`):
+   * its processes are then found and ended after the test as `spawn`'s are.
+   */
+  env(apiUrl: string): Record<string, string>;
 }
 
 /**
@@ -163,6 +168,13 @@ export function useClaudeCode(): ClaudeCode {
     },
 
     run: (apiUrl, args, options) => claude.spawn(apiUrl, args, options).done,
+
+    env: (apiUrl) => {
+      const env: Record<string, string> = { [RUN_MARKER_ENV]: marker };
+      for (const [name, value] of Object.entries(harnessEnv(home, apiUrl)))
+        if (value !== undefined) env[name] = value;
+      return env;
+    },
   };
   return claude;
 }

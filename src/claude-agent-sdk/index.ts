@@ -1,0 +1,12 @@
+/**
+ * `durable-bash/claude-agent-sdk`: the Claude Agent SDK's (`@anthropic-ai/claude-agent-sdk`) Bash on
+ * durable-bash, through `durable-bash mcp` and the SDK's `toolAliases` (docs/CLAUDE-CODE.md).
+ */
+export {
+  DURABLE_BASH_SERVER,
+  type DurableBashConnection,
+  type DurableBashOptions,
+  type DurableBashQueryOptions,
+  durableBashOptions,
+  durableBashTool,
+} from './durable-bash-options.js';

@@ -233,7 +233,8 @@ describe('the output reader and its task', () => {
   it('keeps the position in its history: reads start no timer and write no memo until one shows the end', async () => {
     const taskId = await startBackground(
       tools.bash,
-      'for i in 1 2 3 4 5; do echo n$i; sleep 0.3; done; sleep 1',
+      // The last sleep outlasts the six reads below even on a loaded machine: none may show the end.
+      'for i in 1 2 3 4 5; do echo n$i; sleep 0.3; done; sleep 5',
     );
     let read = 0;
     for (let i = 0; i < 6; i++) {

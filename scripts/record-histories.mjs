@@ -465,6 +465,21 @@ const scenarios = [
     },
   },
   {
+    name: 'killed-before-start',
+    runs: { bashTask: 1, completionNotice: 1 },
+    why: 'a bash_kill pending while no worker runs the new task; it ends killed before the command started',
+    async run(s) {
+      await s.stopWorker();
+      const taskId = await s.background({ command: 'echo never', description: 'Never run' });
+      // The kill waits for a worker, and takes effect once one is back.
+      expectText(s, await s.call('bash_kill', { task_id: taskId }), /is pending: no worker on its host/);
+      await s.startWorker();
+      if ((await noticeOutcome(taskId)) !== 'delivered')
+        throw new Error(`${s.name}: the notice was not delivered`);
+      await s.readUntil(taskId, /\[status: killed before the command started\]/);
+    },
+  },
+  {
     name: 'reader-continued-as-new',
     runs: { bashTask: 1, bashOutputReader: 3, completionNotice: 1 },
     why: 'an output reader that continues as new every 2 claims',

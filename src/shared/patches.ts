@@ -28,7 +28,7 @@ export const NOTICE_CHANNEL_PATCH = 'notice-channel';
 
 /**
  * A kill that comes while `bashTask` resolves its command (its first local activity, before any
- * host is chosen) marks the task failed, as a kill at any later point before the command starts
+ * host is chosen) marks the task killed, as a kill at any later point before the command starts
  * does. 0.2.0 left the status search attribute `running` on a run closed as cancelled, so listings
  * that filter on it showed it running. Checked only on that path: a 0.2.0 history replays the old
  * branch. The new branch is covered by test/workflows/bash-task.test.ts until the next release

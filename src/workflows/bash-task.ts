@@ -24,7 +24,7 @@ import { restartsNote } from '../shared/host-restart.js';
 import { MAX_HOST_RESTARTS } from '../shared/limits.js';
 import { KILLED_WHILE_RESOLVING_PATCH } from '../shared/patches.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
-import { finishedState } from '../shared/status-line.js';
+import { failedState, finishedState } from '../shared/status-line.js';
 import type {
   BashTaskInput,
   BashTaskResult,
@@ -54,8 +54,8 @@ import { noticeChannelStartedSignal } from './notice-channel-signals.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
 import {
-  endedState,
   endWithoutOutcome,
+  failedStatus,
   finish,
   isHostLoss,
   neverStarted,
@@ -170,7 +170,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   }
   standing.movable = false;
   standing.ended = true;
-  const state = run.ok ? finishedState(run.result) : endedState(run.error);
+  const state = run.ok ? finishedState(run.result) : failedState(run.error);
   countEnded(state, run.ok ? run.result : undefined);
   showRunDetails(input.command, state, standing.host?.hostId);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
@@ -204,8 +204,8 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
   try {
     resolved = await resolveCommand(input);
   } catch (err) {
-    // Killed before a host was chosen: failed, as a kill at any later point before the start is.
-    if (isCancellation(err) && patched(KILLED_WHILE_RESOLVING_PATCH)) setStatus(TaskStatus.failed);
+    // Killed before a host was chosen: killed, as a kill at any later point before the start is.
+    if (isCancellation(err) && patched(KILLED_WHILE_RESOLVING_PATCH)) setStatus(TaskStatus.killed);
     throw err;
   }
   const current = () =>
@@ -387,7 +387,8 @@ async function chooseHostFor(
         nonRetryable: true,
       });
     }
-    setStatus(TaskStatus.failed);
+    // A kill while no worker took the command yet is a kill (the run ends cancelled).
+    setStatus(failedStatus(err));
     throw err;
   } finally {
     timeout.cancel();
@@ -538,8 +539,9 @@ async function runOnHost(
     if (stopped.kind === 'ended') return ended(stopped.outcome);
     const firedAfterMs = timeout.firedAfterMs();
     if (firedAfterMs !== undefined) throw neverStarted(spec, firedAfterMs);
-    // Killed before the command started: the run ends cancelled.
-    setStatus(TaskStatus.failed);
+    // Killed before the command started: the run ends cancelled, or failed with the tombstone the
+    // kill left (its status is killed either way), unless the command had failed on its own first.
+    setStatus(failedStatus(settled.error));
     throw settled.error;
   } finally {
     timeout.cancel();

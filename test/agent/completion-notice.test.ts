@@ -260,7 +260,7 @@ describe('completion notice', () => {
     expect(await taskStatus(taskId)).toEqual({ workflow: 'FAILED', status: 'failed' });
   });
 
-  it('reports a task killed before any worker took its command', async () => {
+  it('reports a task killed before any worker took its command as killed, not failed', async () => {
     const host = agentHost({ commands: hostDown });
     const sessions = new FakeSessions(new Set(['session-a']));
     await host.startWorker(sessions);
@@ -273,11 +273,11 @@ describe('completion notice', () => {
     expect(sessions.injections).toEqual([
       {
         sessionId: 'session-a',
-        content: `background bash task ${taskId} finished [status: failed: killed before the command started]. Read its output with bash_output.`,
+        content: `background bash task ${taskId} finished [status: killed before the command started]. Read its output with bash_output.`,
         options: { source, noticeId: `${taskId}-notice` },
       },
     ]);
-    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'failed' });
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'killed' });
   });
 
   it('sends none for a foreground run or a background task with no owner', async () => {

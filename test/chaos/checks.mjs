@@ -80,7 +80,7 @@ function checkMonitor(task, notices, shown, defect) {
 function allowedStatuses(task) {
   const completed = `completed, exit code: ${task.exitCode}`;
   // A kill that came before any worker started the command (all were down) ends it unstarted.
-  const killed = ['killed by SIGTERM', 'killed by SIGKILL', 'failed: killed before the command started'];
+  const killed = ['killed by SIGTERM', 'killed by SIGKILL', 'killed before the command started'];
   switch (task.kill?.answer) {
     case 'killed':
       return killed;
@@ -113,8 +113,7 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
     defect(LOST, 'started background task <id>', `bash answered ${task.startProblem} (ran ${runs} times)`);
     return { defects, bytesChecked: 0, via: 'none' };
   }
-  const killedUnstarted =
-    task.kill !== undefined && task.finalStatus === 'failed: killed before the command started';
+  const killedUnstarted = task.kill !== undefined && task.finalStatus === 'killed before the command started';
   if (killedUnstarted ? runs !== 0 : runs !== 1)
     defect(
       runs === 0 ? LOST : DUPLICATED,

@@ -294,6 +294,19 @@ async function noticeOutcome(taskId) {
   return client.workflow.getHandle(`${taskId}-notice`).result();
 }
 
+/** The task's run has closed with no completion notice started: the session's own kill answered for it. */
+async function expectNoNotice(scenario, taskId) {
+  await client.workflow
+    .getHandle(taskId)
+    .result()
+    .catch(() => undefined);
+  const notice = await client.workflow
+    .getHandle(`${taskId}-notice`)
+    .describe()
+    .catch(() => undefined);
+  if (notice !== undefined) throw new Error(`${scenario.name}: ${taskId} got a completion notice`);
+}
+
 /** SIGKILLs (through its supervisor) every command still running from a spill directory. */
 async function endLeftCommands(spillDir) {
   if (!existsSync(spillDir)) return;
@@ -358,8 +371,8 @@ const scenarios = [
   },
   {
     name: 'background-killed',
-    runs: { bashTask: 1, bashOutputReader: 1, completionNotice: 1 },
-    why: 'a background task killed with bash_kill',
+    runs: { bashTask: 1, bashOutputReader: 1 },
+    why: 'a background task its session killed with bash_kill, whose answer is its notice',
     async run(s) {
       const taskId = await s.background({
         command: 'echo started; sleep 600',
@@ -367,6 +380,28 @@ const scenarios = [
       });
       await s.readUntil(taskId, /started/);
       expectText(s, await s.call('bash_kill', { task_id: taskId }), /^killed background task/);
+      await expectNoNotice(s, taskId);
+    },
+  },
+  {
+    name: 'monitored-killed',
+    runs: { bashTask: 1, monitorNotices: 1 },
+    why: 'a monitored task its session killed: the notice workflow delivers the match, then closes',
+    async run(s) {
+      const taskId = await s.background({
+        command: 'echo "MATCH 1"; sleep 600',
+        description: 'Print a match, then sleep',
+        notify_on: '^MATCH',
+      });
+      const deadline = Date.now() + 30_000;
+      while (!s.notices.some((notice) => notice.noticeId === `${taskId}-match-1`)) {
+        if (Date.now() > deadline) throw new Error(`${s.name}: the monitor's notice never came`);
+        await sleep(100);
+      }
+      expectText(s, await s.call('bash_kill', { task_id: taskId }), /^killed background task/);
+      await client.workflow.getHandle(`${taskId}-notice`).result();
+      if (s.notices.some((notice) => notice.noticeId === `${taskId}-notice`))
+        throw new Error(`${s.name}: a completion notice came for a task its session killed`);
     },
   },
   {
@@ -462,6 +497,21 @@ const scenarios = [
       expectText(s, await s.call('bash_kill', { task_id: taskId }), /is pending: no worker on its host/);
       await s.startWorker();
       await s.readUntil(taskId, /\[status: killed by SIGTERM\]/);
+    },
+  },
+  {
+    name: 'killed-before-start',
+    runs: { bashTask: 1, completionNotice: 1 },
+    why: 'a bash_kill pending while no worker runs the new task; it ends killed before the command started',
+    async run(s) {
+      await s.stopWorker();
+      const taskId = await s.background({ command: 'echo never', description: 'Never run' });
+      // The kill waits for a worker: its answer takes back that it answers for the end.
+      expectText(s, await s.call('bash_kill', { task_id: taskId }), /is pending: no worker on its host/);
+      await s.startWorker();
+      if ((await noticeOutcome(taskId)) !== 'delivered')
+        throw new Error(`${s.name}: the notice was not delivered`);
+      await s.readUntil(taskId, /\[status: killed before the command started\]/);
     },
   },
   {

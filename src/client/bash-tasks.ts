@@ -22,7 +22,7 @@ import type { OutputRead, ReaderOptions } from './output-reader-client.js';
 import type { WaitOptions } from './output-wait.js';
 import { mayAccess } from './ownership.js';
 import { writeTaskStdin } from './stdin-write.js';
-import { killTask } from './task-kill.js';
+import { type KillOptions, killTask } from './task-kill.js';
 import { listExecutions, type TaskFilter, type TaskSummary, taskListQuery } from './task-list.js';
 import { type ReadOptions, TaskReads } from './task-reads.js';
 import { isTaskWorkflow, type TaskSnapshot } from './task-snapshot.js';
@@ -32,6 +32,7 @@ import { refuseUnencryptedMemo } from './unencrypted-payloads.js';
 import { WorkspaceFiles } from './workspace-files.js';
 
 export type { ForegroundOutcome } from './foreground.js';
+export type { KillOptions } from './task-kill.js';
 export type { ReadOptions } from './task-reads.js';
 export type { StartRequest } from './task-start.js';
 
@@ -155,13 +156,18 @@ export class BashTasks {
    * Kills a running task's whole process group and waits for its end; a finished task is left as
    * it is. While no worker on the task's host answers, the kill is recorded and takes effect once
    * one is back: that answers `pending` at once. Only the owning session (or anyone, for an unowned
-   * task) may kill.
+   * task) may kill. With `answersSession`, the kill's answer reaches the calling session, and the
+   * task sends it no completion notice (see `KillOptions`).
    */
   async kill(
     taskId: string,
     callerSessionId: string | undefined,
+    options: KillOptions = {},
   ): Promise<'killed' | 'already-finished' | 'pending'> {
-    return killTask(this.client, await this.describeOwned(taskId, callerSessionId));
+    const description = await this.describeOwned(taskId, callerSessionId);
+    // A task with no owner has no session to notify.
+    const answersSession = options.answersSession === true && callerSessionId !== undefined;
+    return killTask(this.client, description, { answersSession });
   }
 
   /**

@@ -8,7 +8,8 @@ import {
 import proto from '@temporalio/proto';
 import { ActivityName } from '../shared/activity-names.js';
 import { KILL_GRACE_MS } from '../shared/limits.js';
-import type { BashTaskResult } from '../shared/task.js';
+import type { BashTaskResult, TaskId } from '../shared/task.js';
+import { sessionKillSignal } from '../workflows/bash-task.js';
 import { refuseUnencrypted } from './unencrypted-payloads.js';
 
 /** How long `kill` waits for the killed run to report its end. */
@@ -30,6 +31,16 @@ const SILENT_WORKER_MS = 2_000;
  */
 const STALLED_WORKFLOW_TASK_MS = 5_000;
 
+export interface KillOptions {
+  /**
+   * The kill is the owning session's own (`bash_kill`), and its answer reaches that session, which
+   * takes the task's notices: the task is told so first (`sessionKillSignal`), and sends it no
+   * completion notice. A kill whose answer is `pending` takes that back, so the end still comes as
+   * a notice once it takes effect. @default false: the task's end is noticed as any other
+   */
+  answersSession?: boolean;
+}
+
 /**
  * Kills a running task (described behind the fence) and waits for its end; a finished task is left
  * as it is. While no worker on the task's host answers, the kill is recorded and takes effect once
@@ -38,16 +49,31 @@ const STALLED_WORKFLOW_TASK_MS = 5_000;
 export async function killTask(
   client: Client,
   description: WorkflowExecutionDescription,
+  options: KillOptions = {},
 ): Promise<'killed' | 'already-finished' | 'pending'> {
   if (description.status.name !== 'RUNNING') return 'already-finished';
   const taskId = description.workflowId;
   const handle = client.workflow.getHandle(taskId);
+  // Only a background task has a notice to spare (one moved there says so in its memo).
+  const answers = options.answersSession === true && description.memo?.background !== false;
+  const answered = (answered: boolean) =>
+    handle.signal(sessionKillSignal, { taskId: taskId as TaskId, answered });
   try {
+    if (answers) await answered(true);
     await handle.cancel();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return 'already-finished';
     throw err;
   }
+  const outcome = await killEnd(client, taskId);
+  // Best effort: a task that ended meanwhile has noticed its end already.
+  if (outcome === 'pending' && answers) await answered(false).catch(() => undefined);
+  return outcome;
+}
+
+/** Waits for the end of a task whose kill was asked for: its outcome, or `pending` while it waits for its host. */
+async function killEnd(client: Client, taskId: string): Promise<'killed' | 'already-finished' | 'pending'> {
+  const handle = client.workflow.getHandle(taskId);
   const deadline = Date.now() + KILL_CONFIRM_MS;
   const stopWaiting = new AbortController();
   const ended = client

@@ -7,6 +7,7 @@ import {
   ownerSearchAttribute,
   statusSearchAttribute,
 } from '../shared/search-attributes.js';
+import { TaskStatus } from '../shared/task.js';
 import { bashTask } from '../workflows/bash-task.js';
 import { completionNotice } from '../workflows/completion-notice.js';
 import { monitorNotices } from '../workflows/monitor-notices.js';
@@ -124,12 +125,15 @@ export function toTaskSummary(execution: WorkflowExecutionInfo): TaskSummary {
 }
 
 /**
- * A task's status as a listing shows it: the status its workflow recorded, unless the workflow was
- * closed from outside (terminated from the Web UI or the CLI, timed out) while it still said running.
+ * A task's status as a listing shows it: the status its workflow recorded, unless the workflow
+ * closed while it still said running: cancelled is a kill before the command started (a run of
+ * 0.2.0 killed while it resolved its command recorded nothing), else it was closed from outside
+ * (terminated from the Web UI or the CLI, timed out).
  */
 function taskStatusOf(execution: WorkflowExecutionInfo): string {
   const recorded = execution.typedSearchAttributes.get(statusSearchAttribute) ?? 'unknown';
   const closedAs = execution.status.name;
   if (recorded !== 'running' || closedAs === 'RUNNING') return recorded;
+  if (closedAs === 'CANCELLED') return TaskStatus.killed;
   return closedAs.toLowerCase().replaceAll('_', ' ');
 }

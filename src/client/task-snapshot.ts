@@ -10,7 +10,7 @@ import {
 import type { temporal } from '@temporalio/proto';
 import { ActivityName } from '../shared/activity-names.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
-import { failedState, finishedState, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
+import { failedState, finishedState, type TaskState } from '../shared/status-line.js';
 import type {
   BashTaskResult,
   CommandOutcome,
@@ -68,14 +68,14 @@ export function snapshotFromDescription(
     default:
       return Promise.resolve({
         ...base,
-        state: {
-          status: 'failed',
-          // A kill before any worker took the command cancels the workflow itself.
-          reason:
-            description.status.name === 'CANCELLED'
-              ? KILLED_BEFORE_START
-              : `its workflow was ${description.status.name.toLowerCase().replaceAll('_', ' ')}`,
-        },
+        // A kill before the command started cancels the workflow itself.
+        state:
+          description.status.name === 'CANCELLED'
+            ? { status: 'killed' }
+            : {
+                status: 'failed',
+                reason: `its workflow was ${description.status.name.toLowerCase().replaceAll('_', ' ')}`,
+              },
         stdout: NO_OUTPUT,
         stderr: NO_OUTPUT,
         host: undefined,

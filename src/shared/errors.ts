@@ -71,12 +71,15 @@ export class RunAbortedError extends ToolCallError {
   }
 }
 
-/** Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`). */
+/**
+ * Thrown by `BashTasks.result` when a run ended without an outcome (see `TaskStatus`): `killed` when
+ * a kill came before its command started.
+ */
 export class RunFailedError extends ToolCallError {
   override readonly name = 'RunFailedError';
   constructor(
     readonly taskId: string,
-    readonly status: 'failed' | 'lost',
+    readonly status: 'failed' | 'lost' | 'killed',
     message: string,
   ) {
     super(message);

@@ -28,7 +28,7 @@ export const NOTICE_CHANNEL_PATCH = 'notice-channel';
 
 /**
  * A kill that comes while `bashTask` resolves its command (its first local activity, before any
- * host is chosen) marks the task failed, as a kill at any later point before the command starts
+ * host is chosen) marks the task killed, as a kill at any later point before the command starts
  * does. 0.2.0 left the status search attribute `running` on a run closed as cancelled, so listings
  * that filter on it showed it running. Checked only on that path: a 0.2.0 history replays the old
  * branch. The new branch is covered by test/workflows/bash-task.test.ts until the next release
@@ -47,3 +47,16 @@ export const KILLED_WHILE_RESOLVING_PATCH = 'killed-while-resolving';
  * next release records it. Deprecate it in the release after the next.
  */
 export const READER_POSITION_IN_HISTORY_PATCH = 'reader-position-in-history';
+
+/**
+ * A background task killed by its owning session's own kill (`bash_kill`, which tells it so with
+ * `sessionKill` first) sends that session no completion notice: the kill's answer tells it of the
+ * end. `bashTask` checks it only when that signal came and the run ended killed, so a 0.2.0 history
+ * (no such signal) replays the old branch, and so does one whose signal a 0.2.0 worker ignored. A
+ * monitor's notice workflow (`monitorNotices`) checks it only for a completion notice handed over
+ * as answered, so it closes without delivering it. The new branches are covered by
+ * test/agent/completion-notice.test.ts, test/tools/bash-monitor.test.ts (both replay the runs they
+ * made) and test/mcp/mcp.test.ts until the next release records them (the `background-killed` and
+ * `monitored-killed` scenarios). Deprecate it in the release after the next.
+ */
+export const SESSION_KILL_PATCH = 'session-kill';

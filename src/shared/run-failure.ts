@@ -2,10 +2,12 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { firstLine } from './checks.js';
 import { RunFailedError } from './errors.js';
+import { isKilledBeforeStart, KILLED_BEFORE_START } from './status-line.js';
 import { RunFailureType, TaskStatus } from './task.js';
 
 /**
- * Why a run's workflow failed, as one line: its worker was lost, or the command could not run.
+ * Why a run's workflow failed, as one line: it was killed before its command started, its worker
+ * was lost, or the command could not run.
  * `err` is the client's `WorkflowFailedError` or a parent's `ChildWorkflowFailure`: its cause is
  * the run's failure.
  */
@@ -18,6 +20,9 @@ export function runFailure(taskId: string, err: Error): RunFailedError {
       `task ${taskId} was lost: its worker stopped answering`,
     );
   }
+  // A kill before the command started: the run was cancelled, or met the tombstone the kill left.
+  if (isKilledBeforeStart(err.cause))
+    return new RunFailedError(taskId, TaskStatus.killed, KILLED_BEFORE_START);
   if (activity?.cause instanceof ApplicationFailure) {
     return new RunFailedError(taskId, TaskStatus.failed, activity.cause.message);
   }

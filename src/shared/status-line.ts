@@ -2,7 +2,7 @@
  * The status line `bash_output` ends with and a completion notice quotes. Pure (no Buffer, no
  * clock), so workflow code may use it; the workflow and the client read a run's failure the same way.
  */
-import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
 import { restartsNote } from './host-restart.js';
 import { type BashTaskResult, RunFailureType } from './task.js';
 
@@ -13,7 +13,8 @@ import { type BashTaskResult, RunFailureType } from './task.js';
 export type TaskState = (
   | { status: 'running' }
   | { status: 'completed'; exitCode: number }
-  | { status: 'killed'; signal: string }
+  /** Killed: by `signal`, or with none before its command started (nothing ran). */
+  | { status: 'killed'; signal?: string }
   /** Ended without an outcome: the command could not run, or its worker was lost. */
   | { status: 'failed' | 'lost'; reason: string }
 ) & { restarts?: number };
@@ -29,7 +30,7 @@ function statusText(state: TaskState): string {
     case 'completed':
       return `completed, exit code: ${state.exitCode}`;
     case 'killed':
-      return `killed by ${state.signal}`;
+      return state.signal === undefined ? KILLED_BEFORE_START : `killed by ${state.signal}`;
     case 'failed':
     case 'lost':
       return `${state.status}: ${state.reason}`;
@@ -48,14 +49,19 @@ export function finishedState(result: BashTaskResult): TaskState {
     : { status: 'completed', exitCode: result.exitCode ?? 0, ...restarts };
 }
 
-/** The reason a killed run that never started gives (its workflow ends cancelled). */
+/**
+ * The status of a run killed before its command started (its workflow ends cancelled, or failed
+ * with the tombstone its kill left on the host): a kill all the same, never a failure.
+ */
 export const KILLED_BEFORE_START = 'killed before the command started';
 
 /**
- * The state a run that failed stands for, from the failure its workflow threw: a timed-out command
- * activity is a lost worker; otherwise the first line of what the command's failure said.
+ * The state a run that ended without an outcome stands for, from the failure its workflow threw: a
+ * kill before the command started is killed; a timed-out command activity is a lost worker;
+ * otherwise the first line of what the command's failure said.
  */
 export function failedState(failure: unknown): TaskState {
+  if (isKilledBeforeStart(failure)) return { status: 'killed' };
   if (isLost(failure)) return { status: 'lost', reason: lostReason(failure) };
   const cause =
     failure instanceof ActivityFailure && failure.cause instanceof ApplicationFailure
@@ -63,6 +69,16 @@ export function failedState(failure: unknown): TaskState {
       : failure;
   const message = cause instanceof Error ? cause.message : String(cause);
   return { status: 'failed', reason: message.split('\n')[0] ?? '' };
+}
+
+/**
+ * The run was killed before its command started: cancelled (a kill before any worker started it),
+ * or failed with the tombstone a kill left on its host between the claim and the start.
+ */
+export function isKilledBeforeStart(failure: unknown): boolean {
+  if (failure instanceof CancelledFailure) return true;
+  if (failure instanceof ActivityFailure && failure.cause instanceof CancelledFailure) return true;
+  return applicationFailure(failure)?.type === RunFailureType.killedBeforeStart;
 }
 
 /** The command activity timed out: its worker stopped heartbeating. */

@@ -33,7 +33,8 @@ export const RunFailureType = {
   commandLost: 'CommandLost',
   /**
    * A kill came after the host claimed the command and before its supervisor started it (the kill
-   * left a tombstone): it never ran, a failure as a kill before any worker took it is.
+   * left a tombstone): it never ran, and the task reads killed before the command started, as one
+   * killed before any worker took it does.
    */
   killedBeforeStart: 'KilledBeforeStart',
   /** The worker's deny rules refused the command before anything was spawned. */

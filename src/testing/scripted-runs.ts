@@ -30,6 +30,7 @@ import {
 import type { MonitorBatch, MonitorLine, SetMonitorAnswer, SetMonitorRequest } from '../shared/monitor.js';
 import { compileMonitorPattern } from '../shared/monitor-pattern.js';
 import type { HostRead, HostReadRequest } from '../shared/read-position.js';
+import { KILLED_BEFORE_START } from '../shared/status-line.js';
 import type { StdinWriteResult, StdinWriteTask } from '../shared/stdin.js';
 import { readableEnd } from '../shared/stream-text.js';
 import {
@@ -38,6 +39,7 @@ import {
   type CommandProgress,
   type CommandSpec,
   type MonitorTarget,
+  RunFailureType,
   type StopResult,
   type StreamTail,
 } from '../shared/task.js';
@@ -156,10 +158,11 @@ export class ScriptedRuns {
     const refusal = this.runs.has(spec.taskId) ? undefined : lateStartRefusal(spec, now);
     if (refusal !== undefined) throw refusal;
     const run = this.runs.get(spec.taskId) ?? this.start(spec, now);
+    // As a real host fails an attempt that meets its tombstone: the task reads killed before the start.
     if (run.tombstone) {
       throw ApplicationFailure.create({
-        type: SCRIPT_RUNS_ON,
-        message: `task ${spec.taskId} was killed before its command started`,
+        type: RunFailureType.killedBeforeStart,
+        message: KILLED_BEFORE_START,
         nonRetryable: true,
       });
     }

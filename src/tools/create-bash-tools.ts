@@ -193,7 +193,8 @@ export function createBashTools(options: BashToolsOptions): Tool[] {
     createBashOutputTool(tasks, {
       ...(options.maxWaitMs !== undefined ? { maxWaitMs: options.maxWaitMs } : {}),
     }) as Tool,
-    createBashKillTool(tasks) as Tool,
+    // A session that takes its notices here learns of a kill's end from its answer.
+    createBashKillTool(tasks, { answersSession: tasks.agentTaskQueue !== undefined }) as Tool,
     // A session's waiting requests are listed where a policy or an approver can make them.
     createBashListTool(
       tasks,

@@ -130,7 +130,8 @@ export function workspaceWorkdir(root: string, workdir: string | undefined): str
 
 /**
  * The exit code an ended task reports, as a shell would: its own, 128 + the signal's number for a
- * kill, and 1 when the command could not run or its worker was lost (the status line says which).
+ * kill, and 1 when the command never ran (it could not, or a kill came before it started) or its
+ * worker was lost (the status line says which).
  */
 export function shellExitCode(state: TaskState): number {
   switch (state.status) {
@@ -139,6 +140,7 @@ export function shellExitCode(state: TaskState): number {
     case 'completed':
       return state.exitCode;
     case 'killed': {
+      if (state.signal === undefined) return 1;
       const number = os.constants.signals[state.signal as NodeJS.Signals];
       return number === undefined ? 1 : 128 + number;
     }

@@ -20,6 +20,7 @@ import type { TaskId, WorkflowNoticeTarget } from '../shared/task.js';
 import type { Tool, ToolResult } from '../shared/tool-types.js';
 import { type BashArguments, bashArguments, parseArguments } from './arguments.js';
 import { startRequest } from './bash.js';
+import { createBashKillTool } from './bash-kill.js';
 import { createBashMonitorTool } from './bash-monitor.js';
 import { createBashRemindTool } from './bash-remind.js';
 import { bashToolsCore, createBashTools } from './create-bash-tools.js';
@@ -41,7 +42,10 @@ export interface ToolCall {
   args: unknown;
   /** The agent session the call is made for (the tasks' owner); absent for a caller with no agent. */
   sessionId?: string;
-  /** `bash_remind`, `bash_monitor`: the agent workflow their notices are signalled to. */
+  /**
+   * `bash_remind`, `bash_monitor`: the agent workflow their notices are signalled to; `bash_kill`:
+   * the agent workflow its tasks' ends are signalled to, which the kill's answer tells instead.
+   */
   notice?: WorkflowNoticeTarget;
 }
 
@@ -81,6 +85,14 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
     tasks ??= bashToolsCore({ client, taskQueue }).tasks;
     return createBashMonitorTool(new TaskMonitors({ tasks, noticeFor: () => notice })) as Tool;
   };
+  // A kill by an agent workflow told of its tasks' ends: its answer is the task's notice.
+  let answeringKill: Tool | undefined;
+  const killTool = (notice: WorkflowNoticeTarget | undefined): Tool => {
+    if (notice === undefined) return tool('bash_kill');
+    tasks ??= bashToolsCore({ client, taskQueue }).tasks;
+    answeringKill ??= createBashKillTool(tasks, { answersSession: true }) as Tool;
+    return answeringKill;
+  };
   return {
     /** Runs one tool call and answers with its result, texts and `isError` as the tool gives them. */
     async callBashTool(call: ToolCall): Promise<ToolResult> {
@@ -92,7 +104,9 @@ export function createToolCallActivities(client: Client, taskQueue: string) {
           ? remindTool(call.notice)
           : call.tool === 'bash_monitor'
             ? monitorTool(call.notice)
-            : tool(call.tool);
+            : call.tool === 'bash_kill'
+              ? killTool(call.notice)
+              : tool(call.tool);
       return called.execute(call.args, {
         ...(call.sessionId !== undefined ? { agent: { sessionId: call.sessionId } } : {}),
         signal: Context.current().cancellationSignal,

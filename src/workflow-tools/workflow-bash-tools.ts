@@ -125,7 +125,8 @@ export function workflowBashTools(options: WorkflowBashToolsOptions = {}): Workf
   return {
     bash,
     bash_output: call('bash_output'),
-    bash_kill: call('bash_kill'),
+    // Told of its tasks' ends, the workflow learns a kill's from its answer: the task sends no notice.
+    bash_kill: (args: unknown) => callNotifying('bash_kill', args),
     bash_list: (args: unknown = {}) => call('bash_list')(args),
     bash_input: call('bash_input'),
     bash_remind: (args: unknown) => callNotifying('bash_remind', args),
@@ -133,7 +134,10 @@ export function workflowBashTools(options: WorkflowBashToolsOptions = {}): Workf
   };
 
   /** A tool whose notices come to this workflow: the call names it. */
-  function callNotifying(tool: 'bash_remind' | 'bash_monitor', args: unknown): Promise<ToolResult> {
+  function callNotifying(
+    tool: 'bash_remind' | 'bash_monitor' | 'bash_kill',
+    args: unknown,
+  ): Promise<ToolResult> {
     return once.callBashTool({
       tool,
       args,

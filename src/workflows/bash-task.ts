@@ -10,6 +10,7 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
+  defineSignal,
   defineUpdate,
   isCancellation,
   patched,
@@ -22,9 +23,9 @@ import {
 import type { CommandActivities } from '../activities/index.js';
 import { restartsNote } from '../shared/host-restart.js';
 import { MAX_HOST_RESTARTS } from '../shared/limits.js';
-import { KILLED_WHILE_RESOLVING_PATCH } from '../shared/patches.js';
+import { KILLED_WHILE_RESOLVING_PATCH, SESSION_KILL_PATCH } from '../shared/patches.js';
 import { ownerSearchAttribute } from '../shared/search-attributes.js';
-import { finishedState } from '../shared/status-line.js';
+import { failedState, finishedState } from '../shared/status-line.js';
 import type {
   BashTaskInput,
   BashTaskResult,
@@ -37,7 +38,7 @@ import type {
   TaskId,
 } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
-import { refuseArgumentForOther, refuseInputForOther } from './addressed-payloads.js';
+import { ignoredSignalForOther, refuseArgumentForOther, refuseInputForOther } from './addressed-payloads.js';
 import {
   commandStarted,
   continuesOnHost,
@@ -54,8 +55,8 @@ import { noticeChannelStartedSignal } from './notice-channel-signals.js';
 import { outputReaderStartedSignal } from './reader-signals.js';
 import { showRunDetails } from './run-details.js';
 import {
-  endedState,
   endWithoutOutcome,
+  failedStatus,
   finish,
   isHostLoss,
   neverStarted,
@@ -64,8 +65,12 @@ import {
 } from './run-outcome.js';
 import { deadlineOnHost, type Standing, startTimeout } from './run-standing.js';
 import { handleStdinWrites } from './stdin-writes.js';
-import { leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
-import { refuseUnencryptedArgument, refuseUnencryptedInput } from './unencrypted-payloads.js';
+import { endAnswered, leaveNoticeToReader, startNotice, tellReader } from './task-end.js';
+import {
+  ignoredUnencryptedSignal,
+  refuseUnencryptedArgument,
+  refuseUnencryptedInput,
+} from './unencrypted-payloads.js';
 import { countEnded, countHostRestart, countKill, countStarted } from './workflow-metrics.js';
 
 /** What a move to the background needs: where the completion notice goes, if anywhere. */
@@ -89,6 +94,26 @@ export interface MoveToBackgroundRequest {
  * its timeout has fired, so an accepted move is one the run takes.
  */
 export const moveToBackgroundUpdate = defineUpdate<void, [MoveToBackgroundRequest]>('moveToBackground');
+
+/** What the owning session's own kill tells its task first (`sessionKillSignal`). */
+export interface SessionKill {
+  /** The task it is for: a copy sent to another task is ignored there. */
+  taskId: TaskId;
+  /**
+   * The kill's answer tells the session of the task's end (`killed background task <id>`), so the
+   * task sends it no completion notice. False takes that back: the kill waits for the task's host,
+   * and its answer said nothing of the end.
+   */
+  answered: boolean;
+}
+
+/**
+ * Sent by the owning session's `bash_kill` just before its kill (the workflow's cancellation), where
+ * the session takes notices: a task that its session killed sends that session no completion
+ * notice. A kill by anyone else (an operator's `durable-bash kill`, MCP's `tasks/cancel`), a
+ * timeout and a lost host still notify, as does a task that had ended before the kill reached it.
+ */
+export const sessionKillSignal = defineSignal<[SessionKill]>('sessionKill');
 
 /**
  * One run of one command. Resolves the request against the worker's config, runs the command
@@ -119,6 +144,12 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     movable: !input.background,
     ended: false,
   };
+  let killAnswered = false;
+  setHandler(sessionKillSignal, (kill) => {
+    if (ignoredUnencryptedSignal(sessionKillSignal.name, kill)) return;
+    if (ignoredSignalForOther(sessionKillSignal.name, 'taskId', input.taskId, kill?.taskId)) return;
+    killAnswered = kill.answered === true;
+  });
   const tellWatchers = handleEndWatchers(input.taskId);
   handleStdinWrites({
     taskId: input.taskId,
@@ -170,7 +201,7 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
   }
   standing.movable = false;
   standing.ended = true;
-  const state = run.ok ? finishedState(run.result) : endedState(run.error);
+  const state = run.ok ? finishedState(run.result) : failedState(run.error);
   countEnded(state, run.ok ? run.result : undefined);
   showRunDetails(input.command, state, standing.host?.hostId);
   // A write to stdin in flight answers before the run closes (it is told the command ended); a
@@ -184,9 +215,17 @@ export async function bashTask(input: BashTaskInput): Promise<BashTaskResult> {
     const { notice } = standing;
     const viaChannel = hasChannel || standing.noticeChannel === true;
     const result = run.ok ? run.result : undefined;
-    // Reads have seen the task: its reader sends the notice, with only the output they did not show
-    // (a terminal run's notice is its last screen, whatever reads showed).
-    if (notice && hasReader && result && !result.terminal) {
+    // Killed by its session's own kill, whose answer told the session of the end: no notice (a kill
+    // that reached a command that had ended on its own did not end it, and the notice goes).
+    const killedByKill = result ? result.killed === true : state.status === 'killed';
+    if (notice && killAnswered && killedByKill && patched(SESSION_KILL_PATCH)) {
+      await endAnswered(input.taskId, state, result, {
+        hasReader,
+        viaChannel: () => hasChannel || standing.noticeChannel === true,
+      });
+    } else if (notice && hasReader && result && !result.terminal) {
+      // Reads have seen the task: its reader sends the notice, with only the output they did not
+      // show (a terminal run's notice is its last screen, whatever reads showed).
       await leaveNoticeToReader(input.taskId, notice, state, result, viaChannel);
     } else {
       await Promise.all([
@@ -204,8 +243,8 @@ async function runTask(input: BashTaskInput, standing: Standing): Promise<BashTa
   try {
     resolved = await resolveCommand(input);
   } catch (err) {
-    // Killed before a host was chosen: failed, as a kill at any later point before the start is.
-    if (isCancellation(err) && patched(KILLED_WHILE_RESOLVING_PATCH)) setStatus(TaskStatus.failed);
+    // Killed before a host was chosen: killed, as a kill at any later point before the start is.
+    if (isCancellation(err) && patched(KILLED_WHILE_RESOLVING_PATCH)) setStatus(TaskStatus.killed);
     throw err;
   }
   const current = () =>
@@ -387,7 +426,8 @@ async function chooseHostFor(
         nonRetryable: true,
       });
     }
-    setStatus(TaskStatus.failed);
+    // A kill while no worker took the command yet is a kill (the run ends cancelled).
+    setStatus(failedStatus(err));
     throw err;
   } finally {
     timeout.cancel();
@@ -538,8 +578,9 @@ async function runOnHost(
     if (stopped.kind === 'ended') return ended(stopped.outcome);
     const firedAfterMs = timeout.firedAfterMs();
     if (firedAfterMs !== undefined) throw neverStarted(spec, firedAfterMs);
-    // Killed before the command started: the run ends cancelled.
-    setStatus(TaskStatus.failed);
+    // Killed before the command started: the run ends cancelled, or failed with the tombstone the
+    // kill left (its status is killed either way), unless the command had failed on its own first.
+    setStatus(failedStatus(settled.error));
     throw settled.error;
   } finally {
     timeout.cancel();

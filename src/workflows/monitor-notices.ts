@@ -15,6 +15,7 @@ import {
   condition,
   continueAsNew,
   getExternalWorkflowHandle,
+  patched,
   proxyActivities,
   setHandler,
   TimeoutFailure,
@@ -30,6 +31,7 @@ import {
   type SetMonitorRequest,
 } from '../shared/monitor.js';
 import { NoticeOutcome } from '../shared/notice.js';
+import { SESSION_KILL_PATCH } from '../shared/patches.js';
 import { controlTaskQueue } from '../shared/task-queues.js';
 import {
   ignoredSignalForOther,
@@ -143,6 +145,11 @@ export async function monitorNotices(input: MonitorNoticesInput): Promise<Notice
       if (queue.length > 0) continue;
     }
     if (completion !== undefined) {
+      // The session's own kill ended the task, and its answer said so: nothing more to deliver.
+      if (completion.answered === true && patched(SESSION_KILL_PATCH)) {
+        await condition(allHandlersFinished);
+        return undefined;
+      }
       const outcome = gone ? NoticeOutcome.sessionGone : await deliver(completion.content);
       countNotice(outcome);
       if (outcome === NoticeOutcome.expired) markUndelivered(completion);

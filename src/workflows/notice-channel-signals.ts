@@ -22,6 +22,11 @@ export interface CompletionHandoff {
   taskId: string;
   content: string;
   ownerAttribute?: string;
+  /**
+   * The owning session's own kill ended the task, and its answer told the session so: the notice
+   * workflow closes without delivering `content` (see SESSION_KILL_PATCH). Absent: deliver it.
+   */
+  answered?: true;
 }
 
 /** To the notice workflow, from the task (or its reader) at the task's end. */

@@ -6,12 +6,11 @@ import { TimeoutType } from '@temporalio/common';
 import {
   ActivityFailure,
   ApplicationFailure,
-  isCancellation,
   TimeoutFailure,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { statusSearchAttribute } from '../shared/search-attributes.js';
-import { failedState, isLost, KILLED_BEFORE_START, type TaskState } from '../shared/status-line.js';
+import { isKilledBeforeStart, isLost } from '../shared/status-line.js';
 import type { BashTaskResult, CommandHost, CommandOutcome, CommandSpec } from '../shared/task.js';
 import { RunFailureType, TaskStatus } from '../shared/task.js';
 
@@ -74,14 +73,18 @@ export function endWithoutOutcome(
       });
     }
   }
-  setStatus(isLost(err) ? TaskStatus.lost : TaskStatus.failed);
+  setStatus(failedStatus(err));
   return err;
 }
 
-/** The state a run that threw stands for; a kill before any worker took the command has its own reason. */
-export function endedState(err: unknown): TaskState {
-  if (isCancellation(err)) return { status: 'failed', reason: KILLED_BEFORE_START };
-  return failedState(err);
+/**
+ * The status search attribute of a run that ends without an outcome: killed when a kill came before
+ * the command started, lost when its end cannot be known, else failed. (A change of value alone
+ * issues the same upsert command, so runs of 0.2.0 that recorded `failed` replay unchanged.)
+ */
+export function failedStatus(err: unknown): TaskStatus {
+  if (isKilledBeforeStart(err)) return TaskStatus.killed;
+  return isLost(err) ? TaskStatus.lost : TaskStatus.failed;
 }
 
 export function endStatus(outcome: CommandOutcome): TaskStatus {

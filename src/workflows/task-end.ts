@@ -124,17 +124,47 @@ export async function sendNotice(
   }
 }
 
+/**
+ * Ends a task whose owning session's own kill answered for its end (`sessionKillSignal`): the
+ * session gets no completion notice. Its reader is told of the end, as for a task without a notice;
+ * a monitor's notice workflow, which closes once it has the completion notice, gets it marked as
+ * answered, and closes after the monitor's notices without delivering it (a notice workflow of 0.2.0
+ * delivers it, the text it would have had). One that started while the task was ending is found
+ * after the reader was told.
+ */
+export async function endAnswered(
+  taskId: TaskId,
+  state: TaskState,
+  result: BashTaskResult | undefined,
+  tell: { hasReader: boolean; viaChannel: () => boolean },
+): Promise<void> {
+  let handed = false;
+  const handOff = () => {
+    handed = true;
+    const text = noticeText(taskId, statusLine(state), result && renderNoticeOutput(result));
+    const ownerAttribute = workflowInfo().typedSearchAttributes.get(ownerSearchAttribute);
+    return handToChannel(taskId, text, ownerAttribute, true);
+  };
+  await Promise.all([
+    tell.viaChannel() ? handOff() : undefined,
+    tell.hasReader ? tellReader(taskId) : undefined,
+  ]);
+  if (!handed && tell.viaChannel()) await handOff();
+}
+
 /** Hands the completion notice to the task's notice workflow; false when none takes it. */
 async function handToChannel(
   taskId: string,
   content: string,
   ownerAttribute: string | undefined,
+  answered = false,
 ): Promise<boolean> {
   return CancellationScope.nonCancellable(() =>
     getExternalWorkflowHandle(noticeWorkflowId(taskId)).signal(completionNoticeSignal, {
       taskId,
       content,
       ...(ownerAttribute !== undefined ? { ownerAttribute } : {}),
+      ...(answered ? { answered } : {}),
     }),
   ).then(
     () => true,

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
 import { taskListQuery } from '../../src/client/task-list.js';
 import type { AgentSessions } from '../../src/shared/notice.js';
 import { ownerSearchAttribute, statusSearchAttribute } from '../../src/shared/search-attributes.js';
 import type { Tool, ToolExecContext } from '../../src/shared/tool-types.js';
+import { createBashKillTool } from '../../src/tools/bash-kill.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startAgentWorker } from '../helpers/agent-worker.js';
 import { startBackground } from '../helpers/background-task.js';
@@ -85,6 +88,10 @@ function agentHost({
     },
   };
 }
+
+/** `bash_kill` as `durable-bash kill --owner <session>` runs it: an operator's, not the session's own call. */
+const operatorKill = (commands: RunningWorker) =>
+  createBashKillTool(new BashTasks({ client: env.client, taskQueue: commands.taskQueue }));
 
 const source = { kind: 'plugin', plugin: 'tool-bash' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -216,7 +223,7 @@ describe('completion notice', () => {
     ]);
   });
 
-  it('reports a task killed with bash_kill by the signal its result records', async () => {
+  it('sends none for a task its own session killed with bash_kill: the answer says it ended', async () => {
     const host = agentHost();
     const sessions = new FakeSessions(new Set(['session-a']));
     await host.startWorker(sessions);
@@ -225,6 +232,31 @@ describe('completion notice', () => {
     await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
 
     expect(text(await host.bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect((await env.client.workflow.getHandle(taskId).result()).signal).toBe('SIGTERM');
+    // A notice starts before its task closes: a closed task without one never gets one.
+    await expect(notice(taskId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(sessions.injections).toEqual([]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'COMPLETED', status: 'killed' });
+    // Its run took the patched path (the signal, the marker, no child); it replays as it ran.
+    const handle = env.client.workflow.getHandle(taskId);
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      await handle.fetchHistory(),
+      taskId,
+    );
+  });
+
+  it('reports a task an operator killed (durable-bash kill) by the signal its result records', async () => {
+    const host = agentHost();
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const marker = Math.floor(Math.random() * 1000) + 8000;
+    const taskId = await startBackground(host.bash, `sleep ${marker}`, agent('session-a'));
+    await waitFor(() => processesMatching(new RegExp(`^sleep ${marker}$`)).length === 1);
+
+    expect(text(await operatorKill(commandWorker).execute({ task_id: taskId }, agent('session-a')))).toBe(
       `killed background task ${taskId}`,
     );
     expect((await env.client.workflow.getHandle(taskId).result()).signal).toBe('SIGTERM');
@@ -260,7 +292,27 @@ describe('completion notice', () => {
     expect(await taskStatus(taskId)).toEqual({ workflow: 'FAILED', status: 'failed' });
   });
 
-  it('reports a task killed before any worker took its command', async () => {
+  it('reports a task an operator killed before any worker took its command as killed, not failed', async () => {
+    const host = agentHost({ commands: hostDown });
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'sleep 60', agent('session-a'));
+
+    expect(text(await operatorKill(hostDown).execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `killed background task ${taskId}`,
+    );
+    expect(await notice(taskId).result()).toBe('delivered');
+    expect(sessions.injections).toEqual([
+      {
+        sessionId: 'session-a',
+        content: `background bash task ${taskId} finished [status: killed before the command started]. Read its output with bash_output.`,
+        options: { source, noticeId: `${taskId}-notice` },
+      },
+    ]);
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'killed' });
+  });
+
+  it('sends none for a task its own session killed before any worker took its command', async () => {
     const host = agentHost({ commands: hostDown });
     const sessions = new FakeSessions(new Set(['session-a']));
     await host.startWorker(sessions);
@@ -269,15 +321,38 @@ describe('completion notice', () => {
     expect(text(await host.bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
       `killed background task ${taskId}`,
     );
-    expect(await notice(taskId).result()).toBe('delivered');
-    expect(sessions.injections).toEqual([
-      {
-        sessionId: 'session-a',
-        content: `background bash task ${taskId} finished [status: failed: killed before the command started]. Read its output with bash_output.`,
-        options: { source, noticeId: `${taskId}-notice` },
-      },
+    await taskEnd(taskId);
+    await expect(notice(taskId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect(sessions.injections).toEqual([]);
+    expect(text(await host.bashOutput.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      '(no new output)\n[status: killed before the command started]',
+    );
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'killed' });
+  });
+
+  it("still sends the notice of a task whose session's kill was pending: its answer did not say it ended", async () => {
+    // No worker serves the task's queue yet: the workflow task that carries the kill waits.
+    const commands = { taskQueue: `later-${randomUUID()}` } as RunningWorker;
+    const host = agentHost({ commands });
+    const sessions = new FakeSessions(new Set(['session-a']));
+    await host.startWorker(sessions);
+    const taskId = await startBackground(host.bash, 'sleep 60', agent('session-a'));
+
+    expect(text(await host.bashKill.execute({ task_id: taskId }, agent('session-a')))).toBe(
+      `kill of background task ${taskId} is pending: no worker on its host is answering; it takes effect as soon as one is back`,
+    );
+    agentWorkers.push(await startBashWorker(env, {}, commands.taskQueue));
+    expect(await noticeOutcome(taskId)).toBe('delivered');
+    expect(sessions.injections.map((injection) => injection.content)).toEqual([
+      `background bash task ${taskId} finished [status: killed before the command started]. Read its output with bash_output.`,
     ]);
-    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'failed' });
+    expect(await taskStatus(taskId)).toEqual({ workflow: 'CANCELLED', status: 'killed' });
+    // Killed in its first workflow task, both signals taken first: it replays as it ran.
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: inject('workflowBundlePath') } },
+      await env.client.workflow.getHandle(taskId).fetchHistory(),
+      taskId,
+    );
   });
 
   it('sends none for a foreground run or a background task with no owner', async () => {

@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { BashTasks } from '../../src/client/bash-tasks.js';
 import { encryptingDataConverter } from '../../src/codec/data-converter.js';
 import { type CodecKey, CodecKeyring } from '../../src/codec/keyring.js';
 import { CODEC_KEY_BYTES } from '../../src/shared/limits.js';
@@ -17,6 +18,7 @@ import {
   ownerSearchAttribute,
 } from '../../src/shared/search-attributes.js';
 import type { ToolResult } from '../../src/shared/tool-types.js';
+import { createBashKillTool } from '../../src/tools/bash-kill.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { createBashWorker } from '../../src/worker/bash-worker.js';
 import type { completionNotice } from '../../src/workflows/completion-notice.js';
@@ -161,7 +163,7 @@ describe('bash_list and notices that were not delivered', () => {
     );
   });
 
-  it('shows a killed task by its status, and none once its end was read before the window ran out', async () => {
+  it('shows a task an operator killed by its status, and none once its end was read before the window ran out', async () => {
     const tools = await agentHost();
     const a = session();
     const killed = await startBackground(tools.bash, 'sleep 60', agent(a));
@@ -171,7 +173,11 @@ describe('bash_list and notices that were not delivered', () => {
     expect(text(await tools.bash_output.execute({ task_id: read }, agent(a)))).toBe(
       'early\n[status: completed, exit code: 0]',
     );
-    expect(text(await tools.bash_kill.execute({ task_id: killed }, agent(a)))).toBe(
+    // As `durable-bash kill --owner` kills it: the session's own bash_kill would send no notice.
+    const operator = createBashKillTool(
+      new BashTasks({ client: env.client, taskQueue: commandWorker.taskQueue }),
+    );
+    expect(text(await operator.execute({ task_id: killed }, agent(a)))).toBe(
       `killed background task ${killed}`,
     );
     expect(await noticeOutcome(read)).toBe('expired');

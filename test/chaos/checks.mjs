@@ -1,7 +1,8 @@
 /**
  * Judges a finished chaos run: every task ran exactly once, its output came through bash_output
  * complete, in order and byte-exact, it ended with the exact status, and its completion notice
- * came exactly once. Each defect names the task, what was expected and what came.
+ * came exactly once (none for a task its session's bash_kill said it killed: the answer was its
+ * notice). Each defect names the task, what was expected and what came.
  */
 import { existsSync, readFileSync } from 'node:fs';
 
@@ -76,11 +77,29 @@ function checkMonitor(task, notices, shown, defect) {
   return monitorNotices.length;
 }
 
+/**
+ * The session's own bash_kill answered `killed background task` and the task ended killed: that
+ * answer was its notice, and none comes.
+ */
+function answeredEnd(task) {
+  return task.kill?.answer === 'killed' && task.finalStatus?.startsWith('killed') === true;
+}
+
+/**
+ * Whether a task's completion notice must come: every end's but one its session's kill answered
+ * for. A kill that answered pending (which takes the answer back, best effort) or whose answer was
+ * lost may end the task with a notice or without.
+ */
+export function expectsNotice(task) {
+  if (task.kill === undefined || task.kill.answer === 'finished') return true;
+  return task.kill.answer === 'killed' && !answeredEnd(task);
+}
+
 /** The statuses a task may end with, as the text inside `[status: ...]`. */
 function allowedStatuses(task) {
   const completed = `completed, exit code: ${task.exitCode}`;
   // A kill that came before any worker started the command (all were down) ends it unstarted.
-  const killed = ['killed by SIGTERM', 'killed by SIGKILL', 'failed: killed before the command started'];
+  const killed = ['killed by SIGTERM', 'killed by SIGKILL', 'killed before the command started'];
   switch (task.kill?.answer) {
     case 'killed':
       return killed;
@@ -113,8 +132,7 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
     defect(LOST, 'started background task <id>', `bash answered ${task.startProblem} (ran ${runs} times)`);
     return { defects, bytesChecked: 0, via: 'none' };
   }
-  const killedUnstarted =
-    task.kill !== undefined && task.finalStatus === 'failed: killed before the command started';
+  const killedUnstarted = task.kill !== undefined && task.finalStatus === 'killed before the command started';
   if (killedUnstarted ? runs !== 0 : runs !== 1)
     defect(
       runs === 0 ? LOST : DUPLICATED,
@@ -175,8 +193,11 @@ export function checkTask(task, { markers, notices, sessionId, logsText }) {
 
   const monitorNotices = task.notifyOn && fits(shown) ? checkMonitor(task, notices, shown, defect) : 0;
   const notice = notices.get(`${task.taskId}-notice`);
-  if (!notice) defect(LOST, 'one completion notice', 'none');
-  else {
+  if (answeredEnd(task)) {
+    if (notice) defect(DUPLICATED, 'no completion notice (the kill answered for the end)', notice.content);
+  } else if (!notice) {
+    if (expectsNotice(task)) defect(LOST, 'one completion notice', 'none');
+  } else {
     if (notice.sessionId !== sessionId) defect(OTHER, `notice for ${sessionId}`, `for ${notice.sessionId}`);
     if (task.finalStatus !== undefined && !notice.content.includes(`[status: ${task.finalStatus}]`))
       defect(WRONG_STATUS, `notice saying [status: ${task.finalStatus}]`, JSON.stringify(notice.content));

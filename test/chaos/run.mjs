@@ -16,6 +16,7 @@ import {
   checkForeground,
   checkTask,
   DUPLICATED,
+  expectsNotice,
   LOST,
   markerCounts,
   monitorNoticesOf,
@@ -145,7 +146,7 @@ process.exit(exitCode);
 
 /** Everything after the rounds: notices, checks, shutdown, leftovers, the table. */
 async function judge() {
-  const expectNotice = chaos.tasks.filter((task) => task.taskId);
+  const expectNotice = chaos.tasks.filter((task) => task.taskId && expectsNotice(task));
   log(`waiting for ${expectNotice.length} completion notices`);
   await waitUntil(
     () => {

@@ -7,11 +7,13 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MCP_AUTO_BACKGROUND_AFTER_MS, MCP_MAX_WAIT_MS } from '../../src/shared/limits.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { cli } from '../helpers/cli.js';
 import {
   callTool,
   INITIALIZE_REQUEST,
@@ -200,6 +202,42 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     expect(logs.filter((data) => data === notice)).toHaveLength(1);
   });
 
+  it("answers the session's own bash_kill with no notice before it, and sends the task no notice after", async () => {
+    const { client, logs } = await connect(session());
+    const taskId = await startOverMcp(client, 'echo up; sleep 600');
+    expect(await readUntil(client, taskId, /up/)).toContain('up');
+    // Exactly the kill's line: no notice atop it telling the model to read what it just killed.
+    expect(await callTool(client, 'bash_kill', { task_id: taskId })).toEqual({
+      content: [{ type: 'text', text: `killed background task ${taskId}` }],
+    });
+    await suite.env.client.workflow.getHandle(taskId).result();
+    // A notice starts before its task closes: a closed task without one never gets one.
+    await expect(suite.env.client.workflow.getHandle(`${taskId}-notice`).describe()).rejects.toThrow(
+      WorkflowNotFoundError,
+    );
+    expect(textsOf(await callTool(client, 'bash_output', { task_id: taskId }))).toEqual([
+      '(no new output)\n[status: killed by SIGTERM]',
+    ]);
+    expect(logs.filter((data) => String(data).includes(taskId))).toEqual([]);
+  });
+
+  it('still notifies the session of a task an operator killed with durable-bash kill', async () => {
+    const id = session();
+    const { client, logs } = await connect(id);
+    const taskId = await startOverMcp(client, 'sleep 600');
+    const killed = await cli([
+      'kill',
+      ...['--address', suite.env.address, '--task-queue', suite.worker.taskQueue, '--owner', id],
+      taskId,
+    ]);
+    expect(killed).toEqual({ code: 0, stdout: `killed background task ${taskId}\n`, stderr: '' });
+    const notice = `background bash task ${taskId} finished [status: killed by SIGTERM]. Read its output with bash_output.\n(no output)`;
+    await waitForLog(logs, notice);
+    expect(
+      textsOf(await callTool(client, 'bash', { command: 'echo next', description: 'Print next' })),
+    ).toEqual([notice, 'next\n']);
+  });
+
   it('keeps the task, its read position and its notice across a restart of the MCP server', async () => {
     const id = session();
     const first = await connect(id);
@@ -231,10 +269,9 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     const thirdResult = textsOf(
       await callTool(third.client, 'bash', { command: 'echo three', description: 'Print three' }),
     );
-    // The killed sleeper's own notice may come now (it fell due as the second server stopped).
-    expect(thirdResult.at(-1)).toBe('three\n');
-    expect(thirdResult).not.toContain(notice);
-    expect(third.logs).not.toContain(notice);
+    // Nor does the sleeper get one: the session killed it, and the kill's answer said so.
+    expect(thirdResult).toEqual(['three\n']);
+    expect(third.logs).toEqual([]);
   });
 });
 

@@ -456,6 +456,35 @@ describe("a task's messages copied from its history", () => {
     );
     await tasks.kill(target, session);
   });
+
+  it("a session's kill copied to another task is ignored there, and logged: that task's end is still noticed", async () => {
+    const tools = toolsByName(createBashTools({ client: keyed, taskQueue, agentTaskQueue }));
+    const killed = await tasks.start({
+      command: 'sleep 30',
+      description: 'Killed by its session',
+      background: true,
+      owner: session,
+    });
+    const target = await tasks.start({
+      command: 'sleep 30',
+      description: 'Runs',
+      background: true,
+      owner: session,
+    });
+    expect(text(await tools.bash_kill.execute({ task_id: killed }, agent(session)))).toBe(
+      `killed background task ${killed}`,
+    );
+    const kill = await waitForSignal(killed, 'sessionKill');
+
+    await attacker.signal(target, 'sessionKill', kill);
+    await logged(
+      `sessionKill signal ignored: expected an argument whose taskId is ${target}, got "${killed}"; nothing changed`,
+      target,
+    );
+    // Killed by someone else (an operator's kill tells the task nothing): its notice starts.
+    await tasks.kill(target, session);
+    expect((await keyed.workflow.getHandle(`${target}-notice`).describe()).type).toBe('completionNotice');
+  });
 });
 
 describe("a monitor's messages copied from its history", () => {

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   MAX_MONITOR_PATTERN_CHARS,
   MONITOR_FLOOD_LINES,
@@ -77,6 +78,34 @@ describe('monitors', () => {
         noticeId: `${taskId}-notice`,
       },
     ]);
+  });
+
+  it('sends the matches of a task its session killed, then no completion notice, and closes', async () => {
+    const { tool, inbox, exec } = await agentHost();
+    const taskId = await startBackground(tool('bash'), 'echo "ERROR 1"; sleep 600', exec, {
+      notify_on: 'ERROR',
+    });
+    await waitFor(() => inbox.notices.length === 1, 10_000);
+    expect(text(await tool('bash_kill').execute({ task_id: taskId }, exec))).toBe(
+      `killed background task ${taskId}`,
+    );
+    // The notice workflow took the completion notice as answered by the kill, and closed.
+    const channel = env.client.workflow.getHandle(`${taskId}-notice`);
+    expect(await channel.result()).toBeUndefined();
+    expect(inbox.notices).toEqual([
+      {
+        content: `background bash task ${taskId} printed 1 line matching /ERROR/:\nERROR 1`,
+        noticeId: `${taskId}-match-1`,
+      },
+    ]);
+    // Both runs took the patched path; each replays as it ran.
+    for (const handle of [env.client.workflow.getHandle(taskId), channel]) {
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: inject('workflowBundlePath') } },
+        await handle.fetchHistory(),
+        handle.workflowId,
+      );
+    }
   });
 
   it('sets, replaces and clears the monitor of a running task with bash_monitor', async () => {

@@ -98,6 +98,9 @@ describe.each([
       session,
     );
     const short = await startBackground(before.bash, 'echo short; exit 3', session);
+    // Killed after the upgrade through the release's client, which does not tell a task that its
+    // session's kill answered for the end: its notice comes, as the release sent it.
+    const napper = await startBackground(before.bash, 'sleep 602', session);
     // The printer's reader is started by the old client on the old worker, read once already.
     await sleep(1_500);
     const firstRead = text(await before.bash_output.execute({ task_id: printer }, session));
@@ -138,8 +141,12 @@ describe.each([
     expect(text(await after.bash_kill.execute({ task_id: sleeper }, session))).toBe(
       `killed background task ${sleeper}`,
     );
+    expect(text(await before.bash_kill.execute({ task_id: napper }, session))).toBe(
+      `killed background task ${napper}`,
+    );
     await waitFor(() => processesMatching(new RegExp(marker)).length === 0, 15_000);
     expect((await readToEnd(after.bash_output, sleeper, session)).status).toBe('[status: killed by SIGTERM]');
+    expect((await readToEnd(before.bash_output, napper, session)).status).toBe('[status: killed by SIGTERM]');
 
     // A task this tree's worker started, read through the last release's client.
     const fresh = await startBackground(after.bash, 'echo fresh; echo more; exit 5', session);
@@ -147,14 +154,16 @@ describe.each([
     expect(freshRead.output).toBe('fresh\nmore\n');
     expect(freshRead.status).toBe('[status: completed, exit code: 5]');
 
-    // Each completion notice reached the session once.
-    for (const taskId of [printer, sleeper, short, fresh]) {
+    // Each completion notice reached the session once; the sleeper has none: its session's own kill,
+    // through this tree's client, answered for its end.
+    for (const taskId of [printer, short, napper, fresh]) {
       await waitFor(() => inbox.notices.some((notice) => notice.content.includes(taskId)), 30_000);
     }
     await sleep(1_000);
-    for (const taskId of [printer, sleeper, short, fresh]) {
+    for (const taskId of [printer, short, napper, fresh]) {
       expect(inbox.notices.filter((notice) => notice.content.includes(`task ${taskId} `))).toHaveLength(1);
     }
+    expect(inbox.notices.filter((notice) => notice.content.includes(sleeper))).toEqual([]);
     await current.crash();
   });
 });

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -9,10 +9,20 @@ import { TASK_FILES_FORMAT } from '../../src/command-host/supervisor/supervisor-
 import { taskFiles } from '../../src/command-host/supervisor/task-files.js';
 import { RunFailedError } from '../../src/shared/errors.js';
 import { statusSearchAttribute } from '../../src/shared/search-attributes.js';
-import { statusLine } from '../../src/shared/status-line.js';
-import type { TaskId } from '../../src/shared/task.js';
+import { KILLED_BEFORE_START, statusLine } from '../../src/shared/status-line.js';
+import {
+  type BashTaskInput,
+  type CommandSpec,
+  RunFailureType,
+  type StopResult,
+  type TaskId,
+} from '../../src/shared/task.js';
+import { controlTaskQueue } from '../../src/shared/task-queues.js';
+import { createBashTools } from '../../src/tools/create-bash-tools.js';
+import { startBackground } from '../helpers/background-task.js';
 import { type RunningWorker, startBashWorker } from '../helpers/bash-worker.js';
 import { createDevServerEnv } from '../helpers/temporal-env.js';
+import { agent, text, toolsByName } from '../helpers/tool-calls.js';
 
 let env: TestWorkflowEnvironment;
 let worker: RunningWorker;
@@ -65,7 +75,7 @@ describe('bashTask status', () => {
 });
 
 describe('bashTask killed while its command is resolved', () => {
-  it('is failed, not left running, when the kill comes during resolveCommand', async () => {
+  it('is killed, not left running, when the kill comes during resolveCommand', async () => {
     // The workflow's own logic is the subject: a worker whose resolveCommand (the first local
     // activity) waits until it is cancelled, so the kill lands there.
     const taskQueue = `resolving-${randomUUID()}`;
@@ -91,7 +101,10 @@ describe('bashTask killed while its command is resolved', () => {
         .catch(() => undefined);
       expect(description).toBeUndefined();
       expect((await env.client.workflow.getHandle(taskId).describe()).status.name).toBe('CANCELLED');
-      expect(await status(taskId)).toBe('failed');
+      expect(await status(taskId)).toBe('killed');
+      expect(statusLine((await tasks.snapshot(taskId, undefined)).state)).toBe(
+        '[status: killed before the command started]',
+      );
     } finally {
       resolving.shutdown();
       await running;
@@ -100,7 +113,7 @@ describe('bashTask killed while its command is resolved', () => {
 });
 
 describe('bashTask killed after its host claimed it, before the command started', () => {
-  it('is failed, as a kill before any worker took it is, never lost: the kill left a tombstone', async () => {
+  it('is killed, as a kill before any worker took it is, never failed or lost: the kill left a tombstone', async () => {
     const tasks = new BashTasks({ client: env.client, taskQueue: worker.taskQueue });
     const start = tasks.prepareStart({ command: 'echo ran', description: 'Tombstoned', background: true });
     const taskId = start.input.taskId;
@@ -113,13 +126,142 @@ describe('bashTask killed after its host claimed it, before the command started'
       typedSearchAttributes: start.typedSearchAttributes,
       memo: start.memo,
     });
-    await expect(tasks.result(taskId)).rejects.toThrow(RunFailedError);
-    expect(await status(taskId)).toBe('failed');
+    const failure = await tasks.result(taskId).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(RunFailedError);
+    expect({ status: (failure as RunFailedError).status, message: (failure as Error).message }).toEqual({
+      status: 'killed',
+      message: 'killed before the command started',
+    });
+    expect(await status(taskId)).toBe('killed');
     expect(statusLine((await tasks.snapshot(taskId, undefined)).state)).toBe(
-      '[status: failed: killed before the command started]',
+      '[status: killed before the command started]',
     );
     // Nothing ran: no output file was ever made.
     expect(existsSync(taskFiles(worker.spillDir ?? '', taskId).stdout)).toBe(false);
+  });
+});
+
+describe('bashTask killed while its command activity has not started the command yet', () => {
+  // The workflow's own logic is the subject: a host whose command activity heartbeats without ever
+  // starting the command until the kill reaches it, then ends as a real host's attempt would (its
+  // cancellation, or the tombstone the kill's stop left), and whose stop finds nothing started.
+  it.each([
+    { attempt: 'is cancelled', closes: 'CANCELLED' },
+    { attempt: 'meets the tombstone', closes: 'FAILED' },
+  ])(
+    'reads killed before the command started, never failed, when its attempt $attempt',
+    async ({ attempt, closes }) => {
+      const taskQueue = `held-${randomUUID()}`;
+      const hostQueue = `held-host-${randomUUID()}`;
+      let attempts = 0;
+      const runCommand = async () => {
+        attempts++;
+        const context = Context.current();
+        const beat = setInterval(() => context.heartbeat(), 100);
+        try {
+          await context.cancelled;
+        } catch (err) {
+          if (attempt === 'is cancelled') throw err;
+          throw ApplicationFailure.create({
+            type: RunFailureType.killedBeforeStart,
+            message: KILLED_BEFORE_START,
+            nonRetryable: true,
+          });
+        } finally {
+          clearInterval(beat);
+        }
+      };
+      const workers = await Promise.all([
+        Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue,
+          workflowBundle: { codePath: inject('workflowBundlePath') },
+          activities: {
+            resolveCommand: (input: BashTaskInput): CommandSpec => ({
+              taskId: input.taskId,
+              command: input.command,
+              workdir: '/',
+              background: input.background,
+              taskQueue,
+              lostAfterMs: 60_000,
+              heartbeatTimeoutMs: 2_000,
+              hostQueue,
+              hostId: 'held-host',
+            }),
+          },
+        }),
+        Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue: hostQueue,
+          activities: { runCommand },
+        }),
+        Worker.create({
+          connection: env.nativeConnection,
+          namespace: env.namespace ?? 'default',
+          taskQueue: controlTaskQueue(hostQueue),
+          activities: { stopCommand: async (): Promise<StopResult> => ({ kind: 'never-started' }) },
+        }),
+      ]);
+      const running = workers.map((each) => each.run());
+      try {
+        const tasks = new BashTasks({ client: env.client, taskQueue });
+        const bashOutput = toolsByName(createBashTools({ client: env.client, taskQueue })).bash_output;
+        const taskId = await tasks.start({ command: 'sleep 60', description: 'Held', background: true });
+        await expect.poll(() => attempts).toBe(1);
+        expect(await tasks.kill(taskId, undefined)).toBe('killed');
+        expect((await env.client.workflow.getHandle(taskId).describe()).status.name).toBe(closes);
+        expect(await status(taskId)).toBe('killed');
+        expect(text(await bashOutput.execute({ task_id: taskId }))).toBe(
+          '(no new output)\n[status: killed before the command started]',
+        );
+        // The same run as 0.2.0 recorded it, its status `failed`, replays: an upsert's value is not
+        // compared on replay, only that an upsert comes there.
+        const history = await env.client.workflow.getHandle(taskId).fetchHistory();
+        const recorded = (history.events ?? []).flatMap(
+          (event) =>
+            event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.[
+              statusSearchAttribute.name
+            ] ?? [],
+        );
+        expect(recorded.map((payload) => new TextDecoder().decode(payload.data ?? undefined))).toEqual([
+          '"killed"',
+        ]);
+        for (const payload of recorded) payload.data = new TextEncoder().encode('"failed"');
+        await Worker.runReplayHistory(
+          { workflowBundle: { codePath: inject('workflowBundlePath') } },
+          history,
+          taskId,
+        );
+      } finally {
+        for (const each of workers) each.shutdown();
+        await Promise.all(running);
+      }
+    },
+  );
+});
+
+describe('bashTask killed right after its start', () => {
+  it('reads killed by SIGTERM, or killed before the command started, never failed', async () => {
+    const tools = toolsByName(createBashTools({ client: env.client, taskQueue: worker.taskQueue }));
+    const exec = agent(`kill-at-once-${randomUUID()}`);
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const taskId = await startBackground(tools.bash, 'sleep 60', exec);
+        expect(text(await tools.bash_kill.execute({ task_id: taskId }, exec))).toBe(
+          `killed background task ${taskId}`,
+        );
+        const read = text(await tools.bash_output.execute({ task_id: taskId }, exec));
+        return { line: read.split('\n').at(-1), attribute: await status(taskId as TaskId) };
+      }),
+    );
+    for (const each of statuses) {
+      expect([
+        { line: '[status: killed by SIGTERM]', attribute: 'killed' },
+        { line: '[status: killed before the command started]', attribute: 'killed' },
+      ]).toContainEqual(each);
+    }
   });
 });
 

@@ -36,6 +36,7 @@ export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   /** A number of milliseconds, or false from --no-auto-background. */
   autoBackground: number | false;
   stateDir: string;
+  channel?: boolean;
 }
 
 /** The state directory a session's notice file lives under unless --state-dir says otherwise. */
@@ -98,6 +99,10 @@ export function withMcpOptions(command: Command): Command {
       new Option('--default-action <action>', 'for a command no --allow, --ask or --deny rule matches')
         .choices(['allow', 'ask', 'deny'])
         .default('allow'),
+    )
+    .option(
+      '--channel',
+      "deliver notices as Claude Code channel messages, each starting a turn (only for a Claude Code that takes this server's channel: see docs/CLAUDE-CODE.md)",
     )
     .addOption(
       new Option('--state-dir <dir>', 'where pending completion notices are kept')

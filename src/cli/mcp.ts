@@ -36,6 +36,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
       stateDir: flags.stateDir,
       autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
       ...policyOf(flags),
+      ...(flags.channel === true ? { channel: true } : {}),
       ...(http !== undefined ? { http } : {}),
       version: packageVersion(),
     });

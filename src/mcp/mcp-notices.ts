@@ -1,40 +1,79 @@
 /**
- * A session's completion notices as the MCP server delivers them: once as a logging notification,
- * once as a line atop the session's next tool result (server.ts puts it there), never twice.
+ * A session's notices as the MCP server delivers them: once as a logging notification, once as a
+ * line atop the session's next tool result (server.ts puts it there), never twice; or, to a client
+ * that takes channels (`--channel`), once as a channel message and no other way.
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentSessions } from '../shared/notice.js';
+import { noticeOutputIsCut } from '../shared/render-notice.js';
 import type { TextBlock, ToolResult } from '../shared/tool-types.js';
+import { CHANNEL_METHOD, CHANNEL_SETTLE_MS, channelMessage } from './channel-notices.js';
 import type { McpTasks } from './mcp-tasks.js';
 import { type NoticeStore, noticeIdOf, taskIdOfNotice } from './notice-store.js';
+
+export interface McpNoticesOptions {
+  /** The ended task's status for `notifications/tasks/status`. @default none sent */
+  tasks?: McpTasks;
+  /**
+   * Deliver every notice as a Claude Code channel message (`notifications/claude/channel`), and
+   * no other way: the client takes channels (the user turned them on). @default false
+   */
+  channel?: boolean;
+  /**
+   * Moves the task's read position to the end of its output, once a channel message showed all of
+   * it: a later `bash_output` does not show it again. @default nothing moves
+   */
+  claimOutput?: (taskId: string) => Promise<unknown>;
+  /** @default CHANNEL_SETTLE_MS */
+  channelSettleMs?: number;
+}
 
 /** The server's name in the MCP handshake, and the logger name of its notices. */
 export const MCP_SERVER_NAME = 'durable-bash';
 
 /**
- * The session's completion notices, as the agent worker's `agents`. Each is recorded in the
- * session's notice file before the inject succeeds. It goes out once as a logging notification
- * (level `notice`): at once to every client connected then, else along with the next request any
- * client makes (its `tools/list` or `tools/call`, ahead of the answer). And it is put once as a line
- * at the top of the session's next tool result. Neither way repeats, across restarts too. The
- * clients connected then also get the ended task's `notifications/tasks/status`; and once a client
- * has fetched a task's result with `tasks/result`, its notice is settled: no line in a tool result.
+ * The session's notices, as the agent worker's `agents`. Each is recorded in the session's notice
+ * file before the inject succeeds. It goes out once as a logging notification (level `notice`): at
+ * once to every client connected then, else along with the next request any client makes (its
+ * `tools/list` or `tools/call`, ahead of the answer). And it is put once as a line at the top of the
+ * session's next tool result. Neither way repeats, across restarts too. The clients connected then
+ * also get the ended task's `notifications/tasks/status`; and once a client has fetched a task's
+ * result with `tasks/result`, its notice is settled: no line in a tool result.
+ *
+ * With `channel`, each goes out once as a channel message instead, and neither of those ways: at
+ * once to the clients whose channel handler is there by now (see `CHANNEL_SETTLE_MS`), else as soon
+ * as one's is, across restarts too.
  */
 export class McpNotices implements AgentSessions {
   private readonly servers = new Set<McpServer>();
+  /** With `channel`: the servers whose client takes channel messages by now. */
+  private readonly channelReady = new Set<McpServer>();
+  /** Channel sends, one at a time: a notice must not go out twice from two triggers at once. */
+  private channelSends: Promise<void> = Promise.resolve();
+  private readonly tasks: McpTasks | undefined;
+  private readonly channel: boolean;
+  private readonly claimOutput: ((taskId: string) => Promise<unknown>) | undefined;
+  private readonly channelSettleMs: number;
 
   constructor(
     private readonly sessionId: string,
     private readonly store: NoticeStore,
-    private readonly tasks?: McpTasks,
-  ) {}
+    options: McpNoticesOptions = {},
+  ) {
+    this.tasks = options.tasks;
+    this.channel = options.channel === true;
+    this.claimOutput = options.claimOutput;
+    this.channelSettleMs = options.channelSettleMs ?? CHANNEL_SETTLE_MS;
+  }
 
   async inject(sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
     // Only this session's notices come to its queue; another's has no session here.
     if (sessionId !== this.sessionId) return false;
     this.store.record(options.noticeId, content);
-    if (this.servers.size > 0)
+    // Recorded is delivered for the inject: the file keeps it until a client takes channel messages.
+    if (this.channel) void this.sendChannelMessages().catch(() => undefined);
+    else if (this.servers.size > 0)
       await this.sendLogs((notice) =>
         Promise.allSettled([...this.servers].map((server) => server.sendLoggingMessage(notice.params))).then(
           (outcomes) => outcomes.some((outcome) => outcome.status === 'fulfilled'),
@@ -69,20 +108,85 @@ export class McpNotices implements AgentSessions {
   /** A server's client gets notices as they arrive once it has initialized, until it closes. */
   attach(server: McpServer): void {
     server.server.oninitialized = () => this.servers.add(server);
-    server.server.onclose = () => this.servers.delete(server);
+    server.server.onclose = () => {
+      this.servers.delete(server);
+      this.channelReady.delete(server);
+    };
+  }
+
+  /**
+   * With `channel`: the server's client listed its tools. Its channel handler is there a moment
+   * later, so its notices go out after CHANNEL_SETTLE_MS (if no `tools/call` said so sooner).
+   */
+  listed(server: McpServer): void {
+    if (!this.channel || this.channelReady.has(server)) return;
+    setTimeout(() => this.readyForChannel(server), this.channelSettleMs).unref();
+  }
+
+  /** With `channel`: the server's client called a tool, in a turn: its channel handler is there. */
+  called(server: McpServer): void {
+    if (this.channel) this.readyForChannel(server);
+  }
+
+  private readyForChannel(server: McpServer): void {
+    if (this.channelReady.has(server) || !this.servers.has(server)) return;
+    this.channelReady.add(server);
+    void this.sendChannelMessages();
+  }
+
+  /**
+   * Sends each pending notice as a channel message to the clients that take them now. Each is taken
+   * (delivered) before it is sent, so a server that dies in between loses that message rather than
+   * repeating it; one that reached no client is put back. A completion notice that showed all of its
+   * task's output then moves the task's read position past it.
+   */
+  private sendChannelMessages(): Promise<void> {
+    const send = async () => {
+      if (this.channelReady.size === 0) return;
+      for (const notice of this.store.pending()) {
+        if (!this.store.takeOne(notice.noticeId)) continue;
+        const params = { ...channelMessage(notice.noticeId, notice.content) };
+        const outcomes = await Promise.allSettled(
+          [...this.channelReady].map((server) =>
+            server.server.notification({ method: CHANNEL_METHOD, params }),
+          ),
+        );
+        if (!outcomes.some((outcome) => outcome.status === 'fulfilled')) {
+          this.store.putBack(notice);
+          return;
+        }
+        const taskId = taskIdOfNotice(notice.noticeId);
+        if (taskId !== undefined && !noticeOutputIsCut(notice.content))
+          await this.claimOutput?.(taskId).catch(() => undefined);
+      }
+    };
+    this.channelSends = this.channelSends.then(send, send);
+    return this.channelSends;
+  }
+
+  /**
+   * Resolves once the channel messages being sent are out and their tasks' read positions moved: a
+   * `bash_output` the message prompted reads after that.
+   */
+  async channelSettled(): Promise<void> {
+    await this.channelSends.catch(() => undefined);
   }
 
   /**
    * Sends the notices not yet logged along with a request (`extra.sendNotification`): on Streamable
-   * HTTP they travel in that request's own stream, which a client always reads.
+   * HTTP they travel in that request's own stream, which a client always reads. None with `channel`.
    */
   async sendWith(send: (notification: LoggingMessageNotification) => Promise<void>): Promise<void> {
+    if (this.channel) return;
     await this.sendLogs((notice) => send(notice).then(() => true));
   }
 
-  /** Prepends the pending notices to a tool result, one line each, and marks them delivered. */
+  /**
+   * Prepends the pending notices to a tool result, one line each, and marks them delivered. None
+   * with `channel`: they go as channel messages.
+   */
   addTo(result: ToolResult): CallToolResult {
-    const notices = this.store.take();
+    const notices = this.channel ? [] : this.store.take();
     const content =
       notices.length === 0 ? result.content : [textBlock(notices.join('\n')), ...result.content];
     return result.isError ? { content, isError: true } : { content };

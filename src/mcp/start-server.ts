@@ -39,6 +39,13 @@ export interface McpServerOptions extends McpSession {
    * is asked about by elicitation when it supports it. @default every call is allowed
    */
   policy?: PermissionPolicy;
+  /**
+   * Deliver notices as Claude Code channel messages (`notifications/claude/channel`), each of which
+   * starts a turn of an idle session, and no other way; the server declares the `claude/channel`
+   * capability. Only for a client that takes channels: one that does not drops them unseen.
+   * @default false: logging notifications and lines atop tool results
+   */
+  channel?: boolean;
 }
 
 export interface RunningMcpServer {
@@ -55,15 +62,15 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
   const httpOptions = options.http === undefined ? undefined : compileMcpHttpOptions(options.http);
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
   // MCP tasks read and kill through a client of their own settings: the same server and queue.
-  const tasks = new McpTasks(
-    new BashTasks({ client: options.client, taskQueue: options.taskQueue }),
-    session,
-  );
-  const notices = new McpNotices(
-    options.sessionId,
-    new NoticeStore(options.stateDir, options.sessionId),
+  const bashTasks = new BashTasks({ client: options.client, taskQueue: options.taskQueue });
+  const tasks = new McpTasks(bashTasks, session);
+  const channel = options.channel === true;
+  const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId), {
     tasks,
-  );
+    channel,
+    // A channel message that showed a task's output is its read: `bash_output` goes on after it.
+    claimOutput: (taskId) => bashTasks.read(taskId, options.sessionId),
+  });
   const host = await startAgentHost({
     client: options.client,
     connection: options.connection,
@@ -78,7 +85,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
         : {}),
     },
   });
-  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version);
+  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version, { channel });
 
   let http: McpHttpServer | undefined;
   let closeTransport: () => Promise<void>;

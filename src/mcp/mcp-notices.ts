@@ -21,8 +21,9 @@ export interface McpNoticesOptions {
    */
   channel?: boolean;
   /**
-   * Moves the task's read position to the end of its output, once a channel message showed all of
-   * it: a later `bash_output` does not show it again. @default nothing moves
+   * Moves the task's read position to the end of its output, once its completion notice showed all
+   * of it (atop a tool result, or as a channel message): a later `bash_output` does not show those
+   * lines again. @default nothing moves
    */
   claimOutput?: (taskId: string) => Promise<unknown>;
   /** @default CHANNEL_SETTLE_MS */
@@ -155,9 +156,7 @@ export class McpNotices implements AgentSessions {
           this.store.putBack(notice);
           return;
         }
-        const taskId = taskIdOfNotice(notice.noticeId);
-        if (taskId !== undefined && !noticeOutputIsCut(notice.content))
-          await this.claimOutput?.(taskId).catch(() => undefined);
+        await this.claimShown(notice);
       }
     };
     this.channelSends = this.channelSends.then(send, send);
@@ -179,6 +178,24 @@ export class McpNotices implements AgentSessions {
   async sendWith(send: (notification: LoggingMessageNotification) => Promise<void>): Promise<void> {
     if (this.channel) return;
     await this.sendLogs((notice) => send(notice).then(() => true));
+  }
+
+  /**
+   * Before a tool runs whose result the pending notices will top (`addTo`): each completion notice
+   * among them that shows all of its task's output moves the task's read position past it, so a
+   * `bash_output` in this very call (or later) does not show those lines a second time.
+   */
+  async claimPendingOutput(): Promise<void> {
+    if (this.channel || this.claimOutput === undefined) return;
+    for (const notice of this.store.pending()) await this.claimShown(notice);
+  }
+
+  /** Moves the read position of a completion notice's task past the output it showed, when it showed all. */
+  private async claimShown(notice: { noticeId: string; content: string }): Promise<void> {
+    const taskId = taskIdOfNotice(notice.noticeId);
+    if (taskId === undefined || noticeOutputIsCut(notice.content)) return;
+    // A read that fails leaves the position where it was: the output comes again, nothing is lost.
+    await this.claimOutput?.(taskId).catch(() => undefined);
   }
 
   /**

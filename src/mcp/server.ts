@@ -66,6 +66,7 @@ export function createMcpServer(
     await notices.sendWith(extra.sendNotification);
     notices.called(server);
     await notices.channelSettled();
+    await notices.claimPendingOutput();
     const tool = byName.get(request.params.name);
     if (tool === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);

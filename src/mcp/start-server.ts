@@ -68,7 +68,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
   const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId), {
     tasks,
     channel,
-    // A channel message that showed a task's output is its read: `bash_output` goes on after it.
+    // A notice that showed a task's output is its read: `bash_output` goes on after it.
     claimOutput: (taskId) => bashTasks.read(taskId, options.sessionId),
   });
   const host = await startAgentHost({

@@ -33,6 +33,8 @@ export interface McpConnection {
   logs: unknown[];
   /** Every `notifications/tasks/status` received, in order. */
   statuses: Task[];
+  /** The params of every Claude Code channel message (`notifications/claude/channel`) received, in order. */
+  channel: Array<{ content: string; meta?: Record<string, string> }>;
   /** SIGKILLs the MCP server process. */
   kill(): void;
 }
@@ -200,8 +202,13 @@ async function connectClient(
   client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
     statuses.push(notification.params);
   });
+  const channel: McpConnection['channel'] = [];
+  client.fallbackNotificationHandler = async (notification) => {
+    if (notification.method === 'notifications/claude/channel')
+      channel.push(notification.params as McpConnection['channel'][number]);
+  };
   await client.connect(transport);
-  return { client, logs, statuses };
+  return { client, logs, statuses, channel };
 }
 
 function killQuietly(pid: number): void {

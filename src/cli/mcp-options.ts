@@ -100,9 +100,11 @@ export function withMcpOptions(command: Command): Command {
         .choices(['allow', 'ask', 'deny'])
         .default('allow'),
     )
-    .option(
-      '--channel',
-      "deliver notices as Claude Code channel messages, each starting a turn (only for a Claude Code that takes this server's channel: see docs/CLAUDE-CODE.md)",
+    .addOption(
+      new Option(
+        '--channel',
+        "stdio only: deliver notices as Claude Code channel messages, each starting a turn (only for a Claude Code that takes this server's channel: see docs/CLAUDE-CODE.md)",
+      ).conflicts('http'),
     )
     .addOption(
       new Option('--state-dir <dir>', 'where pending completion notices are kept')

@@ -42,7 +42,8 @@ export interface McpServerOptions extends McpSession {
   /**
    * Deliver notices as Claude Code channel messages (`notifications/claude/channel`), each of which
    * starts a turn of an idle session, and no other way; the server declares the `claude/channel`
-   * capability. Only for a client that takes channels: one that does not drops them unseen.
+   * capability. Only for a client that takes channels: one that does not drops them unseen. Stdio
+   * only: over Streamable HTTP a message with no stream open to take it would be lost.
    * @default false: logging notifications and lines atop tool results
    */
   channel?: boolean;
@@ -60,6 +61,8 @@ export interface RunningMcpServer {
 export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
   // Checked first: options that cannot be start nothing.
   const httpOptions = options.http === undefined ? undefined : compileMcpHttpOptions(options.http);
+  if (options.channel === true && httpOptions !== undefined)
+    throw new RangeError('channel: channel messages go over stdio only, not with http');
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
   // MCP tasks read and kill through a client of their own settings: the same server and queue.
   const bashTasks = new BashTasks({ client: options.client, taskQueue: options.taskQueue });

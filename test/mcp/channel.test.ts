@@ -14,6 +14,7 @@ import { BashTasks } from '../../src/client/bash-tasks.js';
 import { channelMessage } from '../../src/mcp/channel-notices.js';
 import { noticeOutputIsCut } from '../../src/shared/render-notice.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { cli } from '../helpers/cli.js';
 import { callTool, textOf, textsOf, useMcpServers } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/processes.js';
 
@@ -38,6 +39,15 @@ describe('durable-bash mcp --channel', () => {
     expect(channel.client.getServerCapabilities()?.experimental).toEqual({ 'claude/channel': {} });
     const plain = await mcp.stdio(session());
     expect(plain.client.getServerCapabilities()?.experimental).toBeUndefined();
+  });
+
+  it('refuses --channel with --http: a message with no stream open to take it would be lost', async () => {
+    const run = await cli(['mcp', '--channel', '--http', '127.0.0.1:0']);
+    expect({ code: run.code, stdout: run.stdout }).toEqual({ code: 1, stdout: '' });
+    // Then the command's usage, as for every flag the CLI refuses.
+    expect(run.stderr.split('\n')[0]).toBe(
+      "error: option '--channel' cannot be used with option '--http <[host:]port>'",
+    );
   });
 
   it('delivers a completion notice once as a channel message, neither as a log nor atop a result, and its output is read', async () => {

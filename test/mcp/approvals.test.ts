@@ -98,4 +98,30 @@ describe('approvals over MCP', () => {
     );
     expect(textOf(await call)).toBe('deploy later\n');
   });
+
+  it('runs a foreground request whose MCP server stopped in the background once approved, and tells its session', async () => {
+    const session = `mcp-approvals-${randomUUID()}`;
+    const first = await mcp.stdio(session, ASK);
+    const call = callTool(first.client, 'bash', { command: 'echo deploy gone', description: 'Deploy' });
+    const approvals = new Approvals({
+      tasks: new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue }),
+    });
+    await expect.poll(async () => (await approvals.list(session, 10)).length, { timeout: 15_000 }).toBe(1);
+    const [pending] = await approvals.list(session, 10);
+    const approvalId = pending?.approvalId as string;
+    // The client goes (stdin ends), as claude ends its servers: the waiting call ends with the server.
+    await first.client.close();
+    await call.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await approvals.decide(approvalId, { approved: true, by: 'alice' });
+    const second = await mcp.stdio(session, ASK);
+    await expect
+      .poll(async () => textOf(await callTool(second.client, 'bash_list', {})), { timeout: 15_000 })
+      .toMatch(
+        new RegExp(
+          `^approval ${approvalId} granted by alice: \`echo deploy gone\` started as background task bash-[0-9a-f-]{36}\\. Read its output with bash_output\\.$`,
+          'm',
+        ),
+      );
+  });
 });

@@ -132,7 +132,8 @@ export class McpNotices implements AgentSessions {
   private readyForChannel(server: McpServer): void {
     if (this.channelReady.has(server) || !this.servers.has(server)) return;
     this.channelReady.add(server);
-    void this.sendChannelMessages();
+    // A failure (the notice file unreadable) leaves the notices pending for the next trigger.
+    void this.sendChannelMessages().catch(() => undefined);
   }
 
   /**
@@ -146,6 +147,7 @@ export class McpNotices implements AgentSessions {
       if (this.channelReady.size === 0) return;
       for (const notice of this.store.pending()) {
         if (!this.store.takeOne(notice.noticeId)) continue;
+        // Spread: the SDK wants an object with an index signature, which an interface is not.
         const params = { ...channelMessage(notice.noticeId, notice.content) };
         const outcomes = await Promise.allSettled(
           [...this.channelReady].map((server) =>

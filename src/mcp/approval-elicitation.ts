@@ -10,7 +10,7 @@ import type { ApprovalDecision, ApprovalPrompt, ApprovalQuestion } from '../shar
 import { shownLine } from '../shared/shown-text.js';
 
 /** The name Claude Code gives itself in the MCP handshake (`clientInfo.name`). */
-const CLAUDE_CODE_CLIENT = 'claude-code';
+export const CLAUDE_CODE_CLIENT = 'claude-code';
 
 /** The variable Claude Code sets in the environment of every MCP server it starts: its conversation's id. */
 export const CLAUDE_CODE_SESSION_ENV = 'CLAUDE_CODE_SESSION_ID';

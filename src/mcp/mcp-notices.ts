@@ -8,7 +8,13 @@ import type { CallToolResult, LoggingMessageNotification } from '@modelcontextpr
 import type { AgentSessions } from '../shared/notice.js';
 import { noticeOutputIsCut } from '../shared/render-notice.js';
 import type { TextBlock, ToolResult } from '../shared/tool-types.js';
-import { CHANNEL_METHOD, CHANNEL_SETTLE_MS, channelMessage } from './channel-notices.js';
+import { CLAUDE_CODE_CLIENT } from './approval-elicitation.js';
+import {
+  CHANNEL_CONNECT_DEADLINE_MS,
+  CHANNEL_METHOD,
+  CHANNEL_SETTLE_MS,
+  channelMessage,
+} from './channel-notices.js';
 import type { McpTasks } from './mcp-tasks.js';
 import { type NoticeStore, noticeIdOf, taskIdOfNotice } from './notice-store.js';
 
@@ -28,6 +34,13 @@ export interface McpNoticesOptions {
   claimOutput?: (taskId: string) => Promise<unknown>;
   /** @default CHANNEL_SETTLE_MS */
   channelSettleMs?: number;
+  /**
+   * When this server's process started (epoch ms), to tell a first connection that came after
+   * CHANNEL_CONNECT_DEADLINE_MS. @default performance.timeOrigin
+   */
+  startedAtMs?: number;
+  /** Told, once, that the channel was given up for the ways of a client without one. @default none */
+  onChannelGivenUp?: (connectedAfterMs: number) => void;
 }
 
 /** The server's name in the MCP handshake, and the logger name of its notices. */
@@ -53,9 +66,17 @@ export class McpNotices implements AgentSessions {
   /** Channel sends, one at a time: a notice must not go out twice from two triggers at once. */
   private channelSends: Promise<void> = Promise.resolve();
   private readonly tasks: McpTasks | undefined;
-  private readonly channel: boolean;
+  /** Cleared when the first connection came too late for Claude Code to take the channel. */
+  private channel: boolean;
   private readonly claimOutput: ((taskId: string) => Promise<unknown>) | undefined;
   private readonly channelSettleMs: number;
+  private readonly startedAtMs: number;
+  private readonly onChannelGivenUp: ((connectedAfterMs: number) => void) | undefined;
+  private initializedOnce = false;
+  /** Pending notices whose output was claimed before a tool ran, until a result takes them. */
+  private readonly claimed = new Set<string>();
+  /** Claims of notices that arrived while a tool ran: the next call waits for them. */
+  private lateClaims: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly sessionId: string,
@@ -66,6 +87,8 @@ export class McpNotices implements AgentSessions {
     this.channel = options.channel === true;
     this.claimOutput = options.claimOutput;
     this.channelSettleMs = options.channelSettleMs ?? CHANNEL_SETTLE_MS;
+    this.startedAtMs = options.startedAtMs ?? performance.timeOrigin;
+    this.onChannelGivenUp = options.onChannelGivenUp;
   }
 
   async inject(sessionId: string, content: string, options: { noticeId: string }): Promise<boolean> {
@@ -108,7 +131,20 @@ export class McpNotices implements AgentSessions {
 
   /** A server's client gets notices as they arrive once it has initialized, until it closes. */
   attach(server: McpServer): void {
-    server.server.oninitialized = () => this.servers.add(server);
+    server.server.oninitialized = () => {
+      this.servers.add(server);
+      if (this.initializedOnce) return;
+      this.initializedOnce = true;
+      // Claude Code waits for an `alwaysLoad` server before its first turn only so long: a server
+      // that came later missed the turn's registration, and its channel messages would be dropped
+      // until a later turn. Its notices take the ways of a client without channels instead.
+      const connectedAfterMs = Date.now() - this.startedAtMs;
+      const claudeCode = server.server.getClientVersion()?.name === CLAUDE_CODE_CLIENT;
+      if (this.channel && claudeCode && connectedAfterMs > CHANNEL_CONNECT_DEADLINE_MS) {
+        this.channel = false;
+        this.onChannelGivenUp?.(Math.round(connectedAfterMs));
+      }
+    };
     server.server.onclose = () => {
       this.servers.delete(server);
       this.channelReady.delete(server);
@@ -188,8 +224,17 @@ export class McpNotices implements AgentSessions {
    * `bash_output` in this very call (or later) does not show those lines a second time.
    */
   async claimPendingOutput(): Promise<void> {
+    await this.lateClaims;
     if (this.channel || this.claimOutput === undefined) return;
-    for (const notice of this.store.pending()) await this.claimShown(notice);
+    const pending = this.store.pending();
+    // Forget those another way took (settled by tasks/result, another server's result).
+    for (const id of this.claimed)
+      if (!pending.some((notice) => notice.noticeId === id)) this.claimed.delete(id);
+    for (const notice of pending) {
+      if (this.claimed.has(notice.noticeId)) continue;
+      await this.claimShown(notice);
+      this.claimed.add(notice.noticeId);
+    }
   }
 
   /** Moves the read position of a completion notice's task past the output it showed, when it showed all. */
@@ -205,9 +250,18 @@ export class McpNotices implements AgentSessions {
    * with `channel`: they go as channel messages.
    */
   addTo(result: ToolResult): CallToolResult {
-    const notices = this.channel ? [] : this.store.take();
+    const notices = this.channel ? [] : this.store.takeAll();
+    // One that arrived while the tool ran moves the position now: for later reads (this call's
+    // read, if it was one of that task, showed its lines too).
+    const late = notices.filter((notice) => !this.claimed.delete(notice.noticeId));
+    if (late.length > 0)
+      this.lateClaims = this.lateClaims.then(async () => {
+        for (const notice of late) await this.claimShown(notice);
+      });
     const content =
-      notices.length === 0 ? result.content : [textBlock(notices.join('\n')), ...result.content];
+      notices.length === 0
+        ? result.content
+        : [textBlock(notices.map((notice) => notice.content).join('\n')), ...result.content];
     return result.isError ? { content, isError: true } : { content };
   }
 

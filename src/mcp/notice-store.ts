@@ -75,13 +75,18 @@ export class NoticeStore {
 
   /** Takes every pending notice for a tool result: they are delivered, and never sent again either way. */
   take(): string[] {
+    return this.takeAll().map((n) => n.content);
+  }
+
+  /** `take`, with each notice's id. */
+  takeAll(): { noticeId: string; content: string }[] {
     const state = readState(this.file);
     if (state.pending.length === 0) return [];
     this.save({
       pending: [],
       delivered: [...state.delivered, ...state.pending.map((n) => n.noticeId)].slice(-REMEMBERED_NOTICE_IDS),
     });
-    return state.pending.map((n) => n.content);
+    return state.pending.map(({ noticeId, content }) => ({ noticeId, content }));
   }
 
   /** The pending notices, oldest first. */

@@ -73,6 +73,10 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
     channel,
     // A notice that showed a task's output is its read: `bash_output` goes on after it.
     claimOutput: (taskId) => bashTasks.read(taskId, options.sessionId),
+    onChannelGivenUp: (afterMs) =>
+      process.stderr.write(
+        `durable-bash: the client connected ${afterMs} ms after this server started, too late for Claude Code to take its channel in this turn: notices go atop tool results instead\n`,
+      ),
   });
   const host = await startAgentHost({
     client: options.client,

@@ -32,7 +32,9 @@ export function writeChannelPlugin(dir: string, command: string, args: string[])
     name: CHANNEL_PLUGIN,
     version: '0.0.1',
     description: 'durable-bash mcp --channel, for tests',
-    mcpServers: { [CHANNEL_SERVER]: { command, args } },
+    // Loaded before the first turn starts: claude registers a channel only for a server connected
+    // when a turn starts, and a server that connects later waits for the next user turn.
+    mcpServers: { [CHANNEL_SERVER]: { command, args, alwaysLoad: true } },
     channels: [{ server: CHANNEL_SERVER }],
   };
   writeFileSync(path.join(root, '.claude-plugin', 'plugin.json'), `${JSON.stringify(manifest, null, 2)}\n`);

@@ -5,14 +5,15 @@
  * What Claude Code does with them is test/claude-code/channel.test.ts's.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
-import { channelMessage } from '../../src/mcp/channel-notices.js';
+import { CHANNEL_CONNECT_DEADLINE_MS, channelMessage } from '../../src/mcp/channel-notices.js';
 import { noticeOutputIsCut } from '../../src/shared/render-notice.js';
+import { startedTaskId } from '../helpers/background-task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { cli } from '../helpers/cli.js';
 import { callTool, textOf, textsOf, useMcpServers } from '../helpers/mcp-client.js';
@@ -108,6 +109,45 @@ describe('durable-bash mcp --channel', () => {
     expect(channel).toEqual([
       { content: 'reminder: look again', meta: { kind: 'reminder', reminder_id: reminderId } },
     ]);
+  });
+
+  it('gives the channel up for a Claude Code connection that came too late for it to take the channel', async () => {
+    // The server's process starts CHANNEL_CONNECT_DEADLINE_MS and a little late: its first connection
+    // initializes after the deadline, as one claude stopped waiting for before its first turn. (Only
+    // Claude Code's: another client is not known to wait so.)
+    const sleep = path.join(stateDir, 'sleep.cjs');
+    writeFileSync(
+      sleep,
+      `Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${CHANNEL_CONNECT_DEADLINE_MS + 500});\n`,
+    );
+    const { client, channel, stderr } = await mcp.stdio(session(), ['--channel'], undefined, {
+      env: { NODE_OPTIONS: `--require ${sleep}` },
+      clientName: 'claude-code',
+    });
+    await expect
+      .poll(stderr)
+      .toMatch(
+        /^durable-bash: the client connected \d+ ms after this server started, too late for Claude Code to take its channel in this turn: notices go atop tool results instead$/m,
+      );
+    const taskId = startedTaskId(
+      textOf(
+        await callTool(client, 'bash', {
+          command: 'echo done',
+          description: 'Done',
+          run_in_background: true,
+        }),
+      ),
+    );
+    const notice = `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output]\ndone`;
+    await expect
+      .poll(
+        async () => textsOf(await callTool(client, 'bash', { command: 'true', description: 'Nothing' })),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toContainEqual(notice);
+    expect(channel).toEqual([]);
   });
 
   it("delivers an approval request's outcome as a channel message of kind approval", async () => {

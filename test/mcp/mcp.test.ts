@@ -213,7 +213,10 @@ describe.each(['stdio', 'http'] as const)('durable-bash mcp over %s', (kind) => 
     const second = await connect(id);
     // It leaves out what the first server's read showed (one).
     const notice = `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n[output since the last read]\ntwo`;
-    // It fell due while no server ran: the logging notification comes with the first request.
+    // It fell due while no server ran: the logging notification comes as the new server's agent
+    // worker takes it, or with the first request (here tools/list) if that is sooner.
+    await second.client.listTools();
+    await waitForLog(second.logs, notice);
     const read = textsOf(await callTool(second.client, 'bash_output', { task_id: taskId }));
     expect(second.logs).toEqual([notice]);
     expect(read[0]).toBe(notice);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { elicitedBy } from '../../src/mcp/approval-elicitation.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { callTool, type ElicitHandler, textOf, useMcpServers } from '../helpers/mcp-client.js';
 
@@ -123,5 +124,15 @@ describe('approvals over MCP', () => {
           'm',
         ),
       );
+  });
+});
+
+describe('who a decision made in the client is recorded as made by', () => {
+  it("is Claude Code's conversation for Claude Code, else the client's name", () => {
+    expect(elicitedBy('claude-code', 's1', { CLAUDE_CODE_SESSION_ID: 'c1' })).toBe('claude-code:c1');
+    // A Claude Code that did not say its conversation: the server's session.
+    expect(elicitedBy('claude-code', 's1', {})).toBe('claude-code:s1');
+    expect(elicitedBy('inspector', 's1', { CLAUDE_CODE_SESSION_ID: 'c1' })).toBe('mcp-client:inspector');
+    expect(elicitedBy(undefined, 's1', {})).toBe('mcp-client:unnamed');
   });
 });

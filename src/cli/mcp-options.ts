@@ -39,6 +39,7 @@ export interface McpFlags extends ServerOptions, CodecFlags, MetricsFlags {
   stateDir: string;
   /** The arguments `bash` takes. */
   bashArguments: BashArgumentsShape;
+  channel?: boolean;
 }
 
 /** The state directory a session's notice file lives under unless --state-dir says otherwise. */
@@ -109,6 +110,12 @@ export function withMcpOptions(command: Command): Command {
       new Option('--default-action <action>', 'for a command no --allow, --ask or --deny rule matches')
         .choices(['allow', 'ask', 'deny'])
         .default('allow'),
+    )
+    .addOption(
+      new Option(
+        '--channel',
+        "stdio only: deliver notices as Claude Code channel messages, each starting a turn (only for a Claude Code that takes this server's channel: see docs/CLAUDE-CODE.md)",
+      ).conflicts('http'),
     )
     .addOption(
       new Option('--state-dir <dir>', 'where pending completion notices are kept')

@@ -37,6 +37,7 @@ export async function runMcp(flags: McpFlags): Promise<void> {
       autoBackgroundAfterMs: flags.autoBackground === false ? undefined : flags.autoBackground,
       bashArguments: flags.bashArguments,
       ...policyOf(flags),
+      ...(flags.channel === true ? { channel: true } : {}),
       ...(http !== undefined ? { http } : {}),
       version: packageVersion(),
     });

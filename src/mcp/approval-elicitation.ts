@@ -9,6 +9,27 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ApprovalDecision, ApprovalPrompt, ApprovalQuestion } from '../shared/approval.js';
 import { shownLine } from '../shared/shown-text.js';
 
+/** The name Claude Code gives itself in the MCP handshake (`clientInfo.name`). */
+export const CLAUDE_CODE_CLIENT = 'claude-code';
+
+/** The variable Claude Code sets in the environment of every MCP server it starts: its conversation's id. */
+export const CLAUDE_CODE_SESSION_ENV = 'CLAUDE_CODE_SESSION_ID';
+
+/**
+ * Who a decision made in the client's form is recorded as made by: `claude-code:<conversation>` for
+ * Claude Code (the conversation that started this server, else the server's own session), else
+ * `mcp-client:<client name>`.
+ */
+export function elicitedBy(
+  clientName: string | undefined,
+  sessionId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
+  if (clientName !== CLAUDE_CODE_CLIENT) return `mcp-client:${clientName ?? 'unnamed'}`;
+  const conversation = env[CLAUDE_CODE_SESSION_ENV];
+  return `${CLAUDE_CODE_CLIENT}:${conversation !== undefined && conversation !== '' ? conversation : sessionId}`;
+}
+
 /**
  * How long a form may stay unanswered on the client: a day, as a request does by default. The
  * request's own wait (a foreground call's timeout) aborts it sooner.
@@ -20,7 +41,11 @@ const ELICITATION_TIMEOUT_MS = 24 * 60 * 60_000;
  * A foreground call's form is sent as part of its request (`relatedRequestId`); a background call
  * has answered by the time its form is answered, so its form stands alone.
  */
-export function elicitApproval(server: McpServer, requestId: RequestId): ApprovalPrompt | undefined {
+export function elicitApproval(
+  server: McpServer,
+  requestId: RequestId,
+  sessionId: string,
+): ApprovalPrompt | undefined {
   if (server.server.getClientCapabilities()?.elicitation?.form === undefined) return undefined;
   return async (question, signal) => {
     const result = await server.server.elicitInput(
@@ -47,7 +72,7 @@ export function elicitApproval(server: McpServer, requestId: RequestId): Approva
         timeout: ELICITATION_TIMEOUT_MS,
       },
     );
-    const by = `mcp-client:${server.server.getClientVersion()?.name ?? 'unnamed'}`;
+    const by = elicitedBy(server.server.getClientVersion()?.name, sessionId);
     if (result.action === 'decline') return { approved: false, by, reason: 'declined' };
     if (result.action !== 'accept') return undefined;
     const reason = typeof result.content?.reason === 'string' ? result.content.reason.trim() : '';

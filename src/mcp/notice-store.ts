@@ -1,8 +1,9 @@
 /**
  * The MCP server's completion notices, kept in a small file per session so they outlive the server.
  * Each notice is recorded before the inject activity succeeds, then goes out at most once as a
- * logging notification and at most once as a line at the top of a tool result: each way is
- * recorded before it is sent, so a restart repeats neither.
+ * logging notification and at most once as a line at the top of a tool result (or, to a client
+ * that takes channels, once as a channel message): each way is recorded before it is sent, so a
+ * restart repeats none.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -74,13 +75,46 @@ export class NoticeStore {
 
   /** Takes every pending notice for a tool result: they are delivered, and never sent again either way. */
   take(): string[] {
+    return this.takeAll().map((n) => n.content);
+  }
+
+  /** `take`, with each notice's id. */
+  takeAll(): { noticeId: string; content: string }[] {
     const state = readState(this.file);
     if (state.pending.length === 0) return [];
     this.save({
       pending: [],
       delivered: [...state.delivered, ...state.pending.map((n) => n.noticeId)].slice(-REMEMBERED_NOTICE_IDS),
     });
-    return state.pending.map((n) => n.content);
+    return state.pending.map(({ noticeId, content }) => ({ noticeId, content }));
+  }
+
+  /** The pending notices, oldest first. */
+  pending(): { noticeId: string; content: string }[] {
+    return readState(this.file).pending.map(({ noticeId, content }) => ({ noticeId, content }));
+  }
+
+  /**
+   * Takes one pending notice (for a channel message): it is delivered from now on. False when it
+   * is no longer pending (taken meanwhile by another server of the session).
+   */
+  takeOne(noticeId: string): boolean {
+    const state = readState(this.file);
+    if (!state.pending.some((n) => n.noticeId === noticeId)) return false;
+    this.save({
+      pending: state.pending.filter((n) => n.noticeId !== noticeId),
+      delivered: [...state.delivered, noticeId].slice(-REMEMBERED_NOTICE_IDS),
+    });
+    return true;
+  }
+
+  /** Puts back a notice taken by `takeOne` whose message could not be sent: pending again, first. */
+  putBack(notice: { noticeId: string; content: string }): void {
+    const state = readState(this.file);
+    this.save({
+      pending: [{ ...notice, logged: false }, ...state.pending.filter((n) => n.noticeId !== notice.noticeId)],
+      delivered: state.delivered.filter((id) => id !== notice.noticeId),
+    });
   }
 
   /**

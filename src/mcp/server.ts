@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '../shared/tool-types.js';
 import { elicitApproval } from './approval-elicitation.js';
+import { CHANNEL_CAPABILITY } from './channel-notices.js';
 import { MCP_SERVER_NAME, type McpNotices } from './mcp-notices.js';
 import { type McpTasks, TaskRequestError } from './mcp-tasks.js';
 import { serveTaskRequests, TASK_TOOLS, TASKS_CAPABILITY } from './task-requests.js';
@@ -35,14 +36,23 @@ export function createMcpServer(
   notices: McpNotices,
   tasks: McpTasks,
   version: string,
+  options: { channel?: boolean } = {},
 ): McpServer {
   const server = new McpServer(
     { name: MCP_SERVER_NAME, version },
-    { capabilities: { tools: { listChanged: false }, logging: {}, tasks: TASKS_CAPABILITY } },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        logging: {},
+        tasks: TASKS_CAPABILITY,
+        ...(options.channel === true ? { experimental: { [CHANNEL_CAPABILITY]: {} } } : {}),
+      },
+    },
   );
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   server.server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
     await notices.sendWith(extra.sendNotification);
+    notices.listed(server);
     return {
       tools: tools.map((tool) => ({
         name: tool.name,
@@ -54,6 +64,9 @@ export function createMcpServer(
   });
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     await notices.sendWith(extra.sendNotification);
+    notices.called(server);
+    await notices.channelSettled();
+    await notices.claimPendingOutput();
     const tool = byName.get(request.params.name);
     if (tool === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
@@ -63,7 +76,7 @@ export function createMcpServer(
         throw new TaskRequestError(ErrorCode.MethodNotFound, `Tool ${tool.name} does not run as a task`);
       return tasks.create(tool, request.params.arguments, extra.signal);
     }
-    const approvalPrompt = elicitApproval(server, extra.requestId);
+    const approvalPrompt = elicitApproval(server, extra.requestId, session.sessionId);
     const result = await tool.execute(request.params.arguments, {
       agent: { sessionId: session.sessionId, cwd: session.cwd },
       signal: extra.signal,

@@ -45,6 +45,14 @@ export interface McpServerOptions extends McpSession {
    * is asked about by elicitation when it supports it. @default every call is allowed
    */
   policy?: PermissionPolicy;
+  /**
+   * Deliver notices as Claude Code channel messages (`notifications/claude/channel`), each of which
+   * starts a turn of an idle session, and no other way; the server declares the `claude/channel`
+   * capability. Only for a client that takes channels: one that does not drops them unseen. Stdio
+   * only: over Streamable HTTP a message with no stream open to take it would be lost.
+   * @default false: logging notifications and lines atop tool results
+   */
+  channel?: boolean;
 }
 
 export interface RunningMcpServer {
@@ -59,17 +67,23 @@ export interface RunningMcpServer {
 export async function startMcpServer(options: McpServerOptions): Promise<RunningMcpServer> {
   // Checked first: options that cannot be start nothing.
   const httpOptions = options.http === undefined ? undefined : compileMcpHttpOptions(options.http);
+  if (options.channel === true && httpOptions !== undefined)
+    throw new RangeError('channel: channel messages go over stdio only, not with http');
   const session: McpSession = { sessionId: options.sessionId, cwd: options.cwd };
   // MCP tasks read and kill through a client of their own settings: the same server and queue.
-  const tasks = new McpTasks(
-    new BashTasks({ client: options.client, taskQueue: options.taskQueue }),
-    session,
-  );
-  const notices = new McpNotices(
-    options.sessionId,
-    new NoticeStore(options.stateDir, options.sessionId),
+  const bashTasks = new BashTasks({ client: options.client, taskQueue: options.taskQueue });
+  const tasks = new McpTasks(bashTasks, session);
+  const channel = options.channel === true;
+  const notices = new McpNotices(options.sessionId, new NoticeStore(options.stateDir, options.sessionId), {
     tasks,
-  );
+    channel,
+    // A notice that showed a task's output is its read: `bash_output` goes on after it.
+    claimOutput: (taskId) => bashTasks.read(taskId, options.sessionId),
+    onChannelGivenUp: (afterMs) =>
+      process.stderr.write(
+        `durable-bash: the client connected ${afterMs} ms after this server started, too late for Claude Code to take its channel in this turn: notices go atop tool results instead\n`,
+      ),
+  });
   const host = await startAgentHost({
     client: options.client,
     connection: options.connection,
@@ -85,7 +99,7 @@ export async function startMcpServer(options: McpServerOptions): Promise<Running
         : {}),
     },
   });
-  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version);
+  const newServer = () => createMcpServer(host.tools, session, notices, tasks, options.version, { channel });
 
   let http: McpHttpServer | undefined;
   let closeTransport: () => Promise<void>;

@@ -42,7 +42,7 @@ export interface ApprovalRequest {
 /** A decision: who decided and how; the decider is kept in the history. */
 export interface ApprovalDecision {
   approved: boolean;
-  /** Who decided: a person, a CLI user (`user@host`), `mcp-client:<name>`. */
+  /** Who decided: a person, a CLI user (`user@host`), `mcp-client:<name>`, `claude-code:<conversation>`. */
   by: string;
   /** Why (a denial's reason is shown to the model). */
   reason?: string;

@@ -27,6 +27,22 @@ export const noticeMarkers = {
 } as const;
 
 /**
+ * Whether a completion notice's text (`noticeText`) shows only the end of the output it had to show
+ * (its marker, the line after the first, says so): then `bash_output` still owes the rest.
+ */
+export function noticeOutputIsCut(notice: string): boolean {
+  const marker = notice.split('\n', 2)[1] ?? '';
+  return CUT_MARKER_STARTS.some((start) => marker.startsWith(start));
+}
+
+/** How the markers of a notice that shows only the end of its output start. */
+const CUT_MARKER_STARTS = [
+  noticeMarkers.cut(0),
+  noticeMarkers.sinceReadCut(0),
+  noticeMarkers.screenCut(0),
+].map((marker) => marker.slice(0, marker.indexOf('0')));
+
+/**
  * The notice's output lines for a run that ended with `result`, whose readers have been given the
  * bytes before `read`: a terminal run's, its last screen (whatever reads showed). A run that kept a
  * foreground call's timeout (`keepTimeout`) and ran into it says so after them, as the call's

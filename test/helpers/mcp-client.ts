@@ -33,6 +33,8 @@ export interface McpConnection {
   logs: unknown[];
   /** Every `notifications/tasks/status` received, in order. */
   statuses: Task[];
+  /** The params of every Claude Code channel message (`notifications/claude/channel`) received, in order. */
+  channel: Array<{ content: string; meta?: Record<string, string> }>;
   /** SIGKILLs the MCP server process. */
   kill(): void;
 }
@@ -57,7 +59,12 @@ export interface McpServers {
    * A `durable-bash mcp` process over stdio, and a client connected to it; with `elicit`, a client
    * that declares form elicitation and answers each `elicitation/create` with it.
    */
-  stdio(session: string, extra?: string[], elicit?: ElicitHandler): Promise<McpConnection>;
+  stdio(
+    session: string,
+    extra?: string[],
+    elicit?: ElicitHandler,
+    options?: { env?: Record<string, string>; clientName?: string },
+  ): Promise<McpConnection & { stderr(): string }>;
   /**
    * A `durable-bash mcp --http 127.0.0.1:0` process (`extra` may give another `--http`), with `env`
    * over this process's environment; resolves once it listens. Without a token given
@@ -108,15 +115,20 @@ export function useMcpServers(place: () => McpServerPlace): McpServers {
   };
 
   const servers: McpServers = {
-    async stdio(session, extra = [], elicit) {
+    async stdio(session, extra = [], elicit, options = {}) {
       const transport = new StdioClientTransport({
         command: process.execPath,
         args: args(session, extra),
-        env: getDefaultEnvironment(),
+        env: { ...getDefaultEnvironment(), ...options.env },
         stderr: 'pipe',
       });
+      let stderr = '';
+      transport.stderr?.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
       const connection = {
-        ...(await connectClient(transport, elicit)),
+        ...(await connectClient(transport, elicit, options.clientName)),
+        stderr: () => stderr,
         kill() {
           const pid = transport.pid;
           if (pid !== null) killQuietly(pid);
@@ -183,9 +195,10 @@ function tokenOf(extra: string[], env: NodeJS.ProcessEnv, stateDir: string): str
 async function connectClient(
   transport: Transport,
   elicit?: ElicitHandler,
+  name = 'durable-bash-test',
 ): Promise<Omit<McpConnection, 'kill'>> {
   const client = new Client(
-    { name: 'durable-bash-test', version: '0.0.0' },
+    { name, version: '0.0.0' },
     elicit === undefined ? {} : { capabilities: { elicitation: { form: {} } } },
   );
   if (elicit !== undefined)
@@ -200,8 +213,13 @@ async function connectClient(
   client.setNotificationHandler(TaskStatusNotificationSchema, (notification) => {
     statuses.push(notification.params);
   });
+  const channel: McpConnection['channel'] = [];
+  client.fallbackNotificationHandler = async (notification) => {
+    if (notification.method === 'notifications/claude/channel')
+      channel.push(notification.params as McpConnection['channel'][number]);
+  };
   await client.connect(transport);
-  return { client, logs, statuses };
+  return { client, logs, statuses, channel };
 }
 
 function killQuietly(pid: number): void {

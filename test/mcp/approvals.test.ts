@@ -11,6 +11,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
+import { elicitedBy } from '../../src/mcp/approval-elicitation.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { callTool, type ElicitHandler, textOf, useMcpServers } from '../helpers/mcp-client.js';
 
@@ -97,5 +98,41 @@ describe('approvals over MCP', () => {
       `approved ${pending?.approvalId}`,
     );
     expect(textOf(await call)).toBe('deploy later\n');
+  });
+
+  it('runs a foreground request whose MCP server stopped in the background once approved, and tells its session', async () => {
+    const session = `mcp-approvals-${randomUUID()}`;
+    const first = await mcp.stdio(session, ASK);
+    const call = callTool(first.client, 'bash', { command: 'echo deploy gone', description: 'Deploy' });
+    const approvals = new Approvals({
+      tasks: new BashTasks({ client: suite.env.client, taskQueue: suite.worker.taskQueue }),
+    });
+    await expect.poll(async () => (await approvals.list(session, 10)).length, { timeout: 15_000 }).toBe(1);
+    const [pending] = await approvals.list(session, 10);
+    const approvalId = pending?.approvalId as string;
+    // The client goes (stdin ends), as claude ends its servers: the waiting call ends with the server.
+    await first.client.close();
+    await call.catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await approvals.decide(approvalId, { approved: true, by: 'alice' });
+    const second = await mcp.stdio(session, ASK);
+    await expect
+      .poll(async () => textOf(await callTool(second.client, 'bash_list', {})), { timeout: 15_000 })
+      .toMatch(
+        new RegExp(
+          `^approval ${approvalId} granted by alice: \`echo deploy gone\` started as background task bash-[0-9a-f-]{36}\\. Read its output with bash_output\\.$`,
+          'm',
+        ),
+      );
+  });
+});
+
+describe('who a decision made in the client is recorded as made by', () => {
+  it("is Claude Code's conversation for Claude Code, else the client's name", () => {
+    expect(elicitedBy('claude-code', 's1', { CLAUDE_CODE_SESSION_ID: 'c1' })).toBe('claude-code:c1');
+    // A Claude Code that did not say its conversation: the server's session.
+    expect(elicitedBy('claude-code', 's1', {})).toBe('claude-code:s1');
+    expect(elicitedBy('inspector', 's1', { CLAUDE_CODE_SESSION_ID: 'c1' })).toBe('mcp-client:inspector');
+    expect(elicitedBy(undefined, 's1', {})).toBe('mcp-client:unnamed');
   });
 });

@@ -5,16 +5,12 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { CHANNEL_CONNECT_DEADLINE_MS, CHANNEL_SETTLE_MS } from '../shared/limits.js';
 import type { AgentSessions } from '../shared/notice.js';
 import { noticeOutputIsCut } from '../shared/render-notice.js';
 import type { TextBlock, ToolResult } from '../shared/tool-types.js';
 import { CLAUDE_CODE_CLIENT } from './approval-elicitation.js';
-import {
-  CHANNEL_CONNECT_DEADLINE_MS,
-  CHANNEL_METHOD,
-  CHANNEL_SETTLE_MS,
-  channelMessage,
-} from './channel-notices.js';
+import { CHANNEL_METHOD, channelMessage } from './channel-notices.js';
 import type { McpTasks } from './mcp-tasks.js';
 import { type NoticeStore, noticeIdOf, taskIdOfNotice } from './notice-store.js';
 

@@ -413,3 +413,23 @@ export const CLAUDE_CODE_MAX_TIMEOUT_MS = 600_000;
  * so a call its schema allows is taken; with no `timeout` a background task runs until it ends.
  */
 export const CLAUDE_CODE_MAX_BACKGROUND_TIMEOUT_MS = 7_200_000;
+
+/**
+ * How long after a connection's first `tools/list` its notices start to go out as channel messages,
+ * unless a `tools/call` comes first. Claude Code 2.1.328 registers its channel handler as a turn
+ * starts, for the servers connected then (and at once after a reconnect), and drops, without a word,
+ * a message that comes before. A server it waits for before the first turn (`alwaysLoad`) is listed,
+ * then registered as that turn starts: 10 to 150 ms later, measured unloaded. A `tools/call` comes
+ * in a turn, after its start.
+ */
+export const CHANNEL_SETTLE_MS = 3_000;
+
+/**
+ * How soon after this process started Claude Code's first connection must have initialized for the
+ * channel to be trusted. Claude Code 2.1.328 registers channels when a turn starts, for the servers
+ * connected then; before its first turn it waits for an `alwaysLoad` server 5 s from when it began
+ * to connect (just before this process started), then goes on without it ("alwaysLoad servers: 1/1
+ * not ready after 5000ms — proceeding"), and a server that connects after that turn started is not
+ * registered until a later one. Measured: a server that answered after 12 s got no channel.
+ */
+export const CHANNEL_CONNECT_DEADLINE_MS = 5_000;

@@ -142,7 +142,16 @@ describe.skipIf(skipWithoutClaudeCode())('a Claude Code conversation as a durabl
           `^ID +STATUS +AGE +COMMAND\\n${sleeper}  running +\\d+s +sleep 300\\n${taskId}  completed +\\d+s +${command.replace(/[;.]/g, '\\$&')}$`,
         ),
       );
-      expect(blocksOf(output).at(-1)).toBe('tick 1\ntick 2\n[status: completed, exit code: 7]');
+      // The notice that waited for the session comes once, atop the resumed conversation's first
+      // result, with the task's whole output: that was its read, so bash_output shows no line again.
+      const notice = `background bash task ${taskId} finished [status: completed, exit code: 7]. Read its output with bash_output.\n[output]\ntick 1\ntick 2`;
+      expect(blocksOf(list)[0]).toBe(notice);
+      expect(
+        [list, output, kill]
+          .flatMap((request) => blocksOf(request))
+          .filter((block) => block.includes('[output]')),
+      ).toEqual([notice]);
+      expect(blocksOf(output)).toEqual(['(no new output)\n[status: completed, exit code: 7]']);
       expect(blocksOf(kill).at(-1)).toBe(`killed background task ${sleeper}`);
     } finally {
       await Promise.all([first.close(), other.close(), resumed.close()]);

@@ -169,6 +169,21 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
 });
 
 describe('the plugin folder', () => {
+  it('passes mcp_flags on to durable-bash mcp, and refuses them in one line when they are not a JSON array of strings', () => {
+    const launch = (flags: string) =>
+      spawnSync(process.execPath, [path.join(PLUGIN_DIR, 'launch.mjs')], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, DURABLE_BASH_PLUGIN_MCP_FLAGS: flags },
+      });
+    const unknown = launch('["--no-such-flag"]');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/^error: unknown option '--no-such-flag'\n/);
+    expect(launch('{"tls":true}')).toMatchObject({
+      status: 1,
+      stderr: 'durable-bash plugin: mcp_flags is not a JSON array of strings: {"tls":true}\n',
+    });
+  });
+
   it("carries the package's version, and the marketplace file lists it", () => {
     const read = (file: string) => JSON.parse(readFileSync(path.resolve(file), 'utf8'));
     expect(read('claude-plugin/.claude-plugin/plugin.json').version).toBe(read('package.json').version);

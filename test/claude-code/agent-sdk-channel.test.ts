@@ -96,6 +96,11 @@ describe.skipIf(skipWithoutClaudeCode())('durableBashOptions({ channels: true })
       // Two turns, the second with no user message sent: the channel message started it.
       expect(messages.filter(({ type }) => type === 'result')).toHaveLength(2);
       const requests = api.conversationRequests();
+      // The plugin's bash takes Claude Code's Bash arguments (its option bash_arguments: claude-code).
+      const pluginBash = requests[0]?.tools?.find(({ name }) => name === durableBashPluginTool('bash'));
+      expect(pluginBash?.input_schema).toMatchObject({
+        properties: { timeout: expect.anything(), run_in_background: expect.anything() },
+      });
       const woken = requests.filter(carriesChannel);
       expect(woken).toHaveLength(1);
       expect(requests.indexOf(woken[0] as MessagesRequest)).toBe(2);

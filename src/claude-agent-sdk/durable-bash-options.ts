@@ -1,7 +1,9 @@
 /**
  * `durableBashOptions`: what the Claude Agent SDK's `query()` needs to run the model's own Bash on
  * durable-bash: the `durable-bash mcp` server taking Claude Code's Bash arguments, the alias that
- * routes Bash to it, and the tools that only read allowed. Plain data: the SDK is a type here only.
+ * routes Bash to it, and the tools that only read allowed; with `channels`, the package's plugin in
+ * place of the server, so that its notices wake an idle session. Plain data: the SDK is a type here
+ * only.
  */
 import { fileURLToPath } from 'node:url';
 import type { McpStdioServerConfig, Options } from '@anthropic-ai/claude-agent-sdk';

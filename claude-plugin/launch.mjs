@@ -3,7 +3,9 @@
  * The plugin's MCP server: `durable-bash mcp` from the package this folder ships in, else from the
  * `durable-bash` on PATH (a marketplace install copies the folder alone into Claude Code's plugin
  * cache), with the plugin's options as its flags. It runs in this process: nothing stands between
- * claude and the server. Plain JavaScript, as Claude Code starts it with `node`.
+ * claude and the server. Plain JavaScript, as Claude Code starts it with `node`. The options
+ * `channel` (`--channel`), `bash_arguments` (`--bash-arguments`) and `mcp_flags` (a JSON array of
+ * more flags) are how `durableBashOptions({ channels: true })` starts it for the Agent SDK.
  */
 import { accessSync, constants, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -45,10 +47,39 @@ if (cli === undefined) {
   );
   process.exit(1);
 }
-const flags = OPTION_FLAGS.flatMap(([variable, flag]) => {
+/** An option's value; unset, empty, or left unsubstituted by Claude Code: undefined. */
+function option(variable) {
   const value = process.env[variable];
-  // Unset, or an option Claude Code left unsubstituted.
-  return value === undefined || value === '' || value.startsWith('${') ? [] : [flag, value];
-});
+  return value === undefined || value === '' || value.startsWith('${') ? undefined : value;
+}
+
+/** `mcp_flags`: a JSON array of strings, else one line saying so. */
+function moreFlags() {
+  const text = option('DURABLE_BASH_PLUGIN_MCP_FLAGS');
+  if (text === undefined) return [];
+  let flags;
+  try {
+    flags = JSON.parse(text);
+  } catch {
+    flags = undefined;
+  }
+  if (!Array.isArray(flags) || !flags.every((flag) => typeof flag === 'string')) {
+    process.stderr.write(`durable-bash plugin: mcp_flags is not a JSON array of strings: ${text}\n`);
+    process.exit(1);
+  }
+  return flags;
+}
+
+const flags = [
+  ...OPTION_FLAGS.flatMap(([variable, flag]) => {
+    const value = option(variable);
+    return value === undefined ? [] : [flag, value];
+  }),
+  ...(option('DURABLE_BASH_PLUGIN_CHANNEL') === 'true' ? ['--channel'] : []),
+  ...(option('DURABLE_BASH_PLUGIN_BASH_ARGUMENTS') === undefined
+    ? []
+    : ['--bash-arguments', option('DURABLE_BASH_PLUGIN_BASH_ARGUMENTS')]),
+  ...moreFlags(),
+];
 process.argv = [process.execPath, cli, 'mcp', ...flags];
 await import(pathToFileURL(cli).href);

@@ -1,7 +1,9 @@
 /**
  * `durableBashOptions`: what the Claude Agent SDK's `query()` needs to run the model's own Bash on
  * durable-bash: the `durable-bash mcp` server taking Claude Code's Bash arguments, the alias that
- * routes Bash to it, and the tools that only read allowed. Plain data: the SDK is a type here only.
+ * routes Bash to it, and the tools that only read allowed; with `channels`, the package's plugin in
+ * place of the server, so that its notices wake an idle session. Plain data: the SDK is a type here
+ * only.
  */
 import { fileURLToPath } from 'node:url';
 import type { McpStdioServerConfig, Options } from '@anthropic-ai/claude-agent-sdk';
@@ -11,6 +13,13 @@ export const DURABLE_BASH_SERVER = 'durable-bash';
 
 /** A tool of the server as Claude Code names it (`mcp__durable-bash__bash`). */
 export const durableBashTool = (tool: string): string => `mcp__${DURABLE_BASH_SERVER}__${tool}`;
+
+/** The plugin shipped in the package (claude-plugin/), as the SDK loads it: marketplace `inline`. */
+export const DURABLE_BASH_PLUGIN = 'durable-bash@inline';
+
+/** A tool of the plugin's server as Claude Code names it (`mcp__plugin_durable-bash_durable-bash__bash`). */
+export const durableBashPluginTool = (tool: string): string =>
+  `mcp__plugin_durable-bash_${DURABLE_BASH_SERVER}__${tool}`;
 
 /** Where Temporal is and how to reach it, as `durable-bash mcp` takes it; what is left out comes from the `TEMPORAL_*` variables, then `temporal.toml`. */
 export interface DurableBashConnection {
@@ -46,13 +55,30 @@ export interface DurableBashOptions extends DurableBashConnection {
   stateDir?: string;
   /** Variables for the server process, over those Claude Code passes on (its own environment). */
   env?: Record<string, string>;
+  /**
+   * Deliver notices as channel messages that start a turn of an idle session: the server then comes
+   * from the plugin in the package's claude-plugin/ folder, which is what Claude Code takes channels
+   * from. Only where channels are rolled out to you and the plugin (`durable-bash@inline`) is on the
+   * channel allowlist: elsewhere Claude Code drops every notice (docs/CLAUDE-CODE.md). With it,
+   * `apiKey` and `env` cannot reach the server; give `TEMPORAL_API_KEY` in `query()`'s `env`.
+   * @default false
+   */
+  channels?: boolean;
 }
 
 /** What `durableBashOptions` returns: the part of the Agent SDK's `Options` it fills. */
 export type DurableBashQueryOptions = Required<Pick<Options, 'mcpServers' | 'toolAliases' | 'allowedTools'>>;
 
+/** What `durableBashOptions({ channels: true })` returns: the plugin in place of the MCP server. */
+export type DurableBashChannelQueryOptions = Required<
+  Pick<Options, 'plugins' | 'settings' | 'extraArgs' | 'toolAliases' | 'allowedTools'>
+>;
+
 /** This package's CLI, which the server runs from: `dist/cli/main.js` beside this module's folder. */
 const CLI_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+
+/** The package's Claude Code plugin, which runs the CLI of the package it is in. */
+const PLUGIN_DIR = fileURLToPath(new URL('../../claude-plugin', import.meta.url));
 
 /**
  * Options to spread into `query()`'s: the model sees Claude Code's own Bash and every call of it runs
@@ -61,7 +87,19 @@ const CLI_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
  * `bash_input` and the rest follow the permission mode, which checks them by their own names.
  * Merge your own `mcpServers` and `allowedTools` with these rather than replacing them.
  */
-export function durableBashOptions(options: DurableBashOptions = {}): DurableBashQueryOptions {
+export function durableBashOptions(
+  options?: DurableBashOptions & { channels?: false },
+): DurableBashQueryOptions;
+export function durableBashOptions(
+  options: DurableBashOptions & { channels: true },
+): DurableBashChannelQueryOptions;
+export function durableBashOptions(
+  options?: DurableBashOptions,
+): DurableBashQueryOptions | DurableBashChannelQueryOptions;
+export function durableBashOptions(
+  options: DurableBashOptions = {},
+): DurableBashQueryOptions | DurableBashChannelQueryOptions {
+  if (options.channels === true) return channelOptions(options);
   const server: McpStdioServerConfig = {
     type: 'stdio',
     command: process.execPath,
@@ -85,6 +123,38 @@ export function durableBashOptions(options: DurableBashOptions = {}): DurableBas
     mcpServers: { [DURABLE_BASH_SERVER]: server },
     toolAliases: { Bash: durableBashTool('bash') },
     allowedTools: [durableBashTool('bash_output'), durableBashTool('bash_list')],
+  };
+}
+
+/**
+ * The plugin, with its options in the flag settings (`pluginConfigs`), and the session named as a
+ * channel: Claude Code takes channels only from a plugin's server, never from an `mcpServers` entry.
+ */
+function channelOptions(options: DurableBashOptions): DurableBashChannelQueryOptions {
+  if (options.apiKey !== undefined || options.env !== undefined)
+    throw new Error(
+      "durableBashOptions: with channels, the server is the plugin's, which apiKey and env cannot reach; set TEMPORAL_API_KEY and the rest in query()'s env",
+    );
+  const { address, namespace, taskQueue, ...rest } = options;
+  const flags = [
+    ...connectionArgs({ ...rest }),
+    ...autoBackgroundArgs(options.autoBackgroundMs),
+    ...(options.stateDir !== undefined ? ['--state-dir', options.stateDir] : []),
+  ];
+  const pluginOptions = {
+    ...(address !== undefined ? { address } : {}),
+    ...(namespace !== undefined ? { namespace } : {}),
+    ...(taskQueue !== undefined ? { task_queue: taskQueue } : {}),
+    channel: true,
+    bash_arguments: 'claude-code',
+    ...(flags.length > 0 ? { mcp_flags: JSON.stringify(flags) } : {}),
+  };
+  return {
+    plugins: [{ type: 'local', path: PLUGIN_DIR }],
+    settings: { pluginConfigs: { [DURABLE_BASH_PLUGIN]: { options: pluginOptions } } },
+    extraArgs: { channels: `plugin:${DURABLE_BASH_PLUGIN}` },
+    toolAliases: { Bash: durableBashPluginTool('bash') },
+    allowedTools: [durableBashPluginTool('bash_output'), durableBashPluginTool('bash_list')],
   };
 }
 

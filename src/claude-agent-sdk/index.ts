@@ -3,10 +3,13 @@
  * durable-bash, through `durable-bash mcp` and the SDK's `toolAliases` (docs/CLAUDE-CODE.md).
  */
 export {
+  DURABLE_BASH_PLUGIN,
   DURABLE_BASH_SERVER,
+  type DurableBashChannelQueryOptions,
   type DurableBashConnection,
   type DurableBashOptions,
   type DurableBashQueryOptions,
   durableBashOptions,
+  durableBashPluginTool,
   durableBashTool,
 } from './durable-bash-options.js';

@@ -66,6 +66,53 @@ describe('durableBashOptions', () => {
     });
   });
 
+  it('with channels, loads the package’s plugin with its options and names it as the channel', async () => {
+    const { durableBashOptions } = await entry();
+    const tool = (name: string) => `mcp__plugin_durable-bash_durable-bash__${name}`;
+    expect(durableBashOptions({ channels: true, address: '127.0.0.1:7233', taskQueue: 'agents' })).toEqual({
+      plugins: [{ type: 'local', path: path.resolve('claude-plugin') }],
+      settings: {
+        pluginConfigs: {
+          'durable-bash@inline': {
+            options: {
+              address: '127.0.0.1:7233',
+              task_queue: 'agents',
+              channel: true,
+              bash_arguments: 'claude-code',
+            },
+          },
+        },
+      },
+      extraArgs: { channels: 'plugin:durable-bash@inline' },
+      toolAliases: { Bash: tool('bash') },
+      allowedTools: [tool('bash_output'), tool('bash_list')],
+    });
+    const { settings } = durableBashOptions({
+      channels: true,
+      namespace: 'prod',
+      tls: true,
+      stateDir: '/state',
+      autoBackgroundMs: 90_000,
+    });
+    expect(settings).toEqual({
+      pluginConfigs: {
+        'durable-bash@inline': {
+          options: {
+            namespace: 'prod',
+            channel: true,
+            bash_arguments: 'claude-code',
+            mcp_flags: JSON.stringify(['--tls', '--auto-background', '90000', '--state-dir', '/state']),
+          },
+        },
+      },
+    });
+    // A plugin's server gets neither: they would have to go on a command line or in settings.
+    for (const refused of [{ apiKey: 'secret-key' }, { env: { EXTRA: '1' } }])
+      expect(() => durableBashOptions({ channels: true, ...refused })).toThrow(
+        "durableBashOptions: with channels, the server is the plugin's, which apiKey and env cannot reach; set TEMPORAL_API_KEY and the rest in query()'s env",
+      );
+  });
+
   it('loads no part of the Agent SDK at run time: its types only', () => {
     for (const file of ['index.js', 'durable-bash-options.js'])
       expect(readFileSync(path.join(built, file), 'utf8')).not.toMatch(

@@ -11,12 +11,23 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { CHANNEL_ENV, seedChannels, userMessage } from '../helpers/claude-channel.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
 import { CLI_BIN } from '../helpers/cli.js';
-import { startScriptedMessagesApi, toolResultsOf } from '../helpers/scripted-messages-api.js';
+import {
+  lastUserMessage,
+  type MessagesRequest,
+  startScriptedMessagesApi,
+  textOfContent,
+  toolResultsOf,
+} from '../helpers/scripted-messages-api.js';
 
 /** The plugin's tool names: `mcp__plugin_<plugin>_<server>__<tool>`. */
-const PLUGIN_BASH = 'mcp__plugin_durable-bash_durable-bash__bash';
+const pluginTool = (tool: string) => `mcp__plugin_durable-bash_durable-bash__${tool}`;
+const PLUGIN_BASH = pluginTool('bash');
+
+/** The `source` of the plugin server's channel messages. */
+const PLUGIN_CHANNEL_SOURCE = 'plugin:durable-bash:durable-bash';
 
 const PLUGIN_DIR = path.resolve('claude-plugin');
 
@@ -30,10 +41,10 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
   });
 
   /** Settings that give the plugin `plugin` its options: the test's server and task queue. */
-  const settings = (plugin: string) =>
+  const settings = (plugin: string, more: Record<string, unknown> = {}) =>
     JSON.stringify({
       pluginConfigs: {
-        [plugin]: { options: { address: suite.env.address, task_queue: suite.worker.taskQueue } },
+        [plugin]: { options: { address: suite.env.address, task_queue: suite.worker.taskQueue, ...more } },
       },
     });
 
@@ -78,6 +89,53 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
     expect(runs.map(({ command }) => command)).toEqual(['echo hi']);
   });
 
+  it("with its channel option on, starts a turn of the idle session with a task's completion notice", async () => {
+    seedChannels(claude.home, 'durable-bash');
+    let taskId = '';
+    const carriesChannel = (request: MessagesRequest) =>
+      textOfContent(lastUserMessage(request)?.content).includes(`<channel source="${PLUGIN_CHANNEL_SOURCE}"`);
+    const api = await startScriptedMessagesApi(
+      [
+        {
+          type: 'tool_use',
+          name: PLUGIN_BASH,
+          input: { command: 'sleep 2; echo tick', description: 'Tick', run_in_background: true },
+        },
+      ],
+      (request) => {
+        const text = textOfContent(toolResultsOf(request)[0]?.content);
+        taskId = /^started background task (bash-[A-Za-z0-9-]+)/.exec(text)?.[1] ?? text;
+        return [{ type: 'text', text: 'Started.' }];
+      },
+      [{ type: 'text', text: 'Noted.' }],
+    );
+    try {
+      const session = claude.spawn(
+        api.url,
+        [
+          ...['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose'],
+          ...['--plugin-dir', PLUGIN_DIR, '--channels', 'plugin:durable-bash@inline'],
+          ...['--settings', settings('durable-bash@inline', { channel: true })],
+          ...['--allowedTools', PLUGIN_BASH],
+        ],
+        { env: { ...CHANNEL_ENV, DURABLE_BASH_STATE_DIR: stateDir }, keepStdinOpen: true },
+      );
+      session.send(userMessage('Start it.'));
+      const woken = await api.waitForRequest(carriesChannel);
+      expect(textOfContent(lastUserMessage(woken)?.content)).toContain(
+        `<channel source="${PLUGIN_CHANNEL_SOURCE}" kind="completion" task_id="${taskId}">\n` +
+          `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n` +
+          '[output]\ntick\n</channel>',
+      );
+      session.child.stdin?.end();
+      await session.done;
+      expect(api.conversationRequests().filter(carriesChannel)).toHaveLength(1);
+      expect(api.stepErrors).toEqual([]);
+    } finally {
+      await api.close();
+    }
+  });
+
   it('installs offline from the marketplace file, and runs durable-bash from PATH', async () => {
     const env = { HOME: claude.home, PATH: process.env.PATH };
     const cli = (...args: string[]) =>
@@ -111,6 +169,21 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
 });
 
 describe('the plugin folder', () => {
+  it('passes mcp_flags on to durable-bash mcp, and refuses them in one line when they are not a JSON array of strings', () => {
+    const launch = (flags: string) =>
+      spawnSync(process.execPath, [path.join(PLUGIN_DIR, 'launch.mjs')], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, DURABLE_BASH_PLUGIN_MCP_FLAGS: flags },
+      });
+    const unknown = launch('["--no-such-flag"]');
+    expect(unknown.status).toBe(1);
+    expect(unknown.stderr).toMatch(/^error: unknown option '--no-such-flag'\n/);
+    expect(launch('{"tls":true}')).toMatchObject({
+      status: 1,
+      stderr: 'durable-bash plugin: mcp_flags is not a JSON array of strings: {"tls":true}\n',
+    });
+  });
+
   it("carries the package's version, and the marketplace file lists it", () => {
     const read = (file: string) => JSON.parse(readFileSync(path.resolve(file), 'utf8'));
     expect(read('claude-plugin/.claude-plugin/plugin.json').version).toBe(read('package.json').version);

@@ -41,11 +41,11 @@ export function writeChannelPlugin(dir: string, command: string, args: string[])
   return root;
 }
 
-/** Turns channels on in `home` and puts the test plugin on the allowlist. */
-export function seedChannels(home: string): void {
+/** Turns channels on in `home` and puts `plugin` (loaded with --plugin-dir) on the allowlist. */
+export function seedChannels(home: string, plugin = CHANNEL_PLUGIN): void {
   const features = {
     tengu_harbor: true,
-    tengu_harbor_ledger: [{ marketplace: 'inline', plugin: CHANNEL_PLUGIN }],
+    tengu_harbor_ledger: [{ marketplace: 'inline', plugin }],
   };
   writeFileSync(
     path.join(home, '.claude.json'),

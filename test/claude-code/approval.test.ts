@@ -14,7 +14,8 @@ import { Approvals } from '../../src/client/approvals.js';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
-import { CLI_BIN, cli } from '../helpers/cli.js';
+import { durableBashMcpConfig } from '../helpers/claude-mcp-config.js';
+import { cli } from '../helpers/cli.js';
 import {
   type MessagesRequest,
   type ScriptedStep,
@@ -44,19 +45,10 @@ describe.skipIf(skipWithoutClaudeCode())('claude with durable-bash mcp --ask', (
 
   /** An `--mcp-config` value that starts `durable-bash mcp --ask ASK_RULE` for `session`. */
   const mcpConfig = (session: string) =>
-    JSON.stringify({
-      mcpServers: {
-        'durable-bash': {
-          command: process.execPath,
-          args: [
-            CLI_BIN,
-            'mcp',
-            ...['--ask', ASK_RULE, '--session', session, '--state-dir', stateDir],
-            ...server(),
-          ],
-        },
-      },
-    });
+    durableBashMcpConfig([
+      ...['--ask', ASK_RULE, '--session', session, '--state-dir', stateDir],
+      ...server(),
+    ]);
 
   const flags = (session: string) => [
     ...['--mcp-config', mcpConfig(session), '--strict-mcp-config'],

@@ -15,7 +15,7 @@ import {
   skipWithoutClaudeCode,
   useClaudeCode,
 } from '../helpers/claude-code.js';
-import { CLI_BIN } from '../helpers/cli.js';
+import { durableBashMcpConfig } from '../helpers/claude-mcp-config.js';
 import { startScriptedMessagesApi, toolResultsOf } from '../helpers/scripted-messages-api.js';
 
 describe.skipIf(skipWithoutClaudeCode())('claude with durable-bash mcp', () => {
@@ -29,19 +29,10 @@ describe.skipIf(skipWithoutClaudeCode())('claude with durable-bash mcp', () => {
 
   /** An `--mcp-config` value that starts `durable-bash mcp` for `session` as the MCP server `durable-bash`. */
   const mcpConfig = (session: string) =>
-    JSON.stringify({
-      mcpServers: {
-        'durable-bash': {
-          command: process.execPath,
-          args: [
-            CLI_BIN,
-            'mcp',
-            ...['--address', suite.env.address, '--task-queue', suite.worker.taskQueue],
-            ...['--session', session, '--state-dir', stateDir],
-          ],
-        },
-      },
-    });
+    durableBashMcpConfig([
+      ...['--address', suite.env.address, '--task-queue', suite.worker.taskQueue],
+      ...['--session', session, '--state-dir', stateDir],
+    ]);
 
   it('is the version package.json pins', async () => {
     const binary = claudeCodeBinary();

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
-import { CLI_BIN } from '../helpers/cli.js';
+import { durableBashMcpConfig } from '../helpers/claude-mcp-config.js';
 import {
   type ContentBlock,
   type MessagesRequest,
@@ -42,23 +42,14 @@ describe.skipIf(skipWithoutClaudeCode())('a Claude Code conversation as a durabl
   /** Flags that start `durable-bash mcp` with Claude Code's Bash arguments and no session of its own. */
   const flags = () => [
     '--mcp-config',
-    JSON.stringify({
-      mcpServers: {
-        'durable-bash': {
-          command: process.execPath,
-          args: [
-            CLI_BIN,
-            'mcp',
-            '--bash-arguments',
-            'claude-code',
-            ...['--address', suite.env.address, '--task-queue', suite.worker.taskQueue],
-            ...['--state-dir', stateDir],
-          ],
-          // As durableBashOptions has it: no deferred-tool hint after a failed call's line.
-          alwaysLoad: true,
-        },
-      },
-    }),
+    durableBashMcpConfig(
+      [
+        ...['--bash-arguments', 'claude-code'],
+        ...['--address', suite.env.address, '--task-queue', suite.worker.taskQueue],
+        ...['--state-dir', stateDir],
+      ],
+      { alwaysLoad: true },
+    ),
     '--strict-mcp-config',
     ...[
       '--allowedTools',

@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import type { z } from 'zod';
 import type { Approvals } from '../client/approvals.js';
 import type { BackgroundQuota } from '../client/background-quota.js';
 import type { BashTasks, ForegroundOutcome } from '../client/bash-tasks.js';
@@ -47,26 +48,50 @@ export interface BashToolOptions extends BashGuards {
   autoBackgroundAfterMs?: number;
 }
 
+/** What sets one shape of the `bash` tool apart: the arguments it lists and how they become a call. */
+export interface BashToolShape<A> {
+  description: string;
+  parameters: z.ZodType<A>;
+  /** The call to run, or an InvalidArgumentsError with the one line a bad call gets. */
+  parse(args: unknown): BashCall;
+  /** The arguments as durable-bash's, for the views (present.ts). @default as they came */
+  asBashArguments?(args: unknown): unknown;
+}
+
 /**
  * The `bash` tool: validates, asks the permission policy (and the quota, for a background run),
  * starts one workflow per run, and renders what the model sees.
  */
 export function createBashTool(tasks: BashTasks, guards: BashToolOptions = {}): Tool<BashArguments> {
+  return createBashToolOfShape(tasks, guards, {
+    description: bashDescription,
+    parameters: bashArguments,
+    parse: (args) => parseArguments(bashArguments, args),
+  });
+}
+
+/** The `bash` tool taking the arguments `shape` lists; every shape runs and answers as `bash` does. */
+export function createBashToolOfShape<A>(
+  tasks: BashTasks,
+  guards: BashToolOptions,
+  shape: BashToolShape<A>,
+): Tool<A> {
   const { autoBackgroundAfterMs } = guards;
   if (autoBackgroundAfterMs !== undefined) positiveOption('autoBackgroundAfterMs', autoBackgroundAfterMs);
+  const asBash = shape.asBashArguments ?? ((args: unknown) => args);
   return {
     name: 'bash',
     description:
       autoBackgroundAfterMs === undefined
-        ? bashDescription
-        : bashDescription + autoBackgroundDescription(autoBackgroundAfterMs),
-    parameters: bashArguments,
-    inputSchema: toInputSchema(bashArguments),
-    presentCall: presentBashCall,
-    presentResult: presentBashResult,
+        ? shape.description
+        : shape.description + autoBackgroundDescription(autoBackgroundAfterMs),
+    parameters: shape.parameters,
+    inputSchema: toInputSchema(shape.parameters),
+    presentCall: (args) => presentBashCall(asBash(args)),
+    presentResult: (args, result) => presentBashResult(asBash(args), result),
     async execute(args: unknown, exec: ToolExecContext = {}): Promise<ToolResult> {
       try {
-        return await runBashCall(tasks, guards, parseArguments(bashArguments, args), exec);
+        return await runBashCall(tasks, guards, shape.parse(args), exec);
       } catch (err) {
         return errorResult(err);
       }
@@ -84,7 +109,7 @@ export type BashCall = BashArguments & { backgroundTimeoutMs?: number };
  * Runs a checked call as the `bash` tool does and renders its answer: the one path from a call to
  * its text, whichever shape of arguments the tool takes. Throws what the tool turns into an error result.
  */
-export async function runBashCall(
+async function runBashCall(
   tasks: BashTasks,
   guards: BashToolOptions,
   call: BashCall,

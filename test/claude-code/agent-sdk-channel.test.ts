@@ -8,11 +8,11 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { query, type SDKMessage, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { describe, expect, it } from 'vitest';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
-import { CHANNEL_ENV, seedChannels } from '../helpers/claude-channel.js';
+import { builtClaudeAgentSdk } from '../helpers/claude-agent-sdk-entry.js';
+import { CHANNEL_ENV, SHIPPED_CHANNEL_SOURCE, seedChannels } from '../helpers/claude-channel.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
 import {
   lastUserMessage,
@@ -22,24 +22,15 @@ import {
   toolResultsOf,
 } from '../helpers/scripted-messages-api.js';
 
-type ClaudeAgentSdkEntry = typeof import('../../src/claude-agent-sdk/index.js');
-
-/** The entry point as a user's program imports it: the build, beside the package's plugin. */
-const entry = (): Promise<ClaudeAgentSdkEntry> =>
-  import(pathToFileURL(path.resolve('dist/claude-agent-sdk/index.js')).href);
-
-/** The `source` of the plugin server's channel messages. */
-const SOURCE = 'plugin:durable-bash:durable-bash';
-
 const carriesChannel = (request: MessagesRequest) =>
-  textOfContent(lastUserMessage(request)?.content).includes(`<channel source="${SOURCE}"`);
+  textOfContent(lastUserMessage(request)?.content).includes(`<channel source="${SHIPPED_CHANNEL_SOURCE}"`);
 
 describe.skipIf(skipWithoutClaudeCode())('durableBashOptions({ channels: true }) in the Agent SDK', () => {
   const suite = useDevServerWithWorker();
   const claude = useClaudeCode();
 
   it("starts a turn of the idle session with a task's completion notice, and bash_output does not repeat its output", async () => {
-    const { durableBashOptions, durableBashPluginTool } = await entry();
+    const { durableBashOptions, durableBashPluginTool } = await builtClaudeAgentSdk();
     seedChannels(claude.home, 'durable-bash');
     let taskId = '';
     const api = await startScriptedMessagesApi(
@@ -106,7 +97,7 @@ describe.skipIf(skipWithoutClaudeCode())('durableBashOptions({ channels: true })
       expect(requests.indexOf(woken[0] as MessagesRequest)).toBe(2);
       const texts = textOfContent(lastUserMessage(woken[0] as MessagesRequest)?.content);
       expect(texts).toContain(
-        `<channel source="${SOURCE}" kind="completion" task_id="${taskId}">\n` +
+        `<channel source="${SHIPPED_CHANNEL_SOURCE}" kind="completion" task_id="${taskId}">\n` +
           `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n` +
           '[output]\ntick\n</channel>',
       );

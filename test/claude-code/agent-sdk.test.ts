@@ -6,12 +6,12 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { type Options, query, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { createBashTools } from '../../src/tools/create-bash-tools.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
+import { builtClaudeAgentSdk } from '../helpers/claude-agent-sdk-entry.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
 import {
   type ContentBlock,
@@ -19,12 +19,6 @@ import {
   startScriptedMessagesApi,
   toolResultsOf,
 } from '../helpers/scripted-messages-api.js';
-
-type ClaudeAgentSdkEntry = typeof import('../../src/claude-agent-sdk/index.js');
-
-/** The entry point as a user's program imports it: the build, which runs the CLI beside it. */
-const entry = (): Promise<ClaudeAgentSdkEntry> =>
-  import(pathToFileURL(path.resolve('dist/claude-agent-sdk/index.js')).href);
 
 const bash = (input: Record<string, unknown>): ScriptedStep => [{ type: 'tool_use', name: 'Bash', input }];
 
@@ -48,7 +42,7 @@ describe.skipIf(skipWithoutClaudeCode())('durableBashOptions in the Agent SDK', 
 
   /** Runs one conversation to its end; its session id. */
   async function converse(apiUrl: string, prompt: string, extra: Partial<Options> = {}): Promise<string> {
-    const { durableBashOptions } = await entry();
+    const { durableBashOptions } = await builtClaudeAgentSdk();
     const durable = durableBashOptions({
       address: suite.env.address,
       taskQueue: suite.worker.taskQueue,

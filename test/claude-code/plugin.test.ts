@@ -4,6 +4,7 @@
  * file into the test's own home (Claude Code copies the plugin folder alone into its cache, so the
  * server is then found on PATH).
  */
+
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
@@ -11,7 +12,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
-import { CHANNEL_ENV, seedChannels, userMessage } from '../helpers/claude-channel.js';
+import { CHANNEL_ENV, SHIPPED_CHANNEL_SOURCE, seedChannels, userMessage } from '../helpers/claude-channel.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
 import { CLI_BIN } from '../helpers/cli.js';
 import {
@@ -27,7 +28,6 @@ const pluginTool = (tool: string) => `mcp__plugin_durable-bash_durable-bash__${t
 const PLUGIN_BASH = pluginTool('bash');
 
 /** The `source` of the plugin server's channel messages. */
-const PLUGIN_CHANNEL_SOURCE = 'plugin:durable-bash:durable-bash';
 
 const PLUGIN_DIR = path.resolve('claude-plugin');
 
@@ -93,7 +93,9 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
     seedChannels(claude.home, 'durable-bash');
     let taskId = '';
     const carriesChannel = (request: MessagesRequest) =>
-      textOfContent(lastUserMessage(request)?.content).includes(`<channel source="${PLUGIN_CHANNEL_SOURCE}"`);
+      textOfContent(lastUserMessage(request)?.content).includes(
+        `<channel source="${SHIPPED_CHANNEL_SOURCE}"`,
+      );
     const api = await startScriptedMessagesApi(
       [
         {
@@ -123,7 +125,7 @@ describe.skipIf(skipWithoutClaudeCode())('the durable-bash plugin for Claude Cod
       session.send(userMessage('Start it.'));
       const woken = await api.waitForRequest(carriesChannel);
       expect(textOfContent(lastUserMessage(woken)?.content)).toContain(
-        `<channel source="${PLUGIN_CHANNEL_SOURCE}" kind="completion" task_id="${taskId}">\n` +
+        `<channel source="${SHIPPED_CHANNEL_SOURCE}" kind="completion" task_id="${taskId}">\n` +
           `background bash task ${taskId} finished [status: completed, exit code: 0]. Read its output with bash_output.\n` +
           '[output]\ntick\n</channel>',
       );

@@ -10,13 +10,13 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { type Options, query, type SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import { describe, expect, it } from 'vitest';
 import { BashTasks } from '../../src/client/bash-tasks.js';
 import type { TaskId } from '../../src/shared/task.js';
 import { useDevServerWithWorker } from '../helpers/bash-worker.js';
-import { CHANNEL_ENV, seedChannels } from '../helpers/claude-channel.js';
+import { builtClaudeAgentSdk } from '../helpers/claude-agent-sdk-entry.js';
+import { CHANNEL_ENV, SHIPPED_CHANNEL_SOURCE, seedChannels } from '../helpers/claude-channel.js';
 import { skipWithoutClaudeCode, useClaudeCode } from '../helpers/claude-code.js';
 import {
   type ContentBlock,
@@ -26,13 +26,6 @@ import {
   startScriptedMessagesApi,
   toolResultsOf,
 } from '../helpers/scripted-messages-api.js';
-
-type ClaudeAgentSdkEntry = typeof import('../../src/claude-agent-sdk/index.js');
-
-const entry = (): Promise<ClaudeAgentSdkEntry> =>
-  import(pathToFileURL(path.resolve('dist/claude-agent-sdk/index.js')).href);
-
-const SOURCE = 'plugin:durable-bash:durable-bash';
 
 /** The user text blocks of a request's last user message, Claude Code's reminders left out. */
 function userTexts(request: MessagesRequest): string[] {
@@ -45,7 +38,7 @@ function userTexts(request: MessagesRequest): string[] {
 }
 
 const channelOf = (request: MessagesRequest) =>
-  userTexts(request).find((text) => text.startsWith(`<channel source="${SOURCE}"`));
+  userTexts(request).find((text) => text.startsWith(`<channel source="${SHIPPED_CHANNEL_SOURCE}"`));
 
 /** A tool result's text blocks, `---` between them. */
 function resultText(request: MessagesRequest): string {
@@ -77,7 +70,7 @@ describe.skipIf(skipWithoutClaudeCode())('the real session of docs/CLAUDE-CODE.m
   const claude = useClaudeCode();
 
   it('runs the task across a SIGKILL of claude, and its notice wakes the resumed conversation once', async () => {
-    const { durableBashOptions, durableBashPluginTool } = await entry();
+    const { durableBashOptions, durableBashPluginTool } = await builtClaudeAgentSdk();
     seedChannels(claude.home, 'durable-bash');
     const log: string[] = [];
     const durable = durableBashOptions({
@@ -205,7 +198,7 @@ describe.skipIf(skipWithoutClaudeCode())('the real session of docs/CLAUDE-CODE.m
       const notices = requests.filter((request) => channelOf(request) !== undefined);
       expect(notices).toHaveLength(1);
       expect(channelOf(notices[0] as MessagesRequest)).toBe(
-        `<channel source="${SOURCE}" kind="completion" task_id="${taskId}">\n` +
+        `<channel source="${SHIPPED_CHANNEL_SOURCE}" kind="completion" task_id="${taskId}">\n` +
           `background bash task ${taskId} finished [status: completed, exit code: 3]. Read its output with bash_output.\n` +
           '[output]\nstep 1\nstep 2\nstep 3\n</channel>',
       );

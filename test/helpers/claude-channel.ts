@@ -72,3 +72,6 @@ export const userMessage = (text: string) => ({
   parent_tool_use_id: null,
   session_id: '',
 });
+
+/** The `source` of the shipped plugin's channel messages (claude-plugin/, server durable-bash). */
+export const SHIPPED_CHANNEL_SOURCE = 'plugin:durable-bash:durable-bash';
